@@ -1,0 +1,78 @@
+"""The catalogue: one registry (catalogue.toml) read into Kata records. Never imports torch."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from checker.paths import PACKAGE
+
+TRACKS = ("numpy", "torch")
+DEFAULT_TRACK = "torch"
+
+
+@dataclass(frozen=True)
+class Kata:
+    name: str
+    track: str
+    title: str
+    difficulty: int
+    targets: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    order: int
+
+    @property
+    def id(self) -> str:
+        """What the user types: `attention` for the torch track, `numpy/attention` for NumPy."""
+        return self.name if self.track == DEFAULT_TRACK else f"{self.track}/{self.name}"
+
+    @property
+    def file(self) -> str:
+        """Path of the kata's file relative to katas/, solutions/ and the workspace."""
+        return f"{self.track}/{self.name}.py"
+
+    @property
+    def checks_module(self) -> str:
+        return f"checker.checks.{self.track}_{self.name}"
+
+    def statement_path(self, lang: str = "en") -> Path:
+        suffix = "" if lang == "en" else f".{lang}"
+        return PACKAGE / "statements" / self.track / f"{self.name}{suffix}.md"
+
+
+class UnknownKata(LookupError):
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name, self.suggestions = name, suggestions
+        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"no kata named '{name}'.{hint} `kata list` shows them all.")
+
+
+@cache
+def all_katas() -> tuple[Kata, ...]:
+    raw = tomllib.loads((PACKAGE / "catalogue.toml").read_text(encoding="utf-8"))["kata"]
+    katas = [
+        Kata(
+            name=e["name"], track=e["track"], title=e["title"], difficulty=int(e["difficulty"]),
+            targets=tuple(e["targets"]), forbidden=tuple(e.get("forbidden", ())), order=i,
+        )
+        for i, e in enumerate(raw)
+    ]
+    # learning path: grouped by track, registry order inside a track
+    return tuple(sorted(katas, key=lambda k: (TRACKS.index(k.track), k.order)))
+
+
+def find(name: str) -> Kata:
+    """Resolve `attention`, `torch/attention` or `numpy/attention`."""
+    wanted = name.strip().strip("/")
+    if wanted.endswith(".py"):
+        wanted = wanted[:-3]
+    for kata in all_katas():
+        if wanted in (kata.id, f"{kata.track}/{kata.name}"):
+            return kata
+    ids = [k.id for k in all_katas()]
+    close = difflib.get_close_matches(wanted, ids, n=3, cutoff=0.5)
+    close += [i for i in ids if wanted and wanted in i and i not in close]
+    raise UnknownKata(name, close[:4])

@@ -1,0 +1,144 @@
+"""Hidden checks: PyTorch scaled dot-product attention."""
+
+import math
+
+import torch
+
+from checker.kit import Fail, Mistake, case, check, expect_structure
+
+TARGET = "ScaledDotProductAttention"
+OUTPUTS = [("output", "(B, H, T_q, d_v)"), ("weights", "(B, H, T_q, T_k)")]
+
+# Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.
+CASES = [
+    case(1, B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, mask="none"),
+    case(2, B=3, H=2, T_q=6, T_k=5, d_k=8, d_v=4, mask="padding (B, 1, 1, T_k)"),
+    case(3, B=2, H=4, T_q=6, T_k=6, d_k=3, d_v=5, mask="causal (1, 1, T_q, T_k)"),
+    case(4, B=3, H=2, T_q=4, T_k=7, d_k=5, d_v=6, mask="random (B, H, T_q, T_k), one query sees nothing"),
+]
+
+
+def init(c):
+    return {"dropout": 0.0}
+
+
+def make_mask(c) -> torch.Tensor | None:
+    kind = c.mask.split()[0]
+    g = c.generator(salt=1)
+    if kind == "none":
+        return None
+    if kind == "padding":
+        lengths = torch.randint(1, c.T_k + 1, (c.B,), generator=g)
+        lengths[0] = c.T_k - 2  # at least one batch item really has padding
+        return (torch.arange(c.T_k) < lengths[:, None]).view(c.B, 1, 1, c.T_k)
+    if kind == "causal":
+        return torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril().view(1, 1, c.T_q, c.T_k)
+    mask = torch.rand(c.B, c.H, c.T_q, c.T_k, generator=g) < 0.6
+    mask[..., 0] |= True  # every query sees something ...
+    mask[1, 0, 2] = False  # ... except this one, which sees nothing
+    return mask
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    Q = torch.randn(c.B, c.H, c.T_q, c.d_k, generator=g, dtype=torch.float64).to(dt)
+    K = torch.randn(c.B, c.H, c.T_k, c.d_k, generator=g, dtype=torch.float64).to(dt)
+    V = torch.randn(c.B, c.H, c.T_k, c.d_v, generator=g, dtype=torch.float64).to(dt)
+    return Q, K, V, make_mask(c)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def attend(Q, K, V, mask=None, *, scale="sqrt_dk", axis=-1, invert=False, after_softmax=False, fill=float("-inf")):
+    """Attention with knobs; every knob at its default gives the right answer."""
+    divisor = {"sqrt_dk": math.sqrt(Q.size(-1)), "none": 1.0, "dk": Q.size(-1), "sqrt_dv": math.sqrt(V.size(-1))}[scale]
+    scores = Q @ K.transpose(-2, -1) / divisor
+    visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and not after_softmax:
+        scores = scores.masked_fill(~visible, fill)
+    weights = scores.softmax(dim=axis)
+    if visible is not None:
+        weights = weights.masked_fill(~visible, 0.0)
+    return weights @ V, weights
+
+
+def _variant(**knobs):
+    return lambda Q, K, V, mask=None: attend(Q, K, V, mask, **knobs)
+
+
+MISTAKES = [
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals attention without the 1/√d_k scale: divide the scores Q Kᵀ by √d_k"),
+    Mistake("scale by d_k", _variant(scale="dk"),
+            "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
+    Mistake("scale by d_v", _variant(scale="sqrt_dv"),
+            "your output equals attention scaled by 1/√d_v: take d_k from Q (or K), not from V"),
+    Mistake("softmax over queries", _variant(axis=-2),
+            "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
+    Mistake("mask inverted", _variant(invert=True),
+            "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
+    Mistake("mask after softmax", _variant(after_softmax=True),
+            "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "ScaledDotProductAttention is an nn.Module with forward(Q, K, V, mask)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["dropout"], forward=["Q", "K", "V", "mask"], init=init(None))
+
+
+@check("masking", "hidden keys get exactly zero weight")
+def hidden_keys_zero(kit):
+    for c in CASES[1:]:
+        args = kit.inputs(c)
+        _, weights = _pair(kit.user(args, case=c), c)
+        visible = args[3].expand(c.B, c.H, c.T_q, c.T_k)
+        leaked = weights.masked_fill(visible, 0.0)
+        if torch.isnan(leaked).any() or (leaked != 0).any():
+            b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
+            raise Fail(f"{c.label}: query {i} gives weight {leaked[b, h, i, j].item():.3g} to hidden key {j} "
+                       f"(batch {b}, head {h}); fill hidden scores with -inf before softmax")
+
+
+@check("masking", "under a causal mask, position i uses no position after i")
+def causal(kit):
+    c = CASES[2]
+    Q, K, V, mask = kit.inputs(c)
+    out, _ = _pair(kit.user((Q, K, V, mask), case=c), c)
+    for t in range(c.T_k - 1):
+        changed = V.clone()
+        changed[:, :, t + 1:] += 10.0  # change only the future of position t
+        out2, _ = _pair(kit.user((Q, K, changed, mask), case=c), c)
+        if not torch.equal(out[:, :, : t + 1], out2[:, :, : t + 1]):
+            raise Fail(f"{c.label}: changing values after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks through the causal mask")
+
+
+@check("masking", "a query with no visible key gets zero weights and a zero output")
+def fully_hidden_row(kit):
+    c = CASES[3]
+    out, weights = _pair(kit.user(kit.inputs(c), case=c), c)
+    row_w, row_o = weights[1, 0, 2], out[1, 0, 2]
+    if torch.isnan(row_w).any() or torch.isnan(row_o).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key and came out NaN (softmax of a row of -inf); "
+                   "set such rows to zero, for example weights.masked_fill(~mask, 0.0) after softmax")
+    if (row_w != 0).any() or (row_o != 0).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key, yet its weights are "
+                   f"{[round(x, 3) for x in row_w.tolist()]}; a query with no visible key must give zero weights "
+                   "and a zero output (with -1e9 instead of -inf such a row turns uniform)")
+
+
+def _pair(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, torch.Tensor) for v in value)):
+        raise Fail(f"{c.label}: forward should return a tuple (output, weights) of tensors")
+    out, weights = value
+    want = (c.B, c.H, c.T_q, c.T_k)
+    if tuple(weights.shape) != want:
+        raise Fail(f"{c.label}: weights should have shape (B, H, T_q, T_k) = {want}, got {tuple(weights.shape)}")
+    return out, weights

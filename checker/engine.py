@@ -1,0 +1,141 @@
+"""Runs one kata's hidden checks against a file and returns a structured result (data first)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from checker import kit as kitmod
+from checker.catalogue import Kata
+from checker.paths import SOLUTIONS
+from checker.sandbox import Crashed, Sandbox, Timeout, UserError
+
+# Parent and child stay single-threaded: forking after OpenMP has started threads can hang the
+# child, and one thread each makes the user's time and the reference's time comparable.
+torch.set_num_threads(1)
+
+DEFAULT_TIMEOUT = 10.0  # seconds for one call into the user's code
+
+
+@dataclass
+class CheckResult:
+    name: str
+    stage: str
+    passed: bool
+    message: str = ""
+    skipped: bool = False
+
+
+@dataclass
+class KataResult:
+    name: str
+    track: str
+    file: str
+    status: str  # pass | fail | not_started | error | timeout
+    seconds: float = 0.0
+    checks: list[CheckResult] = field(default_factory=list)
+    diagnosis: str | None = None
+    stage: str | None = None  # the last stage passed in full: partial credit
+    user_seconds: float | None = None
+    reference_seconds: float | None = None
+    error: str = ""  # the user's traceback, when their code could not run at all
+    output: str = ""  # what the user's code printed
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def load_solution(kata: Kata):
+    """Import the reference answer from solutions/ (never from the user's workspace)."""
+    path = SOLUTIONS / kata.file
+    spec = importlib.util.spec_from_file_location(f"kata_solution_{kata.track}_{kata.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> KataResult:
+    started = time.perf_counter()
+    result = KataResult(kata.id, kata.track, str(path), "error")
+    if not path.is_file():
+        result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
+    else:
+        _run(kata, path, timeout, result)
+    result.seconds = round(time.perf_counter() - started, 3)
+    return result
+
+
+def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
+    spec = importlib.import_module(kata.checks_module)
+    checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
+    checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
+    checks.sort(key=lambda fn: kitmod.STAGES.index(fn.stage))  # stable: file order inside a stage
+    with Sandbox(path, timeout) as sandbox:
+        try:
+            sandbox.request("load")
+        except UserError as err:
+            result.status = "not_started" if err.not_implemented else "error"
+            result.error = err.traceback or str(err)
+            result.output = sandbox.output()
+            return
+        except (Timeout, Crashed) as err:
+            result.status = "timeout" if isinstance(err, Timeout) else "error"
+            result.error = f"while importing your file: {err}"
+            result.output = sandbox.output()
+            return
+        kit = kitmod.Kit(spec, sandbox, load_solution(kata))
+        result.status = _run_checks(checks, kit, result)
+        result.diagnosis = kit.diagnosis
+        result.output = sandbox.output()
+        result.user_seconds = round(kit.user_seconds, 6)
+        result.reference_seconds = round(kit.reference_seconds, 6)
+    failed_stages = [c.stage for c in result.checks if not c.passed]
+    first_failed = min((kitmod.STAGES.index(s) for s in failed_stages), default=len(kitmod.STAGES))
+    result.stage = kitmod.STAGES[first_failed - 1] if first_failed else None
+
+
+def _run_checks(checks, kit, result: KataResult) -> str:
+    not_implemented = 0
+    abort = None
+    for fn in checks:
+        if abort or (fn.stage != "structure" and any(not c.passed for c in result.checks if c.stage == "structure")):
+            reason = abort or "skipped: fix the structure first"
+            result.checks.append(CheckResult(fn.title, fn.stage, False, reason, skipped=True))
+            continue
+        try:
+            fn(kit)
+            result.checks.append(CheckResult(fn.title, fn.stage, True))
+        except kitmod.Fail as fail:
+            result.checks.append(CheckResult(fn.title, fn.stage, False, str(fail)))
+        except UserError as err:
+            not_implemented += err.not_implemented
+            where = _last_line(err.traceback)
+            text = "not written yet (raises NotImplementedError)" if err.not_implemented else f"your code raised {err}"
+            result.checks.append(CheckResult(fn.title, fn.stage, False, f"{text}{where}"))
+            if not err.not_implemented and not result.error:
+                result.error = err.traceback
+        except Timeout as err:
+            result.checks.append(CheckResult(fn.title, fn.stage, False, str(err)))
+            abort, status = f"skipped: the previous check {err}", "timeout"
+        except Crashed as err:
+            result.checks.append(CheckResult(fn.title, fn.stage, False, str(err)))
+            abort, status = "skipped: the process running your code died", "error"
+    if abort:
+        return status
+    behavioural = [c for c in result.checks if c.stage != "structure"]
+    if not_implemented and not any(c.passed for c in behavioural):
+        return "not_started"
+    return "pass" if all(c.passed for c in result.checks) else "fail"
+
+
+def _last_line(traceback_text: str) -> str:
+    """', at line N' from the deepest frame of the user's file in a traceback."""
+    import re
+
+    lines = re.findall(r'line (\d+)', traceback_text)
+    return f" (line {lines[-1]})" if lines else ""

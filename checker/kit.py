@@ -1,0 +1,367 @@
+"""What hidden checks are written with: cases, the one tensor comparison, and the user proxy.
+
+A kata's check module (checker/checks/TRACK_NAME.py) defines
+    TARGET       the name the user's file defines (class or function) that the standard checks call
+    CASES        numbered Case objects; every dimension of a case has its own size
+    inputs(case, dtype) -> tuple of positional arguments (seeded: same case, same values)
+    init(case)   -> constructor kwargs for a module kata; absent for a function kata
+    OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
+    MISTAKES     named wrong versions used to say which mistake a wrong result equals
+and any number of extra checks decorated with @check(stage, title).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from checker.sandbox import Opaque, UserError
+
+STAGES = ("structure", "shapes", "masking", "numerics", "hygiene")
+
+# Tolerances. Two correct implementations differ only in rounding order (matmul vs einsum,
+# -inf vs -1e9, fused vs separate ops). In float64 that is ~1e-15 relative; 1e-9 leaves six
+# orders of magnitude of headroom, while every real mistake (a missing scale, a swapped axis)
+# moves results by more than 1e-3.
+RTOL_F64, ATOL_F64 = 1e-9, 1e-10
+# In float32 (eps 1.2e-7) sums over a few dozen terms and an exp() lose a few ulps.
+RTOL_F32, ATOL_F32 = 1e-4, 1e-5
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+class Fail(Exception):
+    """A check's verdict: what is wrong, in one or two sentences."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One seeded set of inputs. dims holds every size by name; extra holds other settings."""
+
+    id: int
+    dims: dict
+    extra: dict = field(default_factory=dict)
+
+    def __getattr__(self, name):
+        try:
+            return self.dims[name] if name in self.dims else self.extra[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def label(self) -> str:
+        parts = [f"{k}={v}" for k, v in {**self.dims, **self.extra}.items()]
+        return f"case {self.id} ({', '.join(parts)})"
+
+    def generator(self, salt: int = 0) -> torch.Generator:
+        return torch.Generator().manual_seed(1000 * self.id + salt)
+
+
+def case(id: int, **dims) -> Case:
+    """case(2, B=3, H=2, mask="padding"): ints are dimensions, everything else is a setting."""
+    sizes = {k: v for k, v in dims.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return Case(id, sizes, {k: v for k, v in dims.items() if k not in sizes})
+
+
+def check(stage: str, title: str):
+    """Mark a function fn(kit) as a hidden check of a stage; it passes unless it raises Fail."""
+    assert stage in STAGES, stage
+
+    def mark(fn):
+        fn.stage, fn.title = stage, f"{stage}: {title}"
+        return fn
+
+    return mark
+
+
+# ----------------------------------------------------------------------------- comparing
+
+def describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"a NumPy array of shape {value.shape}"
+    if isinstance(value, Opaque):
+        return f"a {value.type} ({value.repr})"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return "None" if value is None else f"a {type(value).__name__} ({value!r})"
+
+
+def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False) -> None:
+    """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail."""
+    want_kind = torch.Tensor if isinstance(expected, torch.Tensor) else np.ndarray
+    if not isinstance(actual, want_kind):
+        kind = "a torch.Tensor" if want_kind is torch.Tensor else "a NumPy array (np.ndarray)"
+        raise Fail(f"{what} should be {kind}, got {describe(actual)}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        shown = f"{legend} = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"
+        raise Fail(f"{what} should have shape {shown}, got {tuple(actual.shape)}")
+    if actual.dtype != expected.dtype:
+        raise Fail(f"{what} should have dtype {_dtype_name(expected)}, got {_dtype_name(actual)}")
+    a, e = _as_tensor(actual), _as_tensor(expected)
+    if a.numel() == 0:
+        return
+    if exact or not a.is_floating_point():
+        bad = a != e
+        if bad.any():
+            raise Fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ; first at index "
+                       f"{_index(bad)}: got {_fmt(a[bad][0])}, expected {_fmt(e[bad][0])}")
+        return
+    rtol, atol = (RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64)
+    try:
+        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        return
+    except AssertionError:
+        pass
+    nan = torch.isnan(a) & ~torch.isnan(e)
+    if nan.any():
+        raise Fail(f"{what}: {int(nan.sum())} of {a.numel()} elements are NaN; first at index {_index(nan)}")
+    diff = (a - e).abs().nan_to_num(nan=math.inf)
+    bad = ~torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+    worst = divmod_index(int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff)))), a.shape)
+    raise Fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ; largest difference "
+               f"{_fmt(diff[worst])} at index {worst}: got {_fmt(a[worst])}, expected {_fmt(e[worst])}")
+
+
+def matches(actual, expected) -> bool:
+    """True when compare() would accept actual."""
+    try:
+        compare(actual, expected, "value")
+        return True
+    except Fail:
+        return False
+
+
+def _as_tensor(x) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(x)) if isinstance(x, np.ndarray) else x
+
+
+def _dtype_name(x) -> str:
+    return str(x.dtype) if isinstance(x, torch.Tensor) else f"numpy.{x.dtype}"
+
+
+def divmod_index(flat: int, shape) -> tuple:
+    out = []
+    for size in reversed(tuple(shape)):
+        flat, rem = divmod(flat, size)
+        out.append(rem)
+    return tuple(reversed(out))
+
+
+def _index(mask: torch.Tensor) -> tuple:
+    return divmod_index(int(mask.reshape(-1).nonzero()[0]), mask.shape)
+
+
+def _fmt(x) -> str:
+    value = x.item() if hasattr(x, "item") else x
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:
+    """Split what TARGET returned into the named outputs, or say what is wrong with its form."""
+    if len(outputs) == 1:
+        return (value,)
+    names = " and ".join(name for name, _ in outputs)
+    if not isinstance(value, (tuple, list)) or len(value) != len(outputs):
+        raise Fail(f"should return a tuple ({names}), got {describe(value)}")
+    return tuple(value)
+
+
+# ----------------------------------------------------------------------------- the user proxy
+
+
+class Kit:
+    """Handed to every check: calls the user's code (in the child) and the reference (here)."""
+
+    def __init__(self, spec, sandbox, solution):
+        self.spec, self.sandbox, self.solution = spec, sandbox, solution
+        self.user_seconds = 0.0
+        self.reference_seconds = 0.0
+        self.diagnosis: str | None = None
+
+    # -- the module or function under test
+
+    def init(self, case: Case):
+        make = getattr(self.spec, "init", None)
+        return make(case) if make else None
+
+    def state(self, case: Case, dtype: str):
+        """The reference's weights for this case (seeded), loaded into the user's module by name."""
+        init = self.init(case)
+        if init is None or not getattr(self.spec, "LOAD_STATE", True):
+            return None
+        torch.manual_seed(7919 * case.id)
+        module = getattr(self.solution, self.spec.TARGET)(**init).to(DTYPES[dtype])
+        # Move every weight away from its initial value (LayerNorm starts at gamma=1, beta=0),
+        # so that a swapped gamma/beta or a forgotten bias changes the result.
+        g = case.generator(salt=17)
+        with torch.no_grad():
+            for p in module.parameters():
+                spread = float(p.std()) if p.numel() > 1 and float(p.std()) > 0 else 1.0
+                p.add_(torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype) * 0.3 * spread)
+        return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def user(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
+             target: str | None = None, init=None, state=None, return_args: bool = False, train: bool = False,
+             method: str | None = None):
+        """Call the user's TARGET in the child. Module katas are built from init and given state."""
+        if case is not None:
+            init = self.init(case) if init is None else init
+            state = self.state(case, dtype) if state is None else state
+        reply = self.sandbox.request(
+            "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
+            args=tuple(args), train=train, method=method, return_args=return_args)
+        self.user_seconds += reply["seconds"]
+        return (reply["value"], reply["args_after"]) if return_args else reply["value"]
+
+    def reference(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
+                  target: str | None = None, init=None, state=None, impl=None):
+        """Call the reference (or impl, a named mistake) the same way the user's code was called."""
+        if case is not None:
+            init = self.init(case) if init is None else init
+            state = self.state(case, dtype) if state is None else state
+        obj = impl or getattr(self.solution, target or self.spec.TARGET)
+        if init is not None and isinstance(obj, type):
+            module = obj(**init).to(DTYPES[dtype])
+            if state is not None:
+                module.load_state_dict(state, strict=True)
+            obj = module.eval()
+        start = time.perf_counter()
+        with torch.no_grad():
+            value = obj(*_clone(args))
+        if impl is None:
+            self.reference_seconds += time.perf_counter() - start
+        return value
+
+    def inputs(self, case: Case, dtype: str = "float64") -> tuple:
+        return tuple(self.spec.inputs(case, dtype))
+
+    # -- diagnosis
+
+    def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
+        """Name the known mistake whose result equals the user's, if any."""
+        for mistake in getattr(self.spec, "MISTAKES", ()):
+            try:
+                value = self.reference(self.inputs(case, dtype), case=case, dtype=dtype, impl=mistake.impl)
+                wrong = as_outputs(value, self.spec.OUTPUTS)
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
+                continue
+            if all(matches(u, w) for u, w in zip(user_outputs, wrong)):
+                self.diagnosis = self.diagnosis or mistake.explain
+                return mistake.explain
+        return None
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A realistic wrong version: impl behaves like the mistaken code, explain says what to fix."""
+
+    name: str
+    impl: object
+    explain: str
+
+
+def _clone(args: tuple) -> tuple:
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a.copy() if isinstance(a, np.ndarray) else a
+                 for a in args)
+
+
+# ----------------------------------------------------------------------------- standard checks
+
+
+def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, forward: list[str] | None = None,
+                     init=None, module: bool | None = None) -> dict:
+    """The target exists, is the right kind, takes the documented parameters, has the reference's weights."""
+    info = kit.sandbox.request("inspect", target=target, init=None)
+    if not info["exists"]:
+        import difflib
+
+        close = difflib.get_close_matches(target, info["names"], n=1, cutoff=0.6)
+        hint = f" Found '{close[0]}': did you misname it?" if close else (
+            f" The file defines: {', '.join(info['names']) or 'nothing'}.")
+        raise Fail(f"'{target}' is missing.{hint}")
+    if module is True and not info["is_module"]:
+        raise Fail(f"'{target}' should be a class deriving from torch.nn.Module")
+    if module is False and (info["is_class"] or not info["callable"]):
+        raise Fail(f"'{target}' should be a function")
+    for got, want, where in ((info["params"], params, f"{target}"), (info.get("forward"), forward, f"{target}.forward")):
+        if want is not None and got is not None and got[: len(want)] != want:
+            raise Fail(f"{where} should take ({', '.join(want)}), but takes ({', '.join(got)})")
+    if init is not None and info["is_module"]:
+        built = kit.sandbox.request("inspect", target=target, init=init)
+        reference = getattr(kit.solution, target)(**init)
+        want_params = {n: list(p.shape) for n, p in reference.named_parameters()}
+        got_params = built["parameters"]
+        missing = [n for n in want_params if n not in got_params]
+        if missing:
+            shapes = ", ".join(f"{n} {tuple(want_params[n])}" for n in missing)
+            raise Fail(f"{target}({_kwargs(init)}) has no parameter {shapes}; it has "
+                       f"{', '.join(got_params) or 'none'}. The docstring names the submodules the checker loads weights into")
+        for n, shape in want_params.items():
+            if got_params[n] != shape:
+                raise Fail(f"parameter {n} should have shape {tuple(shape)}, got {tuple(got_params[n])}")
+        extra = [n for n in got_params if n not in want_params]
+        if extra:
+            raise Fail(f"{target}({_kwargs(init)}) has parameters the contract does not have: {', '.join(extra)}")
+    return info
+
+
+def _kwargs(init: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in init.items())
+
+
+def standard_checks(spec) -> list:
+    """Shapes on every case, numerics in float64 and float32, and hygiene: the same for every kata."""
+    outputs = spec.OUTPUTS
+
+    def run_all(kit: Kit, dtype: str, stage_shapes_only: bool):
+        for c in spec.CASES:
+            value = kit.user(kit.inputs(c, dtype), case=c, dtype=dtype)
+            expected = as_outputs(kit.reference(kit.inputs(c, dtype), case=c, dtype=dtype), outputs)
+            try:
+                got = as_outputs(value, outputs)
+            except Fail as fail:
+                raise Fail(f"{c.label}: {fail}") from None
+            try:
+                for (name, legend), u, e in zip(outputs, got, expected):
+                    shape_ok = isinstance(u, (torch.Tensor, np.ndarray)) and tuple(u.shape) == tuple(e.shape)
+                    if not (stage_shapes_only and shape_ok):
+                        compare(u, e, name, legend)
+            except Fail as fail:
+                message = f"{c.label}: {fail}"
+                found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
+                raise Fail(f"{message}. Diagnosis: {found}" if found else message) from None
+
+    legends = " and ".join(f"{n} {legend}".strip() for n, legend in outputs)
+
+    @check("shapes", f"returns {legends} on every case")
+    def shapes(kit):
+        run_all(kit, "float64", True)
+
+    @check("numerics", "matches the reference in float64")
+    def numerics64(kit):
+        run_all(kit, "float64", False)
+
+    @check("numerics", "float32 in gives float32 out, close to the reference")
+    def numerics32(kit):
+        run_all(kit, "float32", False)
+
+    @check("hygiene", "leaves the caller's inputs unchanged")
+    def hygiene(kit):
+        for c in spec.CASES:
+            sent = kit.inputs(c)
+            _, after = kit.user(sent, case=c, return_args=True)
+            for i, (before, now) in enumerate(zip(sent, after)):
+                if isinstance(before, (torch.Tensor, np.ndarray)):
+                    try:
+                        compare(now, before, f"argument {i + 1}", exact=True)
+                    except Fail as fail:
+                        raise Fail(f"{c.label}: your code modified its input ({fail}); "
+                                   f"use out-of-place operations (x = x + ..., masked_fill, not masked_fill_)") from None
+
+    return [shapes, numerics64, numerics32, hygiene]

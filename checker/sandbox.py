@@ -1,0 +1,316 @@
+"""Runs the user's code in a forked child process and carries values back safely.
+
+The parent (the checker) imports torch once, then forks one child per kata check. The child
+imports the user's file and serves requests: `load`, `inspect`, `call`. Everything the child
+sends back is a tree of plain values (no classes), unpickled with a loader that refuses every
+global, so nothing the user's code does can reach the parent, the references or the comparisons.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect as pyinspect
+import io
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+# Largest value the child sends back whole; beyond this only its shape and dtype travel.
+MAX_ELEMENTS = 20_000_000
+# Captured output of the user's code kept for the report.
+MAX_OUTPUT_CHARS = 4_000
+
+
+class Timeout(Exception):
+    """The user's code did not answer within the time limit."""
+
+
+class Crashed(Exception):
+    """The child process died (segfault, os._exit, killed)."""
+
+
+@dataclass
+class UserError(Exception):
+    """The user's code raised: what, where (their own frames), and whether it is an unwritten stub."""
+
+    kind: str
+    message: str
+    traceback: str
+    not_implemented: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}" if self.message else self.kind
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A returned value that is neither a tensor, an array, a container nor a plain scalar."""
+
+    type: str
+    repr: str
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+def encode(value):
+    """Turn a returned value into a tree of str/bytes/int/float/bool/None, lists and dicts."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.numel() > MAX_ELEMENTS:
+            return {"@": "opaque", "type": f"torch.Tensor{tuple(t.shape)} {t.dtype}", "repr": "too large to compare"}
+        wire = t.to("cpu").contiguous()
+        if wire.dtype == torch.bfloat16:
+            wire = wire.float()
+        return {
+            "@": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+            "wire": str(wire.numpy().dtype), "data": wire.numpy().tobytes(), "device": str(t.device),
+        }
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        if value.size > MAX_ELEMENTS:
+            return {"@": "opaque", "type": f"numpy.ndarray{value.shape} {value.dtype}", "repr": "too large to compare"}
+        a = np.ascontiguousarray(value)
+        return {"@": "ndarray", "dtype": str(a.dtype), "shape": list(a.shape), "data": a.tobytes()}
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return {"@": "npscalar", "dtype": str(value.dtype), "value": value.item()}
+    if isinstance(value, (tuple, list)):
+        return {"@": type(value).__name__, "items": [encode(v) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"@": "dict", "items": {k: encode(v) for k, v in value.items()}}
+    return {"@": "opaque", "type": type(value).__qualname__, "repr": _short_repr(value)}
+
+
+def decode(tree):
+    if not isinstance(tree, dict):
+        return tree
+    tag = tree.get("@")
+    if tag == "tensor":
+        array = np.frombuffer(tree["data"], dtype=np.dtype(tree["wire"])).reshape(tree["shape"]).copy()
+        return torch.from_numpy(array).to(getattr(torch, tree["dtype"]))
+    if tag == "ndarray":
+        return np.frombuffer(tree["data"], dtype=np.dtype(tree["dtype"])).reshape(tree["shape"]).copy()
+    if tag == "npscalar":
+        return np.dtype(tree["dtype"]).type(tree["value"])
+    if tag in ("tuple", "list"):
+        items = [decode(v) for v in tree["items"]]
+        return tuple(items) if tag == "tuple" else items
+    if tag == "dict":
+        return {k: decode(v) for k, v in tree["items"].items()}
+    return Opaque(tree.get("type", "?"), tree.get("repr", ""))
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):  # nothing but builtin containers and scalars may arrive
+        raise pickle.UnpicklingError(f"refused {module}.{name}")
+
+
+def _safe_loads(data: bytes):
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+def _short_repr(value, limit: int = 200) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a user object whose __repr__ raises
+        text = f"<{type(value).__qualname__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ----------------------------------------------------------------------------- child side
+
+_user = None  # the user's module, imported once per child
+_user_path = ""
+
+
+def _describe(exc: BaseException) -> dict:
+    """The user's own frames only: their file and line, never the checker's."""
+    if isinstance(exc, SystemExit):
+        return {"kind": "SystemExit", "message": f"your code called sys.exit({exc.code!r}); a kata must return its result",
+                "traceback": "", "not_implemented": False}
+    if isinstance(exc, SyntaxError) and exc.filename == _user_path:
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        return {"kind": "SyntaxError", "message": f"line {exc.lineno}: {exc.msg}", "traceback": text, "not_implemented": False}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == _user_path]
+    text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
+    if frames:
+        text = "Traceback (most recent call last):\n" + text
+    return {"kind": type(exc).__name__, "message": str(exc), "traceback": text,
+            "not_implemented": isinstance(exc, NotImplementedError)}
+
+
+def _load(req):
+    global _user
+    spec = importlib.util.spec_from_file_location("kata_user_module", _user_path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    _user = module
+    return {}
+
+
+def _params(fn) -> list[str] | None:
+    try:
+        return [p for p in pyinspect.signature(fn).parameters if p != "self"]
+    except (TypeError, ValueError):
+        return None
+
+
+def _inspect(req):
+    names = sorted(n for n in vars(_user) if not n.startswith("_"))
+    obj = getattr(_user, req["target"], None)
+    if obj is None:
+        return {"exists": False, "names": names}
+    info = {"exists": True, "names": names, "is_class": isinstance(obj, type), "callable": callable(obj),
+            "is_module": isinstance(obj, type) and issubclass(obj, torch.nn.Module)}
+    info["params"] = _params(obj)
+    if info["is_module"]:
+        info["forward"] = _params(obj.forward)
+        if req.get("init") is not None:
+            module = obj(**req["init"])
+            info["parameters"] = {n: list(p.shape) for n, p in module.named_parameters()}
+            info["buffers"] = {n: list(b.shape) for n, b in module.named_buffers()}
+            info["modules"] = {n: type(m).__name__ for n, m in module.named_modules() if n}
+    return info
+
+
+def _call(req):
+    obj = getattr(_user, req["target"])
+    dtype = getattr(torch, req["dtype"]) if req.get("dtype") else None
+    if req.get("init") is not None:
+        module = obj(**req["init"])
+        if dtype is not None:
+            module = module.to(dtype)
+        if req.get("state") is not None:
+            module.load_state_dict(req["state"], strict=True)
+        module.train(bool(req.get("train")))
+        fn = getattr(module, req["method"]) if req.get("method") else module
+    else:
+        fn = obj
+    args, kwargs = req.get("args", ()), req.get("kwargs", {})
+    start = time.perf_counter()
+    value = fn(*args, **kwargs)
+    seconds = time.perf_counter() - start
+    reply = {"value": encode(value), "seconds": seconds}
+    if req.get("return_args"):
+        reply["args_after"] = encode(list(args))
+    return reply
+
+
+_HANDLERS = {"load": _load, "inspect": _inspect, "call": _call}
+
+
+def _child(conn, path: str, capture_fd: int) -> None:
+    global _user_path
+    os.setsid()  # one process group: everything the user's code spawns is killed with it
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(capture_fd, 1)
+    os.dup2(capture_fd, 2)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
+    sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
+    _user_path = path
+    torch.manual_seed(0)
+    while True:
+        try:
+            req = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            os._exit(0)
+        try:
+            reply = {"ok": True, **_HANDLERS[req["op"]](req)}
+        except BaseException as exc:  # noqa: BLE001 - every failure of the user's code is a verdict
+            reply = {"ok": False, "error": _describe(exc)}
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - the user may have closed or replaced them
+            pass
+        conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# ----------------------------------------------------------------------------- parent side
+
+
+class Sandbox:
+    """One child process serving one user file. Use as a context manager."""
+
+    def __init__(self, path: Path, timeout: float):
+        self.path = Path(path).resolve()
+        self.timeout = timeout
+        self._capture = tempfile.TemporaryFile()
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child_conn = ctx.Pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._proc = ctx.Process(target=_child, args=(child_conn, str(self.path), self._capture.fileno()))
+        self._proc.start()
+        child_conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def request(self, op: str, **req):
+        """Send one request; return the decoded reply or raise UserError / Timeout / Crashed."""
+        try:
+            # Plain pickle copies tensors by value; Connection.send would share their memory
+            # (torch registers shared-memory reductions), letting the user's code write into ours.
+            self._conn.send_bytes(pickle.dumps({"op": op, **req}, protocol=pickle.HIGHEST_PROTOCOL))
+        except (BrokenPipeError, OSError):
+            raise Crashed(self._death()) from None
+        if not self._conn.poll(self.timeout):
+            self.close()
+            raise Timeout(f"timed out after {self.timeout:g} s")
+        try:
+            raw = self._conn.recv_bytes()
+        except (EOFError, OSError):
+            raise Crashed(self._death()) from None
+        reply = _safe_loads(raw)
+        if not reply.pop("ok"):
+            raise UserError(**reply["error"])
+        for key in ("value", "args_after"):
+            if key in reply:
+                reply[key] = decode(reply[key])
+        return reply
+
+    def _death(self) -> str:
+        self._proc.join(2)
+        code = self._proc.exitcode
+        if code is None:
+            return "the process running your code stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            return f"the process running your code was killed by signal {name}" + (
+                " (a segmentation fault)" if name == "SIGSEGV" else "")
+        return f"the process running your code exited with status {code} (os._exit or a crash)"
+
+    def output(self) -> str:
+        """What the user's code printed, cut to a readable size."""
+        self._capture.seek(0)
+        data = self._capture.read(MAX_OUTPUT_CHARS + 1).decode("utf-8", "replace")
+        size = os.fstat(self._capture.fileno()).st_size
+        if size > MAX_OUTPUT_CHARS:
+            data = data[:MAX_OUTPUT_CHARS] + f"\n... ({size - MAX_OUTPUT_CHARS} more bytes not shown)"
+        return data
+
+    def close(self) -> None:
+        if self._proc.pid and self._proc.exitcode is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self._proc.kill()
+        self._proc.join(5)
+        self._conn.close()

@@ -1,0 +1,49 @@
+"""Realistic implementations, wrong and right, for every kata (tests/variants/TRACK_NAME/).
+
+wrong_*.py must fail, and the report must contain the text on its first line `# expect: TEXT`.
+right_*.py are correct implementations that differ from the reference; they must pass.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from checker import catalogue, engine
+
+VARIANTS = Path(__file__).resolve().parent / "variants"
+
+
+def _kata(folder: Path):
+    track, name = folder.name.split("_", 1)
+    return catalogue.find(name if track == catalogue.DEFAULT_TRACK else f"{track}/{name}")
+
+
+def _files(prefix: str):
+    return sorted(VARIANTS.glob(f"*/{prefix}_*.py"), key=str)
+
+
+def _report_text(result) -> str:
+    return "\n".join([result.diagnosis or "", result.error] + [c.message for c in result.checks])
+
+
+@pytest.mark.parametrize("path", _files("wrong"), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_wrong_implementation_is_rejected_with_a_pointed_message(path):
+    expect = path.read_text(encoding="utf-8").splitlines()[0]
+    assert expect.startswith("# expect: "), f"{path} must start with '# expect: TEXT'"
+    result = engine.check_file(_kata(path.parent), path)
+    assert result.status in ("fail", "error"), f"{path.name} was not rejected: {result.status}"
+    assert expect.removeprefix("# expect: ") in _report_text(result), _report_text(result)
+
+
+@pytest.mark.parametrize("path", _files("right"), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_correct_but_different_implementation_passes(path):
+    result = engine.check_file(_kata(path.parent), path)
+    assert result.status == "pass", _report_text(result)
+
+
+def test_every_kata_has_three_wrong_and_two_right_variants():
+    for kata in catalogue.all_katas():
+        folder = VARIANTS / f"{kata.track}_{kata.name}"
+        wrong, right = list(folder.glob("wrong_*.py")), list(folder.glob("right_*.py"))
+        assert len(wrong) >= 3, f"{kata.id}: {len(wrong)} wrong variants in {folder}"
+        assert len(right) >= 2, f"{kata.id}: {len(right)} right variants in {folder}"
