@@ -7,6 +7,8 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     init(case)   -> constructor kwargs for a module kata; absent for a function kata
     OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
     MISTAKES     named wrong versions used to say which mistake a wrong result equals
+    TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
+    LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
 and any number of extra checks decorated with @check(stage, title).
 """
 
@@ -92,8 +94,11 @@ def describe(value) -> str:
     return "None" if value is None else f"a {type(value).__name__} ({value!r})"
 
 
-def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False) -> None:
-    """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail."""
+def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
+    """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail.
+
+    tol=(rtol, atol) overrides the dtype's default tolerance (a kata names its own and says why).
+    """
     want_kind = torch.Tensor if isinstance(expected, torch.Tensor) else np.ndarray
     if not isinstance(actual, want_kind):
         kind = "a torch.Tensor" if want_kind is torch.Tensor else "a NumPy array (np.ndarray)"
@@ -112,7 +117,7 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
             raise Fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ; first at index "
                        f"{_index(bad)}: got {_fmt(a[bad][0])}, expected {_fmt(e[bad][0])}")
         return
-    rtol, atol = (RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64)
+    rtol, atol = tol or ((RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64))
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True)
         return
@@ -128,10 +133,10 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
                f"{_fmt(diff[worst])} at index {worst}: got {_fmt(a[worst])}, expected {_fmt(e[worst])}")
 
 
-def matches(actual, expected) -> bool:
+def matches(actual, expected, tol=None) -> bool:
     """True when compare() would accept actual."""
     try:
-        compare(actual, expected, "value")
+        compare(actual, expected, "value", tol=tol)
         return True
     except Fail:
         return False
@@ -238,6 +243,10 @@ class Kit:
             self.reference_seconds += time.perf_counter() - start
         return value
 
+    def tolerance(self, dtype: str):
+        """The kata's own (rtol, atol) for dtype, if its check module sets TOLERANCES; else the default."""
+        return getattr(self.spec, "TOLERANCES", {}).get(dtype)
+
     def inputs(self, case: Case, dtype: str = "float64") -> tuple:
         return tuple(self.spec.inputs(case, dtype))
 
@@ -251,7 +260,7 @@ class Kit:
                 wrong = as_outputs(value, self.spec.OUTPUTS)
             except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
                 continue
-            if all(matches(u, w) for u, w in zip(user_outputs, wrong)):
+            if all(matches(u, w, self.tolerance(dtype)) for u, w in zip(user_outputs, wrong)):
                 self.diagnosis = self.diagnosis or mistake.explain
                 return mistake.explain
         return None
@@ -331,7 +340,7 @@ def standard_checks(spec) -> list:
                 for (name, legend), u, e in zip(outputs, got, expected):
                     shape_ok = isinstance(u, (torch.Tensor, np.ndarray)) and tuple(u.shape) == tuple(e.shape)
                     if not (stage_shapes_only and shape_ok):
-                        compare(u, e, name, legend)
+                        compare(u, e, name, legend, tol=kit.tolerance(dtype))
             except Fail as fail:
                 message = f"{c.label}: {fail}"
                 found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
