@@ -8,6 +8,7 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
     MISTAKES     named wrong versions used to say which mistake a wrong result equals
     TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
+    TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
     LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
 and any number of extra checks decorated with @check(stage, title).
 """
@@ -185,8 +186,8 @@ class Kit:
 
     def __init__(self, spec, sandbox, solution):
         self.spec, self.sandbox, self.solution = spec, sandbox, solution
-        self.user_seconds = 0.0
-        self.reference_seconds = 0.0
+        self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
+        self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
 
     # -- the module or function under test
@@ -215,18 +216,40 @@ class Kit:
              target: str | None = None, init=None, state=None, return_args: bool = False, train: bool = False,
              method: str | None = None):
         """Call the user's TARGET in the child. Module katas are built from init and given state."""
+        return self._user_reply(args, case=case, dtype=dtype, target=target, init=init, state=state,
+                                return_args=return_args, train=train, method=method)[0]
+
+    def _user_reply(self, args, *, case=None, dtype="float64", target=None, init=None, state=None,
+                    return_args=False, train=False, method=None, repeat=1):
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
         reply = self.sandbox.request(
             "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
-            args=tuple(args), train=train, method=method, return_args=return_args)
-        self.user_seconds += reply["seconds"]
-        return (reply["value"], reply["args_after"]) if return_args else reply["value"]
+            args=tuple(args), train=train, method=method, return_args=return_args, repeat=repeat)
+        value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
+        return value, reply["seconds"]
+
+    def time(self, case: Case, repeat: int = 5) -> None:
+        """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""
+        args = self.inputs(case)
+        _, self.user_seconds = self._user_reply(args, case=case, repeat=repeat)
+        fn, runs = self._reference_callable(case=case), []
+        with torch.no_grad():
+            for _ in range(repeat):
+                start = time.perf_counter()
+                fn(*args)
+                runs.append(time.perf_counter() - start)
+        self.reference_seconds = min(runs)
 
     def reference(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
                   target: str | None = None, init=None, state=None, impl=None):
         """Call the reference (or impl, a named mistake) the same way the user's code was called."""
+        fn = self._reference_callable(case=case, dtype=dtype, target=target, init=init, state=state, impl=impl)
+        with torch.no_grad():
+            return fn(*_clone(args))
+
+    def _reference_callable(self, *, case=None, dtype="float64", target=None, init=None, state=None, impl=None):
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
@@ -236,12 +259,7 @@ class Kit:
             if state is not None:
                 module.load_state_dict(state, strict=True)
             obj = module.eval()
-        start = time.perf_counter()
-        with torch.no_grad():
-            value = obj(*_clone(args))
-        if impl is None:
-            self.reference_seconds += time.perf_counter() - start
-        return value
+        return obj
 
     def tolerance(self, dtype: str):
         """The kata's own (rtol, atol) for dtype, if its check module sets TOLERANCES; else the default."""

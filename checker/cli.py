@@ -1,0 +1,280 @@
+"""The `kata` command. main(argv) -> exit status; one function per command.
+
+Only `check` imports torch (lazily); `list`, `show`, `init` and `--help` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+
+from checker import __version__, catalogue, workspace
+from checker.catalogue import UnknownKata
+from checker.paths import SOLUTIONS
+from checker.progress import Progress, ProgressError
+from checker.workspace import WorkspaceError
+
+EXIT_OK, EXIT_NOT_PASSED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+EPILOG = """\
+exit status:
+  0  every kata checked passes (other commands: success)
+  1  a kata checked does not pass (fail, not_started, error or timeout)
+  2  usage error: unknown kata or command, bad option, unusable workspace
+  3  internal error of kata itself (please report it; --traceback shows it)
+  130 interrupted (Ctrl-C)
+
+mask convention (every kata): a boolean mask, True = this query may attend to this key.
+"""
+
+
+class UsageError(Exception):
+    """Bad input from the user: exit status 2 with this message."""
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def cmd_init(args, console: Console) -> int:
+    path = Path(args.dir or ".").expanduser().resolve()
+    created = workspace.init(path)
+    console.print(Text(f"Workspace ready at {path}", style="bold green"))
+    if created:
+        console.print(Text(f"{len(created)} stub(s) copied; files you already had were left alone.", style="dim"))
+    else:
+        console.print(Text("Every stub was already there; nothing was overwritten.", style="dim"))
+    console.print(Text.assemble("Next: open ", (str(path / "torch" / "attention.py"), "bold"),
+                                ", write the body, then run ", ("kata check attention", "bold"),
+                                f" (from inside {path}, or with --workspace)."))
+    return EXIT_OK
+
+
+def cmd_list(args, console: Console) -> int:
+    ws = _workspace(args, console)
+    summary = _summary(ws, console)
+    rows = [{"name": k.id, "track": k.track, "title": k.title, "difficulty": k.difficulty,
+             "status": summary.get(k.id, {}).get("status", "not_started"),
+             "attempts": summary.get(k.id, {}).get("attempts", 0),
+             "best_seconds": summary.get(k.id, {}).get("best")} for k in catalogue.all_katas()]
+    if args.json:
+        _print_json({"katas": rows})
+        return EXIT_OK
+    from checker.report import duration, status_text
+
+    for track in catalogue.TRACKS:
+        table = Table(title=f"{track} track", title_justify="left", title_style="bold")
+        table.add_column("#", justify="right")
+        table.add_column("kata", no_wrap=True)
+        table.add_column("title", overflow="fold")
+        for column in ("difficulty", "status", "best"):
+            table.add_column(column, no_wrap=True)
+        for i, row in enumerate((r for r in rows if r["track"] == track), 1):
+            best = duration(row["best_seconds"])
+            status = status_text(row["status"]) if row["attempts"] else Text("new", style="dim")
+            table.add_row(str(i), Text(row["name"], style="bold"), Text(row["title"]),
+                          "★" * row["difficulty"], status, best)
+        console.print(table)
+    console.print(Text(f"Workspace: {ws}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. "
+                       "'best' is the fastest passing run of your code.", style="dim"))
+    return EXIT_OK
+
+
+def cmd_show(args, console: Console) -> int:
+    kata = catalogue.find(args.name)
+    lang = args.lang or _locale_language()
+    path = kata.statement_path(lang)
+    if not path.exists():
+        if args.lang:
+            console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
+        path = kata.statement_path("en")
+    text = path.read_text(encoding="utf-8")
+    console.print(Markdown(text))
+    console.print(Text(f"\nYour file: {kata.file} in your workspace.  Check it with `kata check {kata.id}`.",
+                       style="dim"))
+    return EXIT_OK
+
+
+def cmd_check(args, console: Console) -> int:
+    katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
+    if not katas:
+        raise UsageError("name a kata to check (for example `kata check attention`) or use --all")
+    if args.case is not None and len(katas) != 1:
+        raise UsageError("--case needs exactly one kata")
+    from checker import engine  # torch is imported here, and only here
+
+    if args.case is not None:
+        return _print_case(console, engine, katas[0], args.case)
+    ws = None if args.solution else _workspace(args, console)
+    progress = None
+    if ws is not None:
+        try:
+            progress = Progress(workspace.database(ws))
+        except ProgressError as err:
+            _warn(console, args, str(err))
+    results = []
+    for kata in katas:
+        path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
+        if not args.json and len(katas) > 1:
+            console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
+        result = engine.check_file(kata, path, timeout=args.timeout)
+        results.append(result)
+        if progress is not None:
+            try:
+                progress.record(result)
+            except ProgressError as err:
+                _warn(console, args, str(err))
+                progress = None
+    if args.json:
+        _print_json({"katas": [r.to_json() for r in results]})
+    else:
+        from checker.report import print_results
+
+        print_results(console, results, verbose=args.verbose)
+    return EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _print_case(console: Console, engine, kata, number: int) -> int:
+    try:
+        described = engine.describe_case(kata, number)
+    except LookupError as err:
+        raise UsageError(str(err)) from None
+    console.print(Text(f"{kata.id}: {described['label']}", style="bold"))
+    console.print(Text(described["how"], style="dim"))
+    for name, value in described["values"]:
+        console.print(Text(f"\n{name} =", style="bold"))
+        console.print(Text(value))
+    return EXIT_OK
+
+
+def _workspace(args, console: Console) -> Path:
+    return workspace.locate(args.workspace, announce=lambda msg: _warn(console, args, msg, style="cyan"))
+
+
+def _summary(ws: Path, console: Console) -> dict:
+    try:
+        progress = Progress(workspace.database(ws))
+    except ProgressError as err:
+        _warn(console, None, str(err))
+        return {}
+    try:
+        return progress.summary()
+    except ProgressError as err:
+        _warn(console, None, str(err))
+        return {}
+    finally:
+        progress.close()
+
+
+def _warn(console: Console, args, message: str, style: str = "yellow") -> None:
+    """Notes go to stderr, so that --json output stays one clean document on stdout."""
+    Console(stderr=True, no_color=console.no_color, highlight=False).print(Text(message, style=style))
+
+
+def _print_json(document) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def _locale_language() -> str:
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+COMMANDS = {"init": cmd_init, "list": cmd_list, "show": cmd_show, "check": cmd_check}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kata", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description="Hand-write the Transformer, part by part, and get a strict, truthful verdict.")
+    parser.add_argument("--version", action="version", version=f"kata {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show kata's own stack trace on internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name, help_text):
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+        return p
+
+    def with_workspace(p):
+        p.add_argument("--workspace", "-w", metavar="DIR",
+                       help="the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
+                            "else a default workspace in your data folder)")
+
+    p = command("init", "make a practice folder holding fresh copies of every stub (never overwrites)")
+    p.add_argument("dir", nargs="?", metavar="DIR", help="folder to create or complete (default: the current one)")
+
+    p = command("list", "the catalogue in learning order, with your status and best time")
+    with_workspace(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+
+    p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls, hints")
+    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
+    p.add_argument("--lang", choices=("en", "zh"), help="language (default: from your locale)")
+
+    p = command("check", "run the hidden checks on your file(s) and report what is right and wrong")
+    p.add_argument("names", nargs="*", metavar="NAME", help="kata(s), e.g. attention or numpy/attention")
+    p.add_argument("--all", action="store_true", help="check every kata")
+    p.add_argument("--solution", action="store_true", help="check the reference answers instead of your files")
+    p.add_argument("--case", type=int, metavar="N", help="print the inputs of case N (to reproduce a failure)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="seconds one call into your code may take (default: 10)")
+    p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
+    p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+    with_workspace(p)
+    return parser
+
+
+def _suggest_command(argv: list[str]) -> None:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in COMMANDS:
+        close = difflib.get_close_matches(first, COMMANDS, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise UsageError(f"unknown command '{first}'.{hint} Commands: {', '.join(COMMANDS)}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    console = Console(highlight=False)
+    show_trace = "--traceback" in argv
+    try:
+        _suggest_command(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        return COMMANDS[args.command](args, console)
+    except SystemExit as exit_:  # argparse: --help gives 0, a bad option 2
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    except (UsageError, UnknownKata, WorkspaceError) as err:
+        Console(stderr=True, highlight=False).print(Text(f"kata: {err}", style="bold red"))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        Console(stderr=True).print(Text("interrupted", style="yellow"))
+        return EXIT_INTERRUPTED
+    except Exception as err:  # noqa: BLE001 - a bug in kata itself must still end cleanly
+        if show_trace:
+            raise
+        Console(stderr=True, highlight=False).print(Text(
+            f"kata: internal error: {type(err).__name__}: {err} (run again with --traceback for details)",
+            style="bold red"))
+        return EXIT_INTERNAL

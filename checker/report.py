@@ -1,0 +1,105 @@
+"""Renders check results with rich. Results are data (engine.KataResult); this only draws them.
+
+User-provided text (messages quoting their code, tracebacks, printed output) is always wrapped
+in Text objects, never parsed as markup, so `[mask]` in a message stays `[mask]`.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+STAGES = ("structure", "shapes", "masking", "numerics", "hygiene")
+STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
+                "error": "bold red", "timeout": "bold magenta"}
+STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "error": "ERROR", "timeout": "TIMEOUT"}
+
+
+def status_text(status: str) -> Text:
+    return Text(STATUS_LABEL.get(status, status), style=STATUS_STYLE.get(status, ""))
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
+
+
+def stage_bar(result) -> Text:
+    """structure ▸ shapes ▸ masking ▸ numerics ▸ hygiene, each coloured by how it went."""
+    bar = Text()
+    present = [s for s in STAGES if any(c.stage == s for c in result.checks)]
+    for i, stage in enumerate(present):
+        checks = [c for c in result.checks if c.stage == stage]
+        if all(c.passed for c in checks):
+            style, mark = "green", "✓"
+        elif all(c.skipped for c in checks):
+            style, mark = "dim", "·"
+        else:
+            style, mark = "red", "✗"
+        bar.append(f"{mark} {stage}", style=style)
+        if i < len(present) - 1:
+            bar.append("  ▸  ", style="dim")
+    return bar
+
+
+def kata_panel(result, *, verbose: bool = False) -> Panel:
+    rows: list = [Text(result.file, style="dim")]
+    if result.status == "not_started":
+        rows.append(Text.assemble(("Not started: ", "yellow"), (
+            f"the file still raises NotImplementedError. Write the body, then check again "
+            f"(`kata show {result.name}` prints the task).", "")))
+    elif result.checks:
+        rows.append(stage_bar(result))
+        rows.append(Text(""))
+        for c in result.checks:
+            if c.skipped and not verbose:
+                continue
+            mark = ("✓", "green") if c.passed else ("✗", "red")
+            rows.append(Text.assemble((f" {mark[0]} ", mark[1]), (c.name, "" if c.passed else "bold")))
+            if c.message and not c.passed:
+                message = c.message.split(". Diagnosis: ")[0]  # the diagnosis gets its own line below
+                rows.append(Text(f"     {message}", style="red"))
+        skipped = sum(c.skipped for c in result.checks)
+        if skipped and not verbose:
+            rows.append(Text(f" · {skipped} more check(s) skipped until the ones above pass", style="dim"))
+    if result.diagnosis:
+        rows.append(Text.assemble(("\nDiagnosis: ", "bold yellow"), (result.diagnosis, "yellow")))
+    if result.error and result.status != "not_started":
+        rows.append(Text("\nYour code raised:" if result.checks else "\nYour file could not be loaded:", style="bold"))
+        rows.append(Text(result.error.rstrip()))
+    if result.output.strip():
+        rows.append(Text("\nYour code printed:", style="bold"))
+        rows.append(Text(result.output.rstrip(), style="dim"))
+    if result.user_seconds is not None and result.status in ("pass", "fail"):
+        ratio = (f" ({result.user_seconds / result.reference_seconds:.1f}× the reference)"
+                 if result.reference_seconds else "")
+        rows.append(Text(f"\nTime in your code {duration(result.user_seconds)}, reference {duration(result.reference_seconds)}"
+                         f"{ratio}; whole check {result.seconds:.2f} s", style="dim"))
+    title = Text.assemble((f" {result.name} ", "bold"), ("· ", "dim"), status_text(result.status),
+                          (f" · {result.seconds:.2f} s ", "dim"))
+    return Panel(Group(*rows), title=title, title_align="left",
+                 border_style=STATUS_STYLE.get(result.status, "").replace("bold ", ""))
+
+
+def summary_table(results) -> Table:
+    table = Table(title="Summary", title_justify="left")
+    for column in ("kata", "status", "checks", "stage reached", "seconds"):
+        table.add_column(column, justify="right" if column in ("checks", "seconds") else "left")
+    for r in results:
+        passed = sum(c.passed for c in r.checks)
+        table.add_row(r.name, status_text(r.status), f"{passed}/{len(r.checks)}" if r.checks else "–",
+                      r.stage or "–", f"{r.seconds:.2f}")
+    return table
+
+
+def print_results(console: Console, results, *, verbose: bool = False) -> None:
+    compact = len(results) > 3 and not verbose
+    for r in results:
+        if compact and r.status == "not_started":
+            continue  # the summary lists them; a wall of identical panels helps nobody
+        console.print(kata_panel(r, verbose=verbose))
+    if len(results) > 1:
+        console.print(summary_table(results))

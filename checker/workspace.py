@@ -1,0 +1,73 @@
+"""The practice folder: copies of the stubs plus .kata/ (progress database). Never imports torch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from checker.catalogue import Kata, all_katas
+from checker.paths import KATAS
+
+MARKER = ".kata"
+
+
+class WorkspaceError(Exception):
+    """The workspace cannot be used; the message says why and what to do."""
+
+
+def is_workspace(path: Path) -> bool:
+    return (path / MARKER).is_dir()
+
+
+def default_location() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "kata" / "workspace"
+
+
+def locate(explicit: str | None, *, announce=print) -> Path:
+    """--workspace DIR, else $KATA_WORKSPACE, else the current folder or a parent, else the default."""
+    for given, source in ((explicit, "--workspace"), (os.environ.get("KATA_WORKSPACE"), "KATA_WORKSPACE")):
+        if given:
+            path = Path(given).expanduser().resolve()
+            if not path.exists():
+                raise WorkspaceError(f"workspace {path} (from {source}) does not exist; create it with `kata init {given}`")
+            if not is_workspace(path):
+                raise WorkspaceError(f"{path} (from {source}) is not a kata workspace; make it one with `kata init {given}`")
+            return path
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if is_workspace(folder):
+            return folder
+    path = default_location()
+    if not is_workspace(path):
+        init(path)
+        announce(f"Created your workspace at {path} (use --workspace DIR or KATA_WORKSPACE to choose another).")
+    return path
+
+
+def init(path: Path) -> list[Path]:
+    """Create (or complete) a workspace: copy every stub that is missing. Never overwrites a file."""
+    path = Path(path).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"{path} exists and is not a folder")
+    try:
+        (path / MARKER).mkdir(parents=True, exist_ok=True)
+        created = []
+        for kata in all_katas():
+            target = kata_file(path, kata)
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(KATAS / kata.file, target)
+                created.append(target)
+    except PermissionError as err:
+        raise WorkspaceError(f"cannot write to {err.filename}: permission denied") from None
+    return created
+
+
+def kata_file(workspace: Path, kata: Kata) -> Path:
+    return workspace / kata.file
+
+
+def database(workspace: Path) -> Path:
+    return workspace / MARKER / "progress.db"

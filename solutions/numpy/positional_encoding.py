@@ -1,0 +1,24 @@
+"""Sinusoidal positional encoding, NumPy (reference answer).
+
+Shape legend:
+    T  number of positions (the argument `position`)
+    D  d_model
+
+PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(pos / 10000^(2i/D)).
+Returns a float64 array of shape (1, T, D); an odd D ends with a sin column.
+"""
+
+import numpy as np
+
+
+def positional_encoding(position: int, d_model: int) -> np.ndarray:
+    """The (1, T, D) table of sinusoidal position vectors, float64."""
+    # 1) every position, and every column's pair index i = j // 2 (columns 2i and 2i+1 share a frequency)
+    pos = np.arange(position)[:, None]  # (T, 1)
+    pair = np.arange(d_model)[None, :] // 2  # (1, D)
+    # 2) angle = pos / 10000^(2i / D)
+    angles = pos / np.power(10000.0, 2 * pair / d_model)  # (T, 1) / (1, D) -> (T, D)
+    # 3) sin on even columns, cos on odd ones (an odd D simply has one more even column)
+    pe = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))  # (T, D)
+    # 4) a batch axis of size 1, so the table broadcasts over (B, T, D)
+    return pe[None]  # (1, T, D)
