@@ -8,6 +8,8 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
     MISTAKES     named wrong versions used to say which mistake a wrong result equals
     TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
+    DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
+    GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
     TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
     LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
 and any number of extra checks decorated with @check(stage, title).
@@ -24,7 +26,7 @@ import torch
 
 from checker.sandbox import Opaque, UserError
 
-STAGES = ("structure", "shapes", "masking", "numerics", "hygiene")
+STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
 
 # Tolerances. Two correct implementations differ only in rounding order (matmul vs einsum,
 # -inf vs -1e9, fused vs separate ops). In float64 that is ~1e-15 relative; 1e-9 leaves six
@@ -220,13 +222,14 @@ class Kit:
                                 return_args=return_args, train=train, method=method)[0]
 
     def _user_reply(self, args, *, case=None, dtype="float64", target=None, init=None, state=None,
-                    return_args=False, train=False, method=None, repeat=1):
+                    return_args=False, train=False, method=None, repeat=1, cotangents=None):
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
         reply = self.sandbox.request(
             "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
-            args=tuple(args), train=train, method=method, return_args=return_args, repeat=repeat)
+            args=tuple(args), train=train, method=method, return_args=return_args, repeat=repeat,
+            cotangents=cotangents)
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
 
@@ -261,6 +264,19 @@ class Kit:
             obj = module.eval()
         return obj
 
+    def gradients(self, case: Case, cotangents: list, *, user: bool) -> dict:
+        """{"args": [grad or None], "params": {name: grad}} of sum(output * cotangent), float64."""
+        args = self.inputs(case)
+        if user:
+            return self._user_reply(args, case=case, cotangents=cotangents)[0]
+        fn = self._reference_callable(case=case)
+        leaves = [a.detach().clone().requires_grad_(True) if _float(a) else a for a in args]
+        value = fn(*leaves)
+        outs = [o for o in (value if isinstance(value, (tuple, list)) else (value,)) if _float(o)]
+        sum((o * c).sum() for o, c in zip(outs, cotangents)).backward()
+        params = dict(fn.named_parameters()) if isinstance(fn, torch.nn.Module) else {}
+        return {"args": [a.grad if _float(a) else None for a in leaves], "params": {n: p.grad for n, p in params.items()}}
+
     def tolerance(self, dtype: str):
         """The kata's own (rtol, atol) for dtype, if its check module sets TOLERANCES; else the default."""
         return getattr(self.spec, "TOLERANCES", {}).get(dtype)
@@ -291,6 +307,10 @@ class Mistake:
     name: str
     impl: object
     explain: str
+
+
+def _float(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
 def _clone(args: tuple) -> tuple:
@@ -391,4 +411,72 @@ def standard_checks(spec) -> list:
                         raise Fail(f"{c.label}: your code modified its input ({fail}); "
                                    f"use out-of-place operations (x = x + ..., masked_fill, not masked_fill_)") from None
 
-    return [shapes, numerics64, numerics32, hygiene]
+    @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
+    def gradients(kit):
+        for c in spec.CASES:
+            expected_out = as_outputs(kit.reference(kit.inputs(c), case=c), outputs)
+            g = c.generator(salt=23)
+            cotangents = [torch.randn(e.shape, generator=g, dtype=e.dtype) for e in expected_out if _float(e)]
+            want = kit.gradients(c, cotangents, user=False)
+            got = kit.gradients(c, cotangents, user=True)
+            names = [n for n, _ in zip(_arg_names(kit), want["args"])]
+            try:
+                for name, u, e in zip(names, got["args"], want["args"]):
+                    if e is not None:
+                        if u is None:
+                            raise Fail(f"no gradient reaches {name}: something detaches it from the graph")
+                        compare(u, e, f"gradient of {name}", tol=kit.tolerance("float64"))
+                for name, e in want["params"].items():
+                    u = got["params"].get(name)
+                    if e is not None:
+                        if u is None:
+                            raise Fail(f"no gradient reaches the weight {name}: is it used, and not detached?")
+                        compare(u, e, f"gradient of {name}", tol=kit.tolerance("float64"))
+            except Fail as fail:
+                raise Fail(f"{c.label}: {fail}") from None
+
+    checks = [shapes, numerics64, numerics32, hygiene]
+    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "GRADIENTS", True):
+        checks.append(gradients)
+    if getattr(spec, "DROPOUT", False):
+        checks += dropout_checks(spec)
+    return checks
+
+
+def _arg_names(kit: Kit) -> list[str]:
+    import inspect
+
+    target = getattr(kit.solution, kit.spec.TARGET)
+    fn = target.forward if isinstance(target, type) else target
+    return [p for p in inspect.signature(fn).parameters if p != "self"]
+
+
+def dropout_checks(spec) -> list:
+    """For modules taking `dropout`: it acts in training only, and it does act."""
+    c = spec.CASES[0]
+
+    def with_dropout():
+        return {**spec.init(c), "dropout": 0.5}
+
+    @check("properties", "dropout is off in eval mode: dropout=0.5 in eval gives the reference's result")
+    def dropout_eval(kit):
+        args = kit.inputs(c)
+        got = as_outputs(kit.user(args, case=c, init=with_dropout()), spec.OUTPUTS)
+        want = as_outputs(kit.reference(args, case=c, init=with_dropout()), spec.OUTPUTS)
+        try:
+            for (name, legend), u, e in zip(spec.OUTPUTS, got, want):
+                compare(u, e, name, legend, tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(f"{c.label}, eval mode, dropout=0.5: {fail}. Use nn.Dropout (or F.dropout(x, p, "
+                       "self.training)): it must do nothing after .eval()") from None
+
+    @check("properties", "dropout acts in training mode: dropout=0.5 in train mode changes the result")
+    def dropout_train(kit):
+        args = kit.inputs(c)
+        trained = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
+        want = as_outputs(kit.reference(args, case=c, init=with_dropout()), spec.OUTPUTS)
+        if all(matches(u, e, kit.tolerance("float64")) for u, e in zip(trained, want)):
+            raise Fail(f"{c.label}: with dropout=0.5 in training mode the result equals the result without "
+                       "dropout; apply self.dropout where the contract says")
+
+    return [dropout_eval, dropout_train]

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-STAGES = ("structure", "shapes", "masking", "numerics", "hygiene")
+STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
 STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
                 "error": "bold red", "timeout": "bold magenta"}
 STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "error": "ERROR", "timeout": "TIMEOUT"}

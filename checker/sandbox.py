@@ -199,6 +199,8 @@ def _call(req):
     else:
         fn = obj
     args, kwargs = req.get("args", ()), req.get("kwargs", {})
+    if req.get("cotangents") is not None:
+        return _backward(fn, args, req["cotangents"], module if req.get("init") is not None else None)
     seconds = []
     for _ in range(max(1, int(req.get("repeat", 1)))):  # repeat > 1: timing, report the fastest run
         start = time.perf_counter()
@@ -208,6 +210,24 @@ def _call(req):
     if req.get("return_args"):
         reply["args_after"] = encode(list(args))
     return reply
+
+
+def _backward(fn, args, cotangents, module):
+    """Gradients of sum(output * cotangent) for the float inputs and every parameter."""
+    args = [a.detach().clone().requires_grad_(True) if _float_tensor(a) else a for a in args]
+    value = fn(*args)
+    outs = [o for o in (value if isinstance(value, (tuple, list)) else (value,)) if _float_tensor(o)]
+    if len(outs) != len(cotangents):
+        raise ValueError(f"expected {len(cotangents)} float tensor output(s), got {len(outs)}")
+    loss = sum((o * c.to(o.dtype)).sum() for o, c in zip(outs, cotangents))
+    loss.backward()
+    params = {} if module is None else {n: p.grad for n, p in module.named_parameters()}
+    return {"value": encode({"args": [a.grad if _float_tensor(a) else None for a in args], "params": params}),
+            "seconds": 0.0}
+
+
+def _float_tensor(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
 _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call}

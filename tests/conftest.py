@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,15 @@ ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = ROOT / "tests" / "variants"
 
 
+# A private data folder for the whole test session: a test that falls back to the default
+# workspace must never touch the real one in the user's home.
+_DATA_HOME = tempfile.mkdtemp(prefix="kata-tests-data-")
+
+
 def run_kata(*args, cwd=None, env=None, input=None, timeout=300):
     """Run the real CLI in a subprocess, as a user would."""
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", **(env or {})}
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "XDG_DATA_HOME": _DATA_HOME,
+                "KATA_WORKSPACE": "", **(env or {})}
     return subprocess.run([sys.executable, "-m", "checker", *map(str, args)], cwd=cwd, env=full_env,
                           input=input, capture_output=True, text=True, timeout=timeout)
 
@@ -31,3 +38,19 @@ def workspace(tmp_path):
     proc = run_kata("init", ws)
     assert proc.returncode == 0, proc.stderr
     return ws
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the mutation kill rate per kata (filled by tests/test_mutation.py)."""
+    try:
+        from test_mutation import KILL_RATES
+    except ImportError:
+        return
+    if not KILL_RATES:
+        return
+    terminalreporter.section("mutation kill rate")
+    killed = sum(k for k, _ in KILL_RATES.values())
+    total = sum(t for _, t in KILL_RATES.values())
+    for kata, (k, t) in KILL_RATES.items():
+        terminalreporter.write_line(f"{kata:32} {k:4}/{t:<4} {100 * k / max(t, 1):5.1f}%")
+    terminalreporter.write_line(f"{'all':32} {killed:4}/{total:<4} {100 * killed / max(total, 1):5.1f}%")

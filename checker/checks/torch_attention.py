@@ -7,6 +7,7 @@ import torch
 from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "ScaledDotProductAttention"
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("output", "(B, H, T_q, d_v)"), ("weights", "(B, H, T_q, T_k)")]
 
 # Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.

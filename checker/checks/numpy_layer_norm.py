@@ -1,0 +1,145 @@
+"""Hidden checks: NumPy layer normalization."""
+
+import re
+
+import numpy as np
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "layer_norm"
+OUTPUTS = [("output", "(..., D)")]
+
+# Every dimension its own size, rank 3 and rank 2. Case 3 holds a constant row (variance 0) and a
+# row with a large mean; case 4 passes epsilon=0.01 explicitly on rows of small variance, so an
+# epsilon that is ignored, or added outside the square root, shows.
+CASES = [
+    case(1, B=2, T=5, D=8),
+    case(2, N=6, D=7),
+    case(3, B=3, T=4, D=6, rows="x[0, 0] constant 2.5, x[1, 2] mean 500"),
+    case(4, N=5, D=9, epsilon=0.01, rows="variance about 0.01"),
+]
+
+
+def _lead(c) -> tuple:
+    return (c.B, c.T) if "B" in c.dims else (c.N,)
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    x = torch.randn(*_lead(c), c.D, generator=g, dtype=torch.float64) * 1.5 + 0.3
+    gamma = torch.randn(c.D, generator=g, dtype=torch.float64)  # random, so gamma and beta cannot be swapped unseen
+    beta = torch.randn(c.D, generator=g, dtype=torch.float64)
+    if c.id == 3:
+        x[0, 0] = 2.5  # variance exactly 0 (2.5 and its sums are exact)
+        x[1, 2] = 500.0 + 20.0 * torch.randn(c.D, generator=g, dtype=torch.float64)
+    if c.id == 4:
+        x = x * 0.1  # variance ~0.02, same order as epsilon
+    args = tuple(a.numpy().astype(dtype) for a in (x, gamma, beta))
+    return args + ((c.epsilon,) if "epsilon" in c.extra else ())
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def norm(x, gamma, beta, epsilon=1e-6, *, ddof=0, eps_outside=False, axis=-1, swap=False, shift=True, scale=True):
+    """Layer norm with knobs; every knob at its default gives the right answer."""
+    if swap:
+        gamma, beta = beta, gamma
+    mean = x.mean(axis=axis, keepdims=True)
+    std = x.std(axis=axis, keepdims=True, ddof=ddof)
+    x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon)
+    return (gamma * x_hat if scale else x_hat) + (beta if shift else 0)
+
+
+def _variant(default_eps=1e-6, **knobs):
+    return lambda x, gamma, beta, epsilon=default_eps: norm(x, gamma, beta, epsilon, **knobs)
+
+
+MISTAKES = [
+    Mistake("unbiased variance", _variant(ddof=1),
+            "your output equals layer norm with the unbiased variance (divide by D - 1, ddof=1): layer norm "
+            "divides by D, np.var's default ddof=0"),
+    Mistake("epsilon outside the square root", _variant(eps_outside=True),
+            "your output equals (x - mean) / (std + epsilon), seed 002's version: epsilon goes inside the "
+            "square root, (x - mean) / np.sqrt(var + epsilon)"),
+    Mistake("annotated-transformer std", _variant(ddof=1, eps_outside=True),
+            "your output equals (x - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated "
+            "Transformer's LayerNorm (torch's x.std() is unbiased): use the biased variance and "
+            "np.sqrt(var + epsilon)"),
+    Mistake("default epsilon 1e-5", _variant(default_eps=1e-5),
+            "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows seed 000, epsilon=1e-6"),
+    Mistake("epsilon argument ignored", lambda x, gamma, beta, epsilon=1e-6: norm(x, gamma, beta),
+            "your output ignores the epsilon argument (it equals epsilon=1e-6 when 0.01 was passed): "
+            "use the epsilon parameter"),
+    Mistake("gamma and beta swapped", _variant(swap=True),
+            "your output equals beta * x_hat + gamma: gamma and beta are swapped, y = gamma * x_hat + beta"),
+    Mistake("missing beta", _variant(shift=False),
+            "your output equals gamma * x_hat with no shift: add beta, y = gamma * x_hat + beta"),
+    Mistake("missing gamma", _variant(scale=False),
+            "your output equals x_hat + beta with no scale: multiply by gamma, y = gamma * x_hat + beta"),
+    Mistake("normalised over the wrong axis", _variant(axis=-2),
+            "your output is normalised over axis -2 (over positions, not features): take the mean and variance "
+            "over the last axis, axis=-1, keepdims=True"),
+    Mistake("normalised over the whole array", _variant(axis=None),
+            "your output uses one mean and one variance for the whole array: each vector x[..., :] is "
+            "normalised on its own, over axis=-1 with keepdims=True"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "layer_norm is a function taking (x, gamma, beta, epsilon)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["x", "gamma", "beta", "epsilon"])
+
+
+@check("shapes", "rank 2 and rank 3 inputs keep their shape (statistics taken with keepdims)")
+def ranks(kit):
+    for c in CASES[:2]:
+        args = inputs(c, "float64")
+        try:
+            got = kit.user(args)
+        except UserError as err:
+            if err.not_implemented or "broadcast" not in err.message:
+                raise
+            lines = re.findall(r"line (\d+)", err.traceback)
+            where = f" (line {lines[-1]})" if lines else ""
+            raise Fail(f"{c.label}: your code raised {err}{where}. The mean and the variance over the last axis "
+                       f"must keep that axis with size 1, shape {args[0].shape[:-1] + (1,)}, to broadcast against "
+                       "x: use keepdims=True (or mean[..., None])") from None
+        if not isinstance(got, np.ndarray) or got.shape != args[0].shape:
+            shape = got.shape if isinstance(got, np.ndarray) else f"a {type(got).__name__}"
+            raise Fail(f"{c.label}: output should be a NumPy array of x's shape (..., D) = {args[0].shape}, got {shape}")
+
+
+@check("numerics", "a constant row (variance 0) comes out finite, not NaN")
+def constant_row(kit):
+    c = CASES[2]
+    got = kit.user(inputs(c, "float64"))
+    if not isinstance(got, np.ndarray) or got.shape != (c.B, c.T, c.D):
+        raise Fail(f"{c.label}: the output should be a NumPy array of shape (B, T, D) = {(c.B, c.T, c.D)} first")
+    row = got[0, 0]
+    if not np.all(np.isfinite(row)):
+        raise Fail(f"{c.label}: x[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row[:3].tolist()}...: "
+                   "divide by np.sqrt(var + epsilon), with epsilon inside the square root, so a zero variance "
+                   "gives 0 / sqrt(epsilon) = 0 and the row becomes beta")
+
+
+@check("numerics", "adding 10⁶ to every input leaves the output unchanged (variance computed stably)")
+def shift_invariance(kit):
+    # Values on a 2^-16 grid: x + 1e6 is exact in float64, so a correct two-pass layer norm moves by
+    # ~1e-10 (the rounding of the mean), while mean(x²) - mean² loses ~1e-4 to cancellation.
+    c = CASES[0]
+    x, gamma, beta = inputs(c, "float64")
+    x = np.round(x * 2**16) / 2**16
+    plain = kit.user((x, gamma, beta))
+    shifted = kit.user((x + 1e6, gamma, beta))
+    try:
+        compare(shifted, plain, "output for x + 1e6", "(..., D)", tol=(1e-7, 1e-7))
+    except Fail as fail:
+        raise Fail(f"{c.label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's "
+                   "mean, so shifting every value must not change the result. Subtract the mean before squaring: "
+                   "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically when the mean is large") from None

@@ -1,0 +1,208 @@
+"""Hidden checks: NumPy sinusoidal positional encoding.
+
+positional_encoding(position, d_model) takes two ints and no arrays, so the standard checks
+("float32 in gives float32 out", "leaves the caller's inputs unchanged") do not apply: this
+module defines no OUTPUTS and writes its own shapes, numerics and hygiene checks. The dtype
+contract is float64 whatever happens; seed 000's final .astype(np.float32) is a named mistake.
+"""
+
+import re
+
+import numpy as np
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "positional_encoding"
+LEGEND = "(1, position, d_model)"
+
+# position and d_model differ in every case, so a transposed table cannot pass; two cases have
+# an odd d_model, and case 3 reaches angles of ~2000 rad, where computing in float32 shows.
+CASES = [
+    case(1, position=7, d_model=12),
+    case(2, position=10, d_model=7),
+    case(3, position=2048, d_model=24),
+    case(4, position=1, d_model=5),
+]
+
+
+def inputs(c, dtype="float64"):
+    """The arguments: two ints (dtype is ignored: the table is float64 whatever the caller wants)."""
+    return (c.position, c.d_model)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def table(position, d_model, *, base=10000.0, first=0, exponent="2i", swap=False, halves=False,
+          invert=False, odd_last="sin", batch=True, dtype=np.float64):
+    """The table with knobs; every knob at its default gives the right answer."""
+    pos = np.arange(first, first + position)[:, None]  # (T, 1)
+    j = np.arange(d_model)[None, :]  # (1, D)
+    power = {"2i": 2 * (j // 2), "i": j // 2, "j": j}[exponent] / d_model
+    angles = pos * base ** power if invert else pos / base ** power  # (T, D)
+    if halves:  # all sin columns first, then all cos columns
+        n_sin = (d_model + 1) // 2
+        pe = np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 0::2])[:, : d_model - n_sin]], axis=1)
+    else:
+        even = j % 2 == 0
+        pe = np.where(even != swap, np.sin(angles), np.cos(angles))
+    if d_model % 2 and odd_last == "zero":
+        pe[:, -1] = 0.0
+    pe = pe.astype(dtype)
+    return pe[None] if batch else pe
+
+
+def _variant(**knobs):
+    return lambda position, d_model: table(position, d_model, **knobs)
+
+
+MISTAKES = [
+    Mistake("no batch axis", _variant(batch=False),
+            "your table has no batch axis: return shape (1, position, d_model), e.g. pe[np.newaxis], "
+            "so that it broadcasts over (B, T, D) embeddings"),
+    Mistake("float32 cast", _variant(dtype=np.float32),
+            "your table is float32: the contract is float64, so drop the final .astype(np.float32) "
+            "(seed 000 casts; float32 keeps only about 7 significant digits)"),
+    Mistake("sin and cos swapped", _variant(swap=True),
+            "your table has sin and cos swapped: even columns (0, 2, 4, ...) take sin, odd columns take cos"),
+    Mistake("positions from 1", _variant(first=1),
+            "your positions start at 1: they start at 0 (np.arange(position)), so row 0 is [0, 1, 0, 1, ...]"),
+    Mistake("exponent i/d_model", _variant(exponent="i"),
+            "your exponent is i/d_model: it is 2i/d_model, i.e. pos / 10000^(2i/d_model) with i = j // 2 "
+            "for column j (equivalently, the even column index 2 * (j // 2) over d_model)"),
+    Mistake("exponent j/d_model", _variant(exponent="j"),
+            "your odd columns use the exponent j/d_model with j their own index: columns 2i and 2i+1 share one "
+            "frequency, 1 / 10000^(2i/d_model), so use 2 * (j // 2), not j"),
+    Mistake("base 1000", _variant(base=1000.0),
+            "your table uses base 1000: the paper's wavelengths grow as 10000^(2i/d_model), base 10000"),
+    Mistake("frequency inverted", _variant(invert=True),
+            "your table multiplies pos by 10000^(2i/d_model): divide by it, i.e. multiply by "
+            "exp(-2i · ln(10000) / d_model), with the minus sign"),
+    Mistake("sin half then cos half", _variant(halves=True),
+            "your table puts every sin column first and every cos column after: the paper interleaves them, "
+            "pe[:, 0::2] = sin and pe[:, 1::2] = cos"),
+    Mistake("odd last column zero", _variant(odd_last="zero"),
+            "with an odd d_model your last column is 0: it is a sin column, sin(pos / 10000^((d_model-1)/d_model))"),
+]
+
+
+def diagnose(kit, c, got) -> str | None:
+    """Name the mistake whose table equals the user's (kit.diagnose needs OUTPUTS, which this kata has not)."""
+    for mistake in MISTAKES:
+        try:
+            wrong = kit.reference(inputs(c), impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
+            continue
+        if matches(got, wrong):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def call(kit, c, args=None):
+    """The user's table for case c; a crash that only an odd d_model causes gets a pointed message."""
+    args = inputs(c) if args is None else args
+    try:
+        return kit.user(args)
+    except UserError as err:
+        position, d_model = args
+        if err.not_implemented or d_model % 2 == 0:
+            raise
+        try:
+            kit.user((position, d_model + 1))
+        except UserError:
+            raise err from None  # it crashes with an even d_model too: not an odd-size problem
+        lines = re.findall(r"line (\d+)", err.traceback)
+        where = f" (line {lines[-1]})" if lines else ""
+        raise Fail(f"{c.label}: with an odd d_model your code raised {err}{where}, while d_model={d_model + 1} "
+                   f"works. An odd d_model has (d_model+1)//2 = {(d_model + 1) // 2} sin columns but only "
+                   f"d_model//2 = {d_model // 2} cos columns: give the cos columns only the first d_model//2 "
+                   "frequencies (seed 004: div_term[:-1]), or compute one angle per column") from None
+
+
+def compare_case(kit, c, got, what="positional encoding") -> None:
+    expected = kit.reference(inputs(c))
+    try:
+        compare(got, expected, what, LEGEND)
+    except Fail as fail:
+        found = diagnose(kit, c, got)
+        raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "positional_encoding is a function taking (position, d_model)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["position", "d_model"])
+
+
+@check("shapes", "returns a NumPy array of shape (1, position, d_model) on every case")
+def shapes(kit):
+    for c in CASES:
+        got = call(kit, c)
+        if not isinstance(got, np.ndarray):
+            compare(got, kit.reference(inputs(c)), f"{c.label}: the table", LEGEND)  # says what came back
+        if tuple(got.shape) != (1, c.position, c.d_model):
+            want = (1, c.position, c.d_model)
+            hint = {(c.position, c.d_model): ": the batch axis is missing, return pe[np.newaxis]",
+                    (1, c.d_model, c.position): ": position and d_model are swapped, rows are positions",
+                    (c.d_model, c.position): ": rows must be positions and there is no batch axis"}
+            raise Fail(f"{c.label}: the table should have shape {LEGEND} = {want}, got {tuple(got.shape)}"
+                       f"{hint.get(tuple(got.shape), '')}")
+
+
+@check("shapes", "an odd d_model works (1, 3, 9 and 11 columns)")
+def odd_sizes(kit):
+    for d_model in (1, 3, 9, 11):
+        c = case(len(CASES) + 1, position=4, d_model=d_model)
+        got = call(kit, c)
+        if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, 4, d_model):
+            shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
+            raise Fail(f"{c.label}: the table should have shape {LEGEND} = {(1, 4, d_model)}, got {shape}")
+
+
+@check("numerics", "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64")
+def numerics(kit):
+    for c in CASES:
+        compare_case(kit, c, call(kit, c))
+
+
+@check("numerics", "with an odd d_model the last column is a sin column (0 at position 0, not 0 everywhere)")
+def odd_last_column(kit):
+    # Property only: whether this column has the right frequency is the check above's business.
+    c = CASES[1]
+    got = call(kit, c)
+    if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
+        raise Fail(f"{c.label}: the table should have shape {LEGEND} = {(1, c.position, c.d_model)} first")
+    last = got[0, :, -1].astype(np.float64)
+    shown = np.round(last[:4], 4).tolist()
+    formula = f"sin(pos / 10000^({c.d_model - 1}/{c.d_model}))"
+    if np.all(last == 0):
+        raise Fail(f"{c.label}: the last column (index {c.d_model - 1}, even) is 0 everywhere: it is a sin column, "
+                   f"{formula}, even though it has no cos partner")
+    if abs(last[0] - 1.0) < 1e-6:
+        raise Fail(f"{c.label}: the last column (index {c.d_model - 1}, even) starts {shown}..., a cos column: "
+                   f"even columns take sin, so it is {formula}")
+
+
+@check("hygiene", "the table depends only on (position, d_model), not on earlier calls")
+def no_stale_state(kit):
+    # Property only (a wrong but consistent table passes): sizes in a new order, repeated, so that
+    # a table cached from an earlier call shows up; a shorter table is the start of a longer one.
+    first = call(kit, case(11, position=12, d_model=6))
+    for c in (case(12, position=3, d_model=10), case(13, position=12, d_model=9), case(14, position=5, d_model=6)):
+        got = call(kit, c)
+        if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
+            shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
+            raise Fail(f"{c.label}, called after position=12, d_model=6: the table should have shape "
+                       f"{LEGEND} = {(1, c.position, c.d_model)}, got {shape}. Build the table from this "
+                       "call's position and d_model; a table kept from an earlier call must be keyed on both")
+    again = call(kit, case(11, position=12, d_model=6))
+    try:
+        compare(again, first, "the second table for position=12, d_model=6", LEGEND)
+        compare(got, first[:, :5], "the table for position=5, d_model=6", LEGEND)
+    except Fail as fail:
+        raise Fail(f"{fail} (compared with your own first table for position=12, d_model=6): the same sizes "
+                   "must give the same table, and a shorter table is the start of a longer one") from None

@@ -1,0 +1,202 @@
+"""Hidden checks: NumPy numerically stable softmax."""
+
+import numpy as np
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "softmax"
+OUTPUTS = [("probabilities", "(same as x)")]
+
+# Logits near 1e3 or 1e4 carry an absolute rounding error of one float32 ulp (6e-5 at 1e3), so exp() of
+# them is good to about 1e-4 relative whatever the method: the stability checks allow 1e-3 in float32
+# (log-sum-exp implementations round there; every real mistake gives NaN or an error of order 1).
+STABILITY_TOL = {"float64": None, "float32": (1e-3, 1e-6)}
+
+# Every dimension its own size, so normalising along the wrong axis cannot pass by coincidence;
+# axis 0 and 1 of a 3-D array catch code that always uses the last axis.
+CASES = [
+    case(1, B=2, T_q=3, T_k=5, axis="-1"),
+    case(2, d0=4, d1=3, d2=6, axis="0"),
+    case(3, d0=2, d1=5, d2=3, axis="1"),
+    case(4, N=4, V=7, axis="-1"),
+    case(5, V=6, axis="-1"),
+]
+
+
+def _array(shape, g, dtype, scale=3.0, shift=0.0):
+    """Realistic logits: randn * scale + shift, seeded, in dtype."""
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * scale + shift).numpy().astype(dtype)
+
+
+def inputs(c, dtype):
+    return _array(tuple(c.dims.values()), c.generator(), dtype), int(c.axis)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _no_max(x, axis=-1):
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _global_max(x, axis=-1):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _axis_ignored(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _sum_no_keepdims(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis)
+
+
+def _max_no_keepdims(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _divide_by_max(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.max(e, axis=axis, keepdims=True)
+
+
+def _no_exp(x, axis=-1):
+    return x / np.sum(x, axis=axis, keepdims=True)
+
+
+KEEPDIMS = ("without keepdims=True the reduced axis disappears, so the result broadcasts against the wrong "
+            "axis (or raises 'operands could not be broadcast'): pass keepdims=True to np.max and np.sum")
+
+MISTAKES = [
+    Mistake("no max subtraction", _no_max,
+            "your output equals softmax without subtracting the max: exp of a large logit overflows to inf "
+            "(exp(710) in float64, exp(89) in float32) and inf/inf is NaN; subtract np.max(x, axis=axis, "
+            "keepdims=True) before np.exp"),
+    Mistake("global max", _global_max,
+            "your output equals softmax shifted by the max of the WHOLE array (np.max(x)): a slice whose "
+            "entries all lie far below it underflows to 0/0 = NaN; subtract each slice's own max, "
+            "np.max(x, axis=axis, keepdims=True)"),
+    Mistake("axis ignored", _axis_ignored,
+            "your output is normalised over the last axis whatever `axis` says: pass axis=axis to np.max and np.sum"),
+    Mistake("sum without keepdims", _sum_no_keepdims, f"you divide by np.sum(e, axis=axis); {KEEPDIMS}"),
+    Mistake("max without keepdims", _max_no_keepdims, f"you subtract np.max(x, axis=axis); {KEEPDIMS}"),
+    Mistake("divide by the max", _divide_by_max,
+            "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer "
+            "sums to 1; divide by np.sum(e, axis=axis, keepdims=True)"),
+    Mistake("no exp", _no_exp,
+            "your output equals x / sum(x), with no exponential: softmax normalises exp(x), which is positive"),
+]
+
+
+def _named(kit, args, got):
+    """The explanation of the first named mistake whose result equals `got` on these inputs."""
+    for mistake in MISTAKES:
+        try:
+            with np.errstate(all="ignore"):
+                wrong = kit.reference(args, impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+            continue
+        if matches(got, wrong, STABILITY_TOL["float32"] if got.dtype == np.float32 else None):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def _verify(kit, args, what, tol=None):
+    """Call the user's softmax on args and compare with the reference; name the mistake if known."""
+    got = kit.user(args)
+    expected = kit.reference(args)
+    try:
+        compare(got, expected, "probabilities", "(same as x)", tol=tol)
+    except Fail as fail:
+        found = _named(kit, args, got) if isinstance(got, np.ndarray) else None
+        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+    return got
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "softmax is a function softmax(x, axis)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["x", "axis"])
+
+
+@check("shapes", "reductions keep their axis (keepdims=True), so they broadcast back")
+def keepdims(kit):
+    # On a (3, 5) input a dropped axis raises; on a square (4, 4) one it silently divides row i by
+    # the sum of row j: the form in which this mistake survives into an interview.
+    g = torch.Generator().manual_seed(11)
+    for shape, axis in (((3, 5), -1), ((4, 4), -1), ((4, 4), 0)):
+        args = (_array(shape, g, "float64"), axis)
+        try:
+            _verify(kit, args, f"x of shape {shape}, axis={axis}")
+        except UserError as err:
+            if err.not_implemented or "broadcast" not in err.message:
+                raise
+            raise Fail(f"x of shape {shape}, axis={axis}: your code raised {err}; {KEEPDIMS}") from None
+
+
+@check("numerics", "softmax(x) with no axis normalises over the last axis")
+def default_axis(kit):
+    x = _array((3, 4, 5), torch.Generator().manual_seed(12), "float64")
+    got, expected = kit.user((x,)), kit.reference((x,))
+    try:
+        compare(got, expected, "softmax(x)", "(same as x)")
+    except Fail as fail:
+        raise Fail(f"{fail}; the default is axis=-1 (def softmax(x, axis=-1))") from None
+
+
+@check("numerics", "stability: logits of size 1e4 give no NaN or inf (float64 and float32)")
+def large_logits(kit):
+    for dtype in ("float64", "float32"):
+        x = _array((3, 4, 6), torch.Generator().manual_seed(13), dtype, scale=1e4)
+        got = kit.user((x, -1))
+        if isinstance(got, np.ndarray) and got.shape == x.shape and not np.isfinite(got).all():
+            found = _named(kit, (x, -1), got)
+            bad = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+            raise Fail(f"{dtype}, logits of size 1e4: entry {bad} is {got[bad]}. "
+                       + (found or "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN"))
+        _verify(kit, (x, -1), f"{dtype}, logits of size 1e4", STABILITY_TOL[dtype])
+
+
+@check("numerics", "stability: slices near -1e4, 0 and +1e3 are each normalised on their own")
+def far_apart_slices(kit):
+    # Subtracting the GLOBAL max (np.max(x)) instead of each slice's own turns the slice near -1e4
+    # into exp(-1e4)/sum(...) = 0/0 = NaN; never subtracting a max overflows the slice near +1e3.
+    g = torch.Generator().manual_seed(14)
+    rows = np.stack([_array(5, g, "float64"), _array(5, g, "float64", shift=-1e4), _array(5, g, "float64", shift=1e3)])
+    for x, axis, where in ((rows, -1, "row"), (np.ascontiguousarray(rows.T), 0, "column")):
+        for dtype in ("float64", "float32"):
+            args = (x.astype(dtype), axis)
+            got = kit.user(args)
+            if isinstance(got, np.ndarray) and got.shape == x.shape and np.isnan(got).any():
+                found = _named(kit, args, got)
+                nan_slices = sorted({int(i) for i in np.argwhere(np.isnan(got))[:, 0 if axis == -1 else 1]})
+                means = {0: "0", 1: "-1e4", 2: "+1e3"}
+                raise Fail(f"{dtype}, axis={axis}: the {where}(s) of logits near "
+                           f"{', '.join(means[i] for i in nan_slices)} came out NaN. "
+                           + (found or "subtract each slice's own max: np.max(x, axis=axis, keepdims=True)"))
+            _verify(kit, args, f"{dtype}, {where}s near 0, -1e4 and +1e3, axis={axis}", STABILITY_TOL[dtype])
+
+
+@check("numerics", "every slice along the axis lies in [0, 1] and sums to 1")
+def sums_to_one(kit):
+    for c in CASES:
+        x, axis = kit.inputs(c)
+        got = kit.user((x, axis))
+        if not (isinstance(got, np.ndarray) and got.shape == x.shape):
+            continue  # the shapes check reports it
+        sums = np.sum(got, axis=axis)
+        if not np.allclose(sums, 1.0, rtol=0, atol=1e-9) or (got < 0).any() or (got > 1).any():
+            found = _named(kit, (x, axis), got)
+            worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums) - 1))]) if np.isfinite(sums).any() else float("nan")
+            raise Fail(f"{c.label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}"
+                       + (f". Diagnosis: {found}" if found else ""))

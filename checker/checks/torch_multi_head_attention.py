@@ -1,0 +1,214 @@
+"""Hidden checks: PyTorch multi-head attention (self and cross)."""
+
+import math
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, expect_structure
+
+TARGET = "MultiHeadAttention"
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
+OUTPUTS = [("out", "(B, T_q, D)"), ("attn", "(B, H, T_q, T_k)")]
+
+# Every dimension its own size (B, T_q, T_k, D, H, d_k), so a swapped or broadcast axis cannot
+# pass by coincidence. D=12 is split into 3 and 4 heads. Cross-attention without a mask comes
+# before the masked cases: a mistake that reads K/V from x_q can only be diagnosed there.
+CASES = [
+    case(1, B=2, T_q=5, T_k=5, D=12, H=3, d_k=4, kind="self", mask="none"),
+    case(2, B=3, T_q=4, T_k=6, D=10, H=2, d_k=5, kind="cross", mask="none"),
+    case(3, B=2, T_q=7, T_k=7, D=12, H=4, d_k=3, kind="self", mask="causal (1, 1, T_q, T_k)"),
+    case(4, B=4, T_q=3, T_k=5, D=12, H=6, d_k=2, kind="cross", mask="padding (B, 1, 1, T_k)"),
+    case(5, B=3, T_q=6, T_k=6, D=8, H=2, d_k=4, kind="self", mask="decoder (B, 1, T_q, T_k)"),
+]
+# A query that sees no key at all (checked on its own, so NaN there does not hide other mistakes).
+EMPTY_ROW = case(6, B=2, T_q=4, T_k=5, D=6, H=2, d_k=3, kind="cross", mask="(B, 1, T_q, T_k), one query sees nothing")
+
+
+def init(c):
+    return {"d_model": c.D, "num_heads": c.H, "dropout": 0.0}
+
+
+def _lengths(c, g):
+    lengths = torch.randint(2, c.T_k + 1, (c.B,), generator=g)
+    lengths[0] = c.T_k - 2  # at least one batch item really has padding ...
+    lengths[-1] = c.T_k  # ... and one has none
+    return lengths
+
+
+def make_mask(c) -> torch.Tensor | None:
+    kind = c.mask.split()[0]
+    g = c.generator(salt=1)
+    keys = torch.arange(c.T_k)
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril().view(1, 1, c.T_q, c.T_k)
+    if kind == "padding":
+        return (keys < _lengths(c, g)[:, None]).view(c.B, 1, 1, c.T_k)
+    if kind == "decoder":
+        pad = (keys < _lengths(c, g)[:, None]).view(c.B, 1, 1, c.T_k)
+        return pad & torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril()  # (B, 1, T_q, T_k)
+    mask = torch.rand(c.B, 1, c.T_q, c.T_k, generator=g) < 0.6
+    mask[..., 0] = True
+    mask[1, 0, 2] = False  # batch item 1, query 2 sees nothing
+    return mask
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    x_q = torch.randn(c.B, c.T_q, c.D, generator=g, dtype=torch.float64).to(dt)
+    if c.kind == "self":
+        return x_q, x_q, make_mask(c)  # self-attention: the same tensor twice
+    x_kv = torch.randn(c.B, c.T_k, c.D, generator=g, dtype=torch.float64).to(dt)
+    return x_q, x_kv, make_mask(c)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+class _Knobbed(nn.Module):
+    """The reference with knobs; every knob at its default gives the right answer."""
+
+    scale, split, combine, project_out, kv_from, q_from, v_proj, axis, invert, use_mask = (
+        "sqrt_dk", "transpose", "transpose", True, "x_kv", "x_q", "W_v", -1, False, True)
+
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        super().__init__()
+        self.H, self.d_k = num_heads, d_model // num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model) for _ in range(4))
+
+    def forward(self, x_q, x_kv, mask=None):
+        src = {"x_q": x_q, "x_kv": x_kv}
+        q_in, kv_in = src[self.q_from], src[self.kv_from]
+        Q = self._split(self.W_q(q_in))
+        K = self._split(self.W_k(kv_in))
+        V = self._split(getattr(self, self.v_proj)(kv_in))
+        d = {"sqrt_dk": math.sqrt(self.d_k), "none": 1.0, "sqrt_dmodel": math.sqrt(self.H * self.d_k),
+             "dk": self.d_k}[self.scale]
+        scores = Q @ K.transpose(-2, -1) / d
+        visible = None if mask is None or not self.use_mask else (~mask if self.invert else mask)
+        if visible is not None:
+            scores = scores.masked_fill(~visible, float("-inf"))
+        attn = scores.softmax(dim=self.axis)
+        if visible is not None:
+            attn = attn.masked_fill(~visible, 0.0)
+        out = attn @ V  # (B, H, T_q, d_k)
+        B, H, T, d_k = out.shape
+        out = out.transpose(1, 2).reshape(B, T, H * d_k) if self.combine == "transpose" else out.reshape(B, T, H * d_k)
+        return (self.W_o(out) if self.project_out else out), attn
+
+    def _split(self, x):
+        B, T, D = x.shape
+        if self.split == "transpose":
+            return x.view(B, T, self.H, self.d_k).transpose(1, 2)
+        return x.view(B, self.H, T, self.d_k)  # the wrong way: heads made of whole rows
+
+
+def _variant(**knobs):
+    return type("Mistake", (_Knobbed,), knobs)
+
+
+MISTAKES = [
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), d_k = d_model // num_heads"),
+    Mistake("scale by sqrt(d_model)", _variant(scale="sqrt_dmodel"),
+            "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head (d_model // num_heads)"),
+    Mistake("scale by d_k", _variant(scale="dk"),
+            "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
+    Mistake("split without transpose", _variant(split="view"),
+            "your heads are split with x.view(B, H, T, d_k) directly, which cuts the sequence into blocks instead of "
+            "cutting each vector into heads: use x.view(B, T, H, d_k).transpose(1, 2)"),
+    Mistake("combine without transpose", _variant(combine="view"),
+            "your heads are combined without a transpose, so the positions get mixed: use "
+            "out.transpose(1, 2).contiguous().view(B, T_q, d_model)"),
+    Mistake("missing output projection", _variant(project_out=False),
+            "your output equals the concatenated heads without the output projection: apply self.W_o at the end"),
+    Mistake("K/V from x_q", _variant(kv_from="x_q"),
+            "in cross-attention your keys and values come from x_q: K = W_k(x_kv) and V = W_v(x_kv); only Q comes from x_q"),
+    Mistake("Q from x_kv", _variant(q_from="x_kv", kv_from="x_q"),
+            "your queries come from x_kv and your keys/values from x_q: Q = W_q(x_q), K = W_k(x_kv), V = W_v(x_kv)"),
+    Mistake("V projected with W_k", _variant(v_proj="W_k"),
+            "your values are projected with W_k (a copy-paste slip): V = self.W_v(x_kv)"),
+    Mistake("softmax over queries", _variant(axis=-2),
+            "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
+    Mistake("mask inverted", _variant(invert=True),
+            "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
+    Mistake("mask ignored", _variant(use_mask=False),
+            "your output equals attention without the mask: pass the mask on to the attention and fill hidden scores with -inf"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "MultiHeadAttention is an nn.Module with W_q, W_k, W_v, W_o and forward(x_q, x_kv, mask)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["d_model", "num_heads", "dropout"],
+                     forward=["x_q", "x_kv", "mask"], init=init(CASES[0]))
+    expect_structure(kit, TARGET, module=True, init=init(CASES[1]))  # D=10, H=2: d_k is not hard-coded
+
+
+@check("masking", "hidden keys get exactly zero weight in every head")
+def hidden_keys_zero(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        if args[2] is None:
+            continue
+        _, attn = _pair(kit.user(args, case=c), c)
+        visible = args[2].expand(c.B, c.H, c.T_q, c.T_k)
+        leaked = attn.masked_fill(visible, 0.0)
+        if torch.isnan(leaked).any() or (leaked != 0).any():
+            b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
+            raise Fail(f"{c.label}: query {i} gives weight {leaked[b, h, i, j].item():.3g} to hidden key {j} "
+                       f"(batch {b}, head {h}); fill hidden scores with -inf before softmax (True = may attend)")
+
+
+@check("masking", "in causal self-attention, position i uses no input after i")
+def causal(kit):
+    c = CASES[2]
+    x, _, mask = kit.inputs(c)
+    out, _ = _pair(kit.user((x, x, mask), case=c), c)
+    for t in range(c.T_q - 1):
+        changed = x.clone()
+        changed[:, t + 1:] += 3.0  # change only the future of position t
+        out2, _ = _pair(kit.user((changed, changed, mask), case=c), c)
+        if not torch.allclose(out[:, : t + 1], out2[:, : t + 1], rtol=1e-12, atol=1e-12):
+            raise Fail(f"{c.label}: changing the inputs after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and that the "
+                       "heads are split and combined with a transpose")
+
+
+@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
+def fully_hidden_row(kit):
+    c = EMPTY_ROW
+    args = kit.inputs(c)
+    out, attn = _pair(kit.user(args, case=c), c)
+    expected, _ = kit.reference(args, case=c)
+    row_w, row_o = attn[1, :, 2], out[1, 2]
+    if torch.isnan(row_w).any() or torch.isnan(row_o).any():
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key and came out NaN (softmax of a row of -inf); "
+                   "set such rows to zero, for example weights.masked_fill(~mask, 0.0) after softmax")
+    if (row_w != 0).any():
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key, yet its weights in head 0 are "
+                   f"{[round(x, 3) for x in row_w[0].tolist()]}; a query with no visible key must get zero weights "
+                   "(with -1e9 instead of -inf such a row turns uniform)")
+    others = torch.ones(c.B, c.T_q, dtype=torch.bool)
+    others[1, 2] = False
+    if torch.allclose(out[others], expected[others], rtol=1e-9, atol=1e-10) and not torch.allclose(
+            row_o, expected[1, 2], rtol=1e-9, atol=1e-10):
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key and its weights are zero, but its output is not "
+                   "W_o's bias: compute the output from the zeroed weights (weights @ V), so the attention gives 0")
+
+
+def _pair(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, torch.Tensor) for v in value)):
+        raise Fail(f"{c.label}: forward should return a tuple (out, attn) of tensors")
+    out, attn = value
+    for name, got, want, legend in (("out", out, (c.B, c.T_q, c.D), "(B, T_q, D)"),
+                                    ("attn", attn, (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")):
+        if tuple(got.shape) != want:
+            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
+    return out, attn

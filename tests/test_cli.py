@@ -1,0 +1,163 @@
+"""The real `kata` command in a subprocess, as a user runs it."""
+
+import json
+import os
+import textwrap
+
+from checker import catalogue
+from conftest import ROOT, run_json, run_kata
+
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+
+
+def _write(ws, kata_file, text):
+    (ws / kata_file).write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def test_fresh_workspace_reports_not_started_with_the_path(workspace):
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1
+    (kata,) = doc["katas"]
+    assert kata["status"] == "not_started"
+    assert kata["file"] == str(workspace / "torch" / "attention.py")
+    assert {"name", "track", "file", "status", "seconds", "checks", "diagnosis"} <= set(kata)
+    assert all({"name", "stage", "passed", "message"} <= set(c) for c in kata["checks"])
+
+
+def test_reference_pasted_into_the_workspace_passes(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    proc = run_kata("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 0, proc.stdout
+    assert "PASS" in proc.stdout
+
+
+def test_missing_scale_fails_and_says_what_is_wrong(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    proc = run_kata("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1
+    assert "FAIL" in proc.stdout and "1/√d_k" in proc.stdout
+    _, doc = run_json("check", "attention", "--workspace", workspace)
+    assert "√d_k" in doc["katas"][0]["diagnosis"]
+
+
+def test_json_is_the_only_thing_on_stdout_even_when_user_code_prints(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("d_k = Q.size(-1)", "d_k = Q.size(-1); print('[debug] hi')"))
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 0
+    assert "[debug] hi" in doc["katas"][0]["output"]
+
+
+def test_syntax_error_names_file_and_line(workspace):
+    _write(workspace, "torch/attention.py", "import torch\n\ndef broken(:\n    pass\n")
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1
+    kata = doc["katas"][0]
+    assert kata["status"] == "error"
+    assert "line 3" in kata["error"] and "attention.py" in kata["error"]
+
+
+def test_misnamed_class_is_named_in_the_message(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("class ScaledDotProductAttention", "class ScaledDotProductAtention"))
+    _, doc = run_json("check", "attention", "--workspace", workspace)
+    structure = doc["katas"][0]["checks"][0]
+    assert not structure["passed"] and "ScaledDotProductAtention" in structure["message"]
+    assert "misname" in structure["message"]
+
+
+def test_endless_loop_times_out(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("d_k = Q.size(-1)", "while True: pass"))
+    proc, doc = run_json("check", "attention", "--workspace", workspace, "--timeout", "1")
+    assert proc.returncode == 1
+    kata = doc["katas"][0]
+    assert kata["status"] == "timeout"
+    assert any("timed out after 1 s" in c["message"] for c in kata["checks"])
+
+
+def test_user_exception_shows_their_own_frame(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("d_k = Q.size(-1)", "d_k = Q.size(-1); Q.foo()"))
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    kata = doc["katas"][0]
+    assert kata["status"] == "fail"
+    assert "attention.py" in kata["error"] and "AttributeError" in kata["error"]
+    assert "checker" not in kata["error"], "the checker's own frames are hidden"
+
+
+def test_crash_of_the_child_is_a_verdict(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("d_k = Q.size(-1)", "import os; os._exit(3)"))
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1
+    assert doc["katas"][0]["status"] == "error"
+    assert any("exited with status 3" in c["message"] for c in doc["katas"][0]["checks"])
+
+
+def test_unknown_kata_is_a_usage_error_with_suggestions(workspace):
+    proc = run_kata("check", "attentoin", "--workspace", workspace)
+    assert proc.returncode == 2
+    assert "attention" in proc.stderr and "Did you mean" in proc.stderr
+
+
+def test_missing_workspace_is_a_usage_error(tmp_path):
+    proc = run_kata("check", "attention", "--workspace", tmp_path / "nope")
+    assert proc.returncode == 2 and "kata init" in proc.stderr
+
+
+def test_workspace_found_from_variable_then_current_folder(workspace, tmp_path):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    assert run_kata("check", "attention", env={"KATA_WORKSPACE": str(workspace)}).returncode == 0
+    assert run_kata("check", "attention", cwd=workspace / "torch").returncode == 0
+
+
+def test_default_workspace_is_created_on_first_use(tmp_path):
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "KATA_WORKSPACE": ""}
+    proc = run_kata("check", "attention", "--json", cwd=tmp_path, env=env)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["katas"][0]["status"] == "not_started"
+    assert "Created your workspace" in proc.stderr
+    assert (tmp_path / "data" / "kata" / "workspace" / "torch" / "attention.py").is_file()
+
+
+def test_init_never_overwrites_the_users_work(workspace):
+    _write(workspace, "torch/attention.py", "# my work\n")
+    (workspace / "numpy" / "softmax.py").unlink()
+    proc = run_kata("init", workspace)
+    assert proc.returncode == 0
+    assert (workspace / "torch" / "attention.py").read_text() == "# my work\n"
+    assert (workspace / "numpy" / "softmax.py").is_file()
+
+
+def test_list_shows_the_path_and_records_progress(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    run_kata("check", "attention", "--workspace", workspace)
+    proc, doc = run_json("list", "--workspace", workspace)
+    assert proc.returncode == 0
+    rows = {k["name"]: k for k in doc["katas"]}
+    assert rows["attention"]["status"] == "pass" and rows["numpy/softmax"]["status"] == "not_started"
+    assert {"name", "track", "title", "difficulty", "status"} <= set(rows["attention"])
+    tracks = [k["track"] for k in doc["katas"]]
+    assert tracks == sorted(tracks, key=["numpy", "torch"].index), "grouped by track"
+    assert "attention" in run_kata("list", "--workspace", workspace).stdout
+
+
+def test_show_prints_the_statement():
+    proc = run_kata("show", "attention", "--lang", "en")
+    assert proc.returncode == 0 and "softmax" in proc.stdout and "Hints" in proc.stdout
+
+
+def test_case_prints_its_inputs():
+    proc = run_kata("check", "attention", "--case", "2")
+    assert proc.returncode == 0
+    assert "case 2" in proc.stdout and "mask =" in proc.stdout and "tensor(" in proc.stdout
+    assert run_kata("check", "attention", "--case", "99").returncode == 2
+
+
+def test_help_documents_the_exit_codes():
+    proc = run_kata("--help")
+    assert proc.returncode == 0 and "exit status" in proc.stdout and "130" in proc.stdout
+    assert run_kata("check", "--help").returncode == 0
+    assert run_kata("chek").returncode == 2
+
+
+def test_all_solutions_pass_through_the_cli():
+    proc, doc = run_json("check", "--all", "--solution")
+    assert proc.returncode == 0, [k["name"] for k in doc["katas"] if k["status"] != "pass"]
+    assert [k["name"] for k in doc["katas"]] == [k.id for k in catalogue.all_katas()]

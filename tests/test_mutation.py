@@ -1,0 +1,36 @@
+"""Mutation testing of the hidden checks: every behaviour-changing mutant of a reference is rejected.
+
+Each reference is mutated mechanically (tests/mutation.py); a mutant that still passes every
+hidden check must be listed in tests/equivalent_mutants.toml with the reason it is equivalent.
+The kill rate per kata is printed at the end of the run.
+"""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from checker import catalogue, engine
+from checker.paths import SOLUTIONS
+from mutation import mutants
+
+EQUIVALENT = tomllib.loads((Path(__file__).parent / "equivalent_mutants.toml").read_text(encoding="utf-8"))
+KILL_RATES: dict[str, tuple[int, int]] = {}
+MUTANT_TIMEOUT = 3.0  # seconds per call: a mutant that loops forever is killed by the time limit
+
+
+@pytest.mark.parametrize("kata", catalogue.all_katas(), ids=lambda k: k.id)
+def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path):
+    allowed = EQUIVALENT.get(f"{kata.track}_{kata.name}", {})
+    survivors, total = [], 0
+    for mutant in mutants((SOLUTIONS / kata.file).read_text(encoding="utf-8")):
+        total += 1
+        path = tmp_path / f"{kata.name}_{mutant.index}.py"
+        path.write_text(mutant.source, encoding="utf-8")
+        if engine.check_file(kata, path, timeout=MUTANT_TIMEOUT).status == "pass":
+            survivors.append(mutant)
+    KILL_RATES[kata.id] = (total - len(survivors), total)
+    unexplained = [f"line {m.line}: {m.what}" for m in survivors if m.key not in allowed]
+    assert not unexplained, "mutants that pass the hidden checks:\n" + "\n".join(unexplained)
+    stale = set(allowed) - {m.key for m in survivors}
+    assert not stale, f"listed as equivalent but now killed or gone (remove them): {sorted(stale)}"
