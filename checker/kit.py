@@ -233,6 +233,10 @@ class Kit:
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
 
+    def drive(self, driver: str, *args):
+        """Run checker.drivers.<driver>(user_module, *args) in the child; return its (decoded) value."""
+        return self.sandbox.request("drive", driver=f"checker.drivers:{driver}", args=tuple(args))["value"]
+
     def time(self, case: Case, repeat: int = 5) -> None:
         """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""
         args = self.inputs(case)

@@ -230,7 +230,22 @@ def _float_tensor(x) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
-_HANDLERS = {"load": _load, "inspect": _inspect, "call": _call}
+def _drive(req):
+    """Run a harness function in the child that drives the user's code (a training loop, a decoder).
+
+    req["driver"] is "checker.drivers:NAME"; it is called as NAME(user_module, *args) and what it
+    returns travels back like any value, to be judged in the parent.
+    """
+    module_name, _, name = req["driver"].partition(":")
+    if not module_name.startswith("checker."):
+        raise ValueError(f"drivers live in the checker package, not {module_name}")
+    driver = getattr(importlib.import_module(module_name), name)
+    start = time.perf_counter()
+    value = driver(_user, *req.get("args", ()))
+    return {"value": encode(value), "seconds": time.perf_counter() - start}
+
+
+_HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive}
 
 
 def _child(conn, path: str, capture_fd: int) -> None:

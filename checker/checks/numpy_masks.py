@@ -129,8 +129,9 @@ def _pad_form(got, c):
     hints = {
         (B, T): "that is (B, T): add the head and query axes, real[:, None, None, :], so the mask broadcasts "
                 "against the scores (B, H, T_q, T_k)",
-        (B, 1, T): "that is (B, 1, T), seed 004's make_src_mask: it broadcasts against (B, T_q, T_k) but not "
-                   "against 4-D scores (B, H, T_q, T_k); add one more axis: real[:, None, None, :]",
+        (B, 1, T): "that is (B, 1, T), seed 004's make_src_mask (its attention adds the head axis later, with "
+                   "mask.unsqueeze(1)); against scores (B, H, T_q, T_k) it would line B up with the head axis: "
+                   "add both axes here, real[:, None, None, :]",
         (B, 1, T, 1): "the tokens sit on the query axis; padding hides KEYS, the last axis: (B, 1, 1, T)",
         (B, T, 1, 1): "the tokens sit on the head axis; padding hides KEYS, the last axis: (B, 1, 1, T)",
     }

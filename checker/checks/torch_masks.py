@@ -131,6 +131,8 @@ DECODER_MISTAKES = [
     Mistake("(B, T, T)", lambda t, p=0: (_pad(t, p) & _tril(t.size(1)))[:, 0],
             "your mask has shape (B, T_t, T_t), like seed 004's make_tgt_mask (its attention adds the head axis): "
             "add it here, (B, 1, T_t, T_t)"),
+    Mistake("padding part inverted", lambda t, p=0: (t == p)[:, None, None, :] & _tril(t.size(1)),
+            "the padding part of your mask is True at the PAD positions: True means 'may attend', use tgt != pad_id"),
     Mistake("causal part inverted", lambda t, p=0: _pad(t, p) & _triu(t.size(1), 1),
             "the causal part of your mask is the upper triangle: True = may attend, so use the lower triangle (tril)"),
     Mistake("diagonal hidden", lambda t, p=0: _pad(t, p) & _tril(t.size(1), -1),
@@ -162,6 +164,9 @@ CROSS_MISTAKES = [
     Mistake("causal part", lambda s, t, p=0: _cross_full(s, t, p) & torch.ones(t.size(1), s.size(1), dtype=torch.bool).tril(),
             "your cross mask has a causal part: a decoder position may look at EVERY source position; "
             "hide only the source PAD"),
+    Mistake("(B, T_t, T_s)", lambda s, t, p=0: _cross_full(s, t, p)[:, 0],
+            "your mask has shape (B, T_t, T_s), like seed 004's masks (its attention adds the head axis): "
+            "add it here, (B, 1, T_t, T_s)"),
     Mistake("inverted", lambda s, t, p=0: _full((s == p)[:, None, None, :], s.size(0), t.size(1), s.size(1)),
             "your mask is True at the source PAD positions: True means 'may attend', so use src != pad_id"),
     Mistake("pad_id ignored", lambda s, t, p=0: _cross_full(s, t, 0),
@@ -212,6 +217,11 @@ def _equals(impl, args, got) -> bool:
 def _shown(args) -> str:
     parts = [f"tokens {tuple(a.shape)}" if isinstance(a, torch.Tensor) else repr(a) for a in args]
     return f"({', '.join(parts)})"
+
+
+@check("masking", "make_pad_mask(tokens) is (B, 1, 1, T) bool, True at the real tokens, for any pad_id")
+def pad(kit):
+    _verify(kit, TARGET, CASES, lambda c: inputs(c, "float64"), OUTPUTS[0][1], MISTAKES)
 
 
 @check("masking", "make_subsequent_mask(T) is (1, 1, T, T) bool, True on and below the diagonal")

@@ -5,14 +5,14 @@ import torch
 from torch import nn
 
 
-def attention(q, k, v, mask):
+def attention(q, k, v, mask, dropout):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=scores.dtype))
     w = torch.softmax(scores, dim=-1)
     if mask is not None:
         w = torch.where(mask, w, torch.zeros_like(w))
-    return w @ v, w
+    return dropout(w) @ v, w
 
 
 class MultiHeadAttention(nn.Module):
@@ -23,6 +23,7 @@ class MultiHeadAttention(nn.Module):
         self.W_k = nn.Linear(d_model, d_model)
         self.W_v = nn.Linear(d_model, d_model)
         self.W_o = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x_q, x_kv, mask=None):
         heads, weights = [], []
@@ -32,7 +33,7 @@ class MultiHeadAttention(nn.Module):
             k = x_kv @ self.W_k.weight[rows].T + self.W_k.bias[rows]    # (B, T_k, d_k)
             v = x_kv @ self.W_v.weight[rows].T + self.W_v.bias[rows]
             m = None if mask is None else mask[:, 0] if mask.shape[1] == 1 else mask[:, h]
-            out, w = attention(q, k, v, m)
+            out, w = attention(q, k, v, m, self.dropout)
             heads.append(out)
             weights.append(w)
         return self.W_o(torch.cat(heads, dim=-1)), torch.stack(weights, dim=1)

@@ -1,0 +1,238 @@
+"""Hidden checks: PyTorch sinusoidal positional encoding."""
+
+import math
+import re
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "PositionalEncoding"
+OUTPUTS = [("output", "(B, T, D)")]
+# The table is what this kata tests: the user's module computes its own `pe`, never ours.
+LOAD_STATE = False
+
+# Tolerances. Every seed builds the table in float32, so the angle pos·ω carries a few float32
+# ulps of rounding: about pos × 2e-8, i.e. 1e-6 at position 50 and at most ~4e-6 for the
+# positions used here (all below 64; half an ulp of 64 is 3.8e-6). atol 5e-5 accepts every
+# correct float32 construction (exp/log, pow, a Python loop) with 10x headroom, and a table
+# computed in float64 as well; every real mistake (sin/cos swapped, positions from 1, a wrong
+# exponent) moves some value by more than 1e-2.
+TOLERANCES = {"float64": (1e-9, 5e-5), "float32": (1e-5, 5e-5)}
+
+# Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.
+CASES = [
+    case(1, B=2, T=5, D=8, max_len=11),
+    case(2, B=3, T=6, D=7, max_len=9),  # odd d_model
+    case(3, B=2, T=9, D=12, max_len=5000),  # the default table size
+    case(4, B=4, T=30, D=13, max_len=41),  # odd again, more positions and frequencies
+]
+# forward(zeros(1, max_len, D)) returns the whole table.
+TABLES = [
+    case(11, B=1, T=48, D=10, max_len=48, x="zeros"),
+    case(12, B=1, T=40, D=9, max_len=40, x="zeros"),
+]
+
+
+def init(c):
+    return {"d_model": c.D, "max_len": c.max_len, "dropout": 0.0}
+
+
+def inputs(c, dtype):
+    dt = getattr(torch, dtype)
+    if getattr(c, "extra", {}).get("x") == "zeros":
+        return (torch.zeros(c.B, c.T, c.D, dtype=dt),)
+    return (torch.randn(c.B, c.T, c.D, generator=c.generator(), dtype=torch.float64).to(dt),)
+
+
+def exact_table(max_len: int, d_model: int) -> torch.Tensor:
+    """The table in float64, written independently of the reference: (1, max_len, D)."""
+    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+    col = torch.arange(d_model)
+    angle = pos / 10000.0 ** ((col - col % 2).double() / d_model)  # column 2i and 2i+1 share 2i
+    return torch.where(col % 2 == 0, angle.sin(), angle.cos()).unsqueeze(0)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def table(max_len, d_model, *, swap=False, start=0, exponent="2i", multiply=False, pad_odd=False):
+    """The table as the seeds build it (float32, exp of a log); every knob at its default is right."""
+    width = d_model + 1 if pad_odd and d_model % 2 else d_model
+    pos = torch.arange(start, start + max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
+    col = torch.arange(width)
+    e = {"2i": col - col % 2, "i": col // 2, "column": col}[exponent].float()
+    sign = 1.0 if multiply else -1.0
+    angle = pos * torch.exp(e * (sign * math.log(10000.0) / width))  # (max_len, width)
+    even = (col % 2 == 0) != swap
+    return torch.where(even, angle.sin(), angle.cos())[:, :d_model].unsqueeze(0)
+
+
+def _variant(*, table_only=False, scale_x=False, **knobs):
+    class Wrong(nn.Module):
+        def __init__(self, d_model, max_len=5000, dropout=0.0):
+            super().__init__()
+            self.register_buffer("pe", table(max_len, d_model, **knobs))
+
+        def forward(self, x):
+            pe = self.pe[:, : x.size(1)].to(x.dtype)
+            if table_only:
+                return pe.expand_as(x)
+            return (x * math.sqrt(x.size(-1)) if scale_x else x) + pe
+
+    return Wrong
+
+
+MISTAKES = [
+    Mistake("sin and cos swapped", _variant(swap=True),
+            "your table has cos in the even columns and sin in the odd ones: PE[pos, 2i] = sin, "
+            "PE[pos, 2i+1] = cos, so row 0 reads 0, 1, 0, 1, ..."),
+    Mistake("positions from 1", _variant(start=1),
+            "your table starts at position 1: positions run 0, 1, ..., max_len - 1 (torch.arange(max_len)), "
+            "so row 0 reads 0, 1, 0, 1, ..."),
+    Mistake("exponent i/d_model", _variant(exponent="i"),
+            "your frequencies are 1/10000^(i/d_model) with i the pair index: the exponent is 2i/d_model, "
+            "the even column index over d_model (torch.arange(0, d_model, 2))"),
+    Mistake("exponent per column", _variant(exponent="column"),
+            "your cos columns use the exponent (2i+1)/d_model: both columns of a pair share the frequency "
+            "1/10000^(2i/d_model); take the exponents from torch.arange(0, d_model, 2), not torch.arange(d_model)"),
+    Mistake("frequency multiplied", _variant(multiply=True),
+            "your angles are pos × 10000^(2i/d_model): divide, pos / 10000^(2i/d_model) "
+            "(in the exp form: exp(2i × -ln(10000) / d_model), mind the minus sign)"),
+    Mistake("odd d_model padded", _variant(pad_odd=True),
+            "for an odd d_model your table is the one for d_model + 1 with its last column cut off: "
+            "the exponent divides by d_model itself, 2i/d_model; use the first d_model // 2 frequencies "
+            "for the cos columns"),
+    Mistake("table only", _variant(table_only=True),
+            "your output is the table alone: the encoding is added to the input, return x + pe[:, :T]"),
+    Mistake("x scaled", _variant(scale_x=True),
+            "your output equals x·√d_model + pe: the √d_model scale belongs to the embedding layer "
+            "(paper section 3.4); this module only adds the table"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _call(kit, args, **kw):
+    """kit.user, but an exception from the user's code (not a stub) is returned, not raised."""
+    try:
+        return kit.user(args, **kw), None
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        lines = re.findall(r"line (\d+)", err.traceback or "")
+        return None, f"{err}" + (f" (line {lines[-1]})" if lines else "")
+
+
+@check("structure", "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)")
+def structure(kit):
+    c = CASES[0]
+    expect_structure(kit, TARGET, module=True, params=["d_model", "max_len", "dropout"], forward=["x"])
+    info = kit.sandbox.request("inspect", target=TARGET, init=init(c))
+    want = [1, c.max_len, c.D]
+    if "pe" in info["parameters"]:
+        raise Fail("pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; "
+                   "store it with self.register_buffer('pe', table)")
+    if "pe" not in info["buffers"]:
+        found = f" (it has: {', '.join(info['buffers'])})" if info["buffers"] else ""
+        raise Fail(f"PositionalEncoding({c.D}, max_len={c.max_len}) has no buffer named pe{found}: store the "
+                   "table with self.register_buffer('pe', table); a plain attribute is neither moved by .to() "
+                   "nor saved in state_dict")
+    if info["buffers"]["pe"] != want:
+        raise Fail(f"PositionalEncoding(d_model={c.D}, max_len={c.max_len}).pe should have shape "
+                   f"(1, max_len, d_model) = {tuple(want)}, got {tuple(info['buffers']['pe'])}"
+                   + (": add the batch axis with .unsqueeze(0)" if info["buffers"]["pe"] == want[1:] else ""))
+    if info["parameters"]:
+        raise Fail(f"PositionalEncoding has parameters the contract does not have: {', '.join(info['parameters'])}; "
+                   "the sinusoidal encoding learns nothing")
+
+
+@check("shapes", "forward(x) with T < max_len returns x's shape (B, T, D)")
+def slices_to_T(kit):
+    c = CASES[0]
+    out, error = _call(kit, kit.inputs(c), case=c)
+    if error:
+        full = torch.zeros(c.B, c.max_len, c.D, dtype=torch.float64)
+        _, error_full = _call(kit, (full,), case=c)
+        if error_full:
+            raise Fail(f"{c.label}: your code raised {error}")
+        raise Fail(f"{c.label}: your code works when T == max_len but raised {error} for T = {c.T} < "
+                   f"max_len = {c.max_len}: add only the first T rows of the table, self.pe[:, :x.size(1)] "
+                   "(pe[:T] slices the batch axis of the (1, max_len, D) buffer)")
+    if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, c.T, c.D):
+        raise Fail(f"{c.label}: output has shape {tuple(out.shape)}, the table's slice (1, T, D), not x's "
+                   f"(B, T, D) = {(c.B, c.T, c.D)}: return x + pe[:, :T], the encoding is added to the input")
+
+
+@check("shapes", "an odd d_model builds the table and gives (B, T, D)")
+def odd_d_model(kit):
+    c = CASES[1]
+    out, error = _call(kit, kit.inputs(c), case=c)
+    if error:
+        raise Fail(f"{c.label}: with an odd d_model your code raised {error}. An odd d_model = {c.D} has "
+                   f"{(c.D + 1) // 2} sin columns (0, 2, ..., {c.D - 1}) and {c.D // 2} cos columns "
+                   f"(1, 3, ..., {c.D - 2}): fill the cos columns with the first d_model // 2 frequencies, "
+                   "cos(position * div_term[: d_model // 2]) (seed 004)")
+    compare(out, torch.zeros(c.B, c.T, c.D, dtype=torch.float64), f"{c.label}: output", "(B, T, D)",
+            tol=(math.inf, math.inf))  # shape, kind and dtype only: the values are checked below
+
+
+@check("numerics", "the table: forward(zeros) gives PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(...)")
+def the_table(kit):
+    for c in TABLES:
+        got = kit.user(kit.inputs(c), case=c)
+        want = exact_table(c.max_len, c.D)
+        try:
+            compare(got, want, "forward(zeros), which is the table pe", "(1, max_len, D)", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            message = f"{c.label}: {fail}"
+            if isinstance(got, torch.Tensor) and got.shape == want.shape and got.dtype == want.dtype:
+                diff = (got - want).abs().nan_to_num(nan=math.inf)[0]
+                pos, col = divmod(int(diff.argmax()), c.D)
+                kind = "sin" if col % 2 == 0 else "cos"
+                message += (f" (position {pos}, column {col}, a {kind} column with 2i = {col - col % 2}: "
+                            f"expected {kind}({pos} / 10000^({col - col % 2}/{c.D})) = {want[0, pos, col].item():.6g})")
+            found = kit.diagnose(c, "float64", (got,))
+            raise Fail(f"{message}. Diagnosis: {found}" if found else message) from None
+
+
+@check("numerics", "a module left in float32 returns float32 for a float32 x")
+def keeps_dtype(kit):
+    c = CASES[0]
+    x = kit.inputs(c, "float32")[0]
+    got = kit.user((x,), init=init(c), dtype=None)  # no .to(): the module keeps the dtype it was built with
+    want = kit.reference((x,), case=c, dtype="float32")
+    try:
+        compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float32"))
+    except Fail as fail:
+        hint = (": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding"
+                if isinstance(got, torch.Tensor) and got.dtype != want.dtype else "")
+        raise Fail(f"{c.label}, module not moved with .to(): {fail}{hint}") from None
+
+
+@check("numerics", "dropout acts on x + pe in training mode and is off in eval mode")
+def dropout(kit):
+    c = CASES[0]
+    x = kit.inputs(c)[0]
+    clean = kit.reference((x,), case=c)
+    settings = {**init(c), "dropout": 0.5}
+    evaluated = kit.user((x,), init=settings, dtype="float64")
+    try:
+        compare(evaluated, clean, "output", "(B, T, D)", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}, dropout=0.5 in eval mode: {fail}; dropout must be off in eval mode "
+                   "(use self.dropout = nn.Dropout(dropout), or F.dropout(..., training=self.training))") from None
+    trained = kit.user((x,), init=settings, dtype="float64", train=True)
+    compare(trained, clean, f"{c.label}, dropout=0.5 in training mode: output", "(B, T, D)", tol=(math.inf, math.inf))
+    dropped = trained == 0
+    if not dropped.any():
+        raise Fail(f"{c.label}: with dropout=0.5 in training mode no element of the output was zeroed: "
+                   "apply self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table leaves x whole)")
+    try:
+        compare(trained[~dropped], 2 * clean[~dropped], "the elements dropout kept", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) "
+                   "= 2(x + pe): apply self.dropout to the sum x + pe") from None

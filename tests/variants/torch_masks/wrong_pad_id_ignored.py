@@ -1,0 +1,20 @@
+# expect: ignores pad_id
+"""Hard-codes PAD = 0 in the padding mask."""
+import torch
+
+
+def make_pad_mask(tokens, pad_id=0):
+    return (tokens != 0).unsqueeze(1).unsqueeze(2)  # (B, 1, 1, T)
+
+
+def make_subsequent_mask(T, device=None):
+    return torch.tril(torch.ones(T, T, dtype=torch.bool, device=device)).unsqueeze(0).unsqueeze(0)  # (1, 1, T, T)
+
+
+def make_decoder_mask(tgt, pad_id=0):
+    return make_pad_mask(tgt, pad_id) & make_subsequent_mask(tgt.size(1), tgt.device)  # (B, 1, T_t, T_t)
+
+
+def make_cross_mask(src, tgt, pad_id=0):
+    B, T_t = tgt.shape
+    return make_pad_mask(src, pad_id).expand(B, 1, T_t, src.size(1))  # (B, 1, T_t, T_s)
