@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from checker import kit as kitmod
+from checker import rules
 from checker.catalogue import Kata
 from checker.paths import SOLUTIONS
 from checker.sandbox import Crashed, Sandbox, Timeout, UserError
@@ -75,8 +76,11 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
     checks.sort(key=lambda fn: kitmod.STAGES.index(fn.stage))  # stable: file order inside a stage
+    checks += forbidden_checks(kata, path)
     with Sandbox(path, timeout) as sandbox:
         try:
+            if kata.forbidden:
+                sandbox.request("trap", names=list(kata.forbidden))
             sandbox.request("load")
         except UserError as err:
             result.status = "not_started" if err.not_implemented else "error"
@@ -102,6 +106,29 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
     failed_stages = [c.stage for c in result.checks if not c.passed]
     first_failed = min((kitmod.STAGES.index(s) for s in failed_stages), default=len(kitmod.STAGES))
     result.stage = kitmod.STAGES[first_failed - 1] if first_failed else None
+
+
+def forbidden_checks(kata: Kata, path: Path) -> list:
+    """The kata's off-limits shortcuts: found in the source, and trapped when called."""
+    if not kata.forbidden:
+        return []
+    listed = ", ".join(kata.forbidden)
+
+    @kitmod.check("hygiene", "uses no off-limits shortcut in the source")
+    def source(kit):
+        found = rules.scan(path.read_text(encoding="utf-8", errors="replace"), kata.forbidden)
+        if found:
+            raise kitmod.Fail("; ".join(f"line {line}: uses {name}" for line, name in found)
+                              + f", which is off limits in this kata (off limits: {listed})")
+
+    @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
+    def runtime(kit):
+        found = kit.sandbox.request("trapped")["value"]
+        if found:
+            raise kitmod.Fail("; ".join(f"line {line}: called {name}" for line, name in found)
+                              + ", which is off limits in this kata: write it yourself")
+
+    return [source, runtime]
 
 
 def _run_checks(checks, kit, result: KataResult) -> str:

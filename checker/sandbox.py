@@ -245,7 +245,21 @@ def _drive(req):
     return {"value": encode(value), "seconds": time.perf_counter() - start}
 
 
-_HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive}
+def _trap(req):
+    from checker import rules
+
+    rules.install_traps(tuple(req["names"]), _user_path)
+    return {}
+
+
+def _trapped(req):
+    from checker import rules
+
+    return {"value": encode([list(entry) for entry in rules.TRAPPED])}
+
+
+_HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive, "trap": _trap,
+             "trapped": _trapped}
 
 
 def _child(conn, path: str, capture_fd: int) -> None:

@@ -50,7 +50,8 @@ def norm(x, gamma, beta, epsilon=1e-6, *, ddof=0, eps_outside=False, axis=-1, sw
         gamma, beta = beta, gamma
     mean = x.mean(axis=axis, keepdims=True)
     std = x.std(axis=axis, keepdims=True, ddof=ddof)
-    x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no epsilon: a constant row is 0/0, as in the user's code
+        x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon)
     return (gamma * x_hat if scale else x_hat) + (beta if shift else 0)
 
 
@@ -59,6 +60,10 @@ def _variant(default_eps=1e-6, **knobs):
 
 
 MISTAKES = [
+    Mistake("float64 out for float32 in", lambda x, gamma, beta, epsilon=1e-6: norm(
+        x.astype(np.float64), gamma.astype(np.float64), beta.astype(np.float64), epsilon),
+            "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), "
+            "and no NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)"),
     Mistake("unbiased variance", _variant(ddof=1),
             "your output equals layer norm with the unbiased variance (divide by D - 1, ddof=1): layer norm "
             "divides by D, np.var's default ddof=0"),
@@ -69,6 +74,9 @@ MISTAKES = [
             "your output equals (x - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated "
             "Transformer's LayerNorm (torch's x.std() is unbiased): use the biased variance and "
             "np.sqrt(var + epsilon)"),
+    Mistake("no epsilon", _variant(default_eps=0.0),
+            "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon); epsilon also keeps a "
+            "constant row (variance 0) from becoming 0/0 = NaN"),
     Mistake("default epsilon 1e-5", _variant(default_eps=1e-5),
             "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows seed 000, epsilon=1e-6"),
     Mistake("epsilon argument ignored", lambda x, gamma, beta, epsilon=1e-6: norm(x, gamma, beta),

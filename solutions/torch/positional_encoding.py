@@ -33,4 +33,4 @@ class PositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         T = x.size(1)
-        return self.dropout(x + self.pe[:, :T].to(x.dtype))  # (B, T, D) + (1, T, D) -> (B, T, D)
+        return self.dropout(x + self.pe[:, :T])  # (B, T, D) + (1, T, D) -> (B, T, D)

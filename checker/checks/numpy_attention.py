@@ -1,0 +1,203 @@
+"""Hidden checks: NumPy scaled dot-product attention, with any number of leading axes."""
+
+import math
+
+import numpy as np
+import torch
+
+from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "scaled_dot_product_attention"
+OUTPUTS = [("output", "(..., T_q, d_v)"), ("attention_weights", "(..., T_q, T_k)")]
+
+# Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.
+# Case 1 is 3-D (no head axis): seed 000's k.transpose(0, 1, 3, 2) works only for 4-D arrays.
+CASES = [
+    case(1, B=2, T_q=5, T_k=7, d_k=4, d_v=6, mask="none"),
+    case(2, B=3, H=2, T_q=6, T_k=5, d_k=8, d_v=4, mask="padding (B, 1, 1, T_k)"),
+    case(3, B=2, H=4, T_q=6, T_k=6, d_k=3, d_v=5, mask="causal (T_q, T_k)"),
+    case(4, B=3, H=2, T_q=4, T_k=7, d_k=5, d_v=6, mask="random (B, H, T_q, T_k), one query sees nothing"),
+    case(5, B=2, T_q=4, T_k=6, d_k=3, d_v=5, mask="padding (B, 1, T_k)"),
+    case(6, T_q=3, T_k=5, d_k=4, d_v=2, mask="random (T_q, T_k)"),
+]
+
+
+def _lead(c):
+    """The leading axes of a case: (), (B,) or (B, H)."""
+    return tuple(c.dims[n] for n in ("B", "H") if n in c.dims)
+
+
+def make_mask(c):
+    kind = c.mask.split()[0]
+    g = c.generator(salt=1)
+    if kind == "none":
+        return None
+    if kind == "padding":
+        # every batch item keeps at least one real key and has at least one PAD, so even an
+        # inverted mask leaves every query something to see (the named mistakes stay comparable)
+        lengths = torch.randint(1, c.T_k, (c.B,), generator=g)
+        lengths[0] = c.T_k - 2
+        real = (torch.arange(c.T_k) < lengths[:, None]).numpy()
+        return real[:, None, None, :] if "H" in c.dims else real[:, None, :]
+    if kind == "causal":
+        return np.tril(np.ones((c.T_q, c.T_k), dtype=bool))
+    mask = (torch.rand(*_lead(c), c.T_q, c.T_k, generator=g) < 0.6).numpy()
+    mask[..., 0] = True  # every query sees something ...
+    if "nothing" in c.mask:
+        mask[1, 0, 2] = False  # ... except this one, which sees nothing
+    return mask
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    lead = _lead(c)
+
+    def randn(*shape):
+        return torch.randn(*lead, *shape, generator=g, dtype=torch.float64).numpy().astype(dtype)
+
+    return randn(c.T_q, c.d_k), randn(c.T_k, c.d_k), randn(c.T_k, c.d_v), make_mask(c)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _softmax(x, axis):
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", after_softmax=False):
+    """Attention with knobs; every knob at its default gives the right answer.
+
+    mask_as: "visible" (right), "hidden" (inverted: seed 000's convention, 1 = hidden),
+             "plus_1e9" (additive mask with the wrong sign: +1e9 on hidden keys, no fix).
+    """
+    divisor = {"sqrt_dk": math.sqrt(q.shape[-1]), "none": 1.0, "dk": q.shape[-1], "sqrt_dv": math.sqrt(v.shape[-1])}[scale]
+    scores = q @ np.swapaxes(k, -1, -2) / divisor
+    if mask is None:
+        weights = _softmax(scores, axis)
+        return weights @ v, weights
+    if mask_as == "plus_1e9":
+        weights = _softmax(scores + np.where(mask, 0.0, 1e9).astype(scores.dtype), axis)
+        return weights @ v, weights
+    visible = mask if mask_as == "visible" else ~mask
+    if not after_softmax:
+        scores = np.where(visible, scores, -np.inf)
+    weights = np.where(visible, _softmax(scores, axis), 0.0)
+    return weights @ v, weights
+
+
+def _variant(**knobs):
+    return lambda q, k, v, mask=None: attend(q, k, v, mask, **knobs)
+
+
+MISTAKES = [
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals attention without the 1/√d_k scale: divide the scores q kᵀ by math.sqrt(d_k)"),
+    Mistake("scale by d_k", _variant(scale="dk"),
+            "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
+    Mistake("scale by d_v", _variant(scale="sqrt_dv"),
+            "your output equals attention scaled by 1/√d_v: take d_k from q (q.shape[-1]), not from v"),
+    Mistake("softmax over queries", _variant(axis=-2),
+            "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
+    Mistake("mask inverted", _variant(mask_as="hidden"),
+            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
+    Mistake("additive mask, wrong sign", _variant(mask_as="plus_1e9"),
+            "your hidden keys take all the weight: you add +1e9 to the hidden scores; add a large NEGATIVE "
+            "number there, or better np.where(mask, scores, -np.inf)"),
+    Mistake("mask after softmax", _variant(after_softmax=True),
+            "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
+]
+
+FLOAT32_HINT = ("np.sqrt(d_k) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
+                "divide by math.sqrt(d_k) (a Python float) or by np.sqrt(d_k).astype(q.dtype); an additive mask "
+                "such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "scaled_dot_product_attention is a function (q, k, v, mask)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["q", "k", "v", "mask"])
+
+
+@check("shapes", "works with any number of leading axes: 2-D, 3-D and 4-D inputs")
+def any_rank(kit):
+    for c in (CASES[5], CASES[0], CASES[1]):
+        rank = 2 + len(_lead(c))
+        try:
+            kit.user(kit.inputs(c), case=c)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            raise Fail(f"{c.label}, {rank}-D inputs: your code raised {err}. q, k and v may have any number of "
+                       "leading axes: transpose only the last two axes of k, np.swapaxes(k, -1, -2) "
+                       "(k.transpose(0, 1, 3, 2) needs exactly 4 axes, k.T reverses all of them) and multiply "
+                       "with @ (np.matmul), which batches over the leading axes (np.dot does not)") from None
+
+
+@check("masking", "hidden keys get exactly zero weight")
+def hidden_keys_zero(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        if args[3] is None:
+            continue
+        _, weights = _pair(kit.user(args, case=c), c)
+        visible = np.broadcast_to(args[3], weights.shape)
+        leaked = np.where(visible, 0.0, weights)
+        if np.isnan(leaked).any() or (leaked != 0).any():
+            where = tuple(int(i) for i in np.argwhere(np.isnan(leaked) | (leaked != 0))[0])
+            raise Fail(f"{c.label}: weight {leaked[where]:.3g} at index {where}, a hidden key: give hidden scores "
+                       "-np.inf before softmax (np.where(mask, scores, -np.inf)), True = may attend")
+
+
+@check("masking", "under a causal mask, position i uses no position after i")
+def causal(kit):
+    c = CASES[2]
+    q, k, v, mask = kit.inputs(c)
+    out, _ = _pair(kit.user((q, k, v, mask), case=c), c)
+    for t in range(c.T_k - 1):
+        changed = v.copy()
+        changed[..., t + 1:, :] += 10.0  # change only the future of position t
+        out2, _ = _pair(kit.user((q, k, changed, mask), case=c), c)
+        if not np.array_equal(out[..., : t + 1, :], out2[..., : t + 1, :]):
+            raise Fail(f"{c.label}: changing values after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks through the causal mask")
+
+
+@check("masking", "a query with no visible key gets zero weights and a zero output")
+def fully_hidden_row(kit):
+    c = CASES[3]
+    out, weights = _pair(kit.user(kit.inputs(c), case=c), c)
+    row_w, row_o = weights[1, 0, 2], out[1, 0, 2]
+    if np.isnan(row_w).any() or np.isnan(row_o).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key and came out NaN (softmax of a row of -inf "
+                   "is -inf - -inf = NaN); set such rows to zero, for example np.where(mask, weights, 0.0) after softmax")
+    if (row_w != 0).any() or (row_o != 0).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key, yet its weights are "
+                   f"{[round(float(x), 3) for x in row_w]}; a query with no visible key must give zero weights "
+                   "and a zero output (with -1e9 instead of -inf such a row turns uniform: zero it after softmax)")
+
+
+@check("numerics", "float32 stays float32 through the scale and the mask")
+def keeps_float32(kit):
+    for c in CASES[1:2] + CASES[0:1]:
+        got = kit.user(kit.inputs(c, "float32"), case=c, dtype="float32")
+        if isinstance(got, (tuple, list)):
+            for name, value in zip(("output", "attention_weights"), got):
+                if isinstance(value, np.ndarray) and value.dtype == np.float64:
+                    raise Fail(f"{c.label}: float32 inputs gave a float64 {name}. {FLOAT32_HINT}")
+
+
+def _pair(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, np.ndarray) for v in value)):
+        raise Fail(f"{c.label}: should return a tuple (output, attention_weights) of NumPy arrays")
+    out, weights = value
+    want = (*_lead(c), c.T_q, c.T_k)
+    if tuple(weights.shape) != want:
+        raise Fail(f"{c.label}: attention_weights should have shape (..., T_q, T_k) = {want}, got {tuple(weights.shape)}")
+    return out, weights

@@ -1,0 +1,21 @@
+# expect: keep the table in the default dtype (float32) or cast it
+"""Computes the table in float64 and keeps it so: float32 embeddings come out float64."""
+import math
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=5000, dropout=0.0):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+        position = torch.arange(0, max_len, dtype=torch.float64).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term[: d_model // 2])
+        self.register_buffer("pe", pe.unsqueeze(0))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(x + self.pe[:, : x.size(1)])
