@@ -125,7 +125,7 @@ def cmd_check(args, console: Console) -> int:
         path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
         if not args.json and len(katas) > 1:
             console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
-        result = engine.check_file(kata, path, timeout=args.timeout)
+        result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights)
         results.append(result)
         if progress is not None:
             try:
@@ -237,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", type=int, metavar="N", help="print the inputs of case N (to reproduce a failure)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="seconds one call into your code may take (default: 10)")
+    p.add_argument("--show-weights", action="store_true",
+                   help="draw your attention weights beside the expected ones (also shown when masking fails)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
     p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
     with_workspace(p)

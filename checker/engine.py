@@ -44,6 +44,7 @@ class KataResult:
     stage: str | None = None  # the last stage passed in full: partial credit
     user_seconds: float | None = None
     reference_seconds: float | None = None
+    weights: dict | None = None  # {"case", "user", "expected"}: one (T_q, T_k) attention map each
     error: str = ""  # the user's traceback, when their code could not run at all
     output: str = ""  # what the user's code printed
 
@@ -60,18 +61,20 @@ def load_solution(kata: Kata):
     return module
 
 
-def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> KataResult:
+def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT,
+               show_weights: bool = False) -> KataResult:
+    """Run every hidden check of kata on path. show_weights: attach the attention map even if masking passed."""
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     if not path.is_file():
         result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
     else:
-        _run(kata, path, timeout, result)
+        _run(kata, path, timeout, result, show_weights)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
-def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
+def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
@@ -99,6 +102,9 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
                 kit.time(getattr(spec, "TIMING", spec.CASES[-1]))
             except Exception:  # noqa: BLE001 - code that cannot run the timing case simply has no time
                 kit.user_seconds = kit.reference_seconds = None
+        masking_failed = any(c.stage == "masking" and not c.passed and not c.skipped for c in result.checks)
+        if hasattr(spec, "SHOW_WEIGHTS") and (show_weights or masking_failed) and result.status != "timeout":
+            result.weights = _weights_map(kit, spec)
         result.diagnosis = kit.diagnosis
         result.output = sandbox.output()
         result.user_seconds = kit.user_seconds
@@ -106,6 +112,22 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult) -> None:
     failed_stages = [c.stage for c in result.checks if not c.passed]
     first_failed = min((kitmod.STAGES.index(s) for s in failed_stages), default=len(kitmod.STAGES))
     result.stage = kitmod.STAGES[first_failed - 1] if first_failed else None
+
+
+def _weights_map(kit, spec) -> dict | None:
+    """The user's and the reference's attention weights of batch 0, head 0 on the kata's mask case."""
+    case_index, output_index = spec.SHOW_WEIGHTS
+    c = spec.CASES[case_index]
+    try:
+        user = kitmod.as_outputs(kit.user(kit.inputs(c), case=c), spec.OUTPUTS)[output_index]
+        expected = kitmod.as_outputs(kit.reference(kit.inputs(c), case=c), spec.OUTPUTS)[output_index]
+    except Exception:  # noqa: BLE001 - no map is better than a broken report
+        return None
+    if not hasattr(user, "shape") or tuple(user.shape) != tuple(expected.shape) or user.ndim < 2:
+        return None
+    while user.ndim > 2:
+        user, expected = user[0], expected[0]
+    return {"case": c.label, "user": user.tolist(), "expected": expected.tolist()}
 
 
 def forbidden_checks(kata: Kata, path: Path) -> list:

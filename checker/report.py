@@ -45,6 +45,39 @@ def stage_bar(result) -> Text:
     return bar
 
 
+SHADES = "░▒▓█"
+
+
+def heatmap(result) -> Table:
+    """Your attention weights beside the expected ones: one query per line, darker = more weight."""
+    maps = result.weights
+    grid = Table.grid(padding=(0, 3))
+    grid.add_column()
+    grid.add_column()
+
+    def draw(matrix, other) -> Text:
+        text = Text()
+        for i, row in enumerate(matrix):
+            text.append(f"q{i:<2} ", style="dim")
+            for j, w in enumerate(row):
+                leaked = other is not None and other[i][j] == 0 and w != 0
+                if w != w:  # NaN
+                    text.append("NaN", style="bold white on red")
+                    continue
+                level = max(0.0, min(1.0, w))
+                glyph = " · " if level == 0 else SHADES[min(len(SHADES) - 1, int(level * len(SHADES)))] * 3
+                shade = int(255 - 200 * level)
+                text.append(" ✗ " if leaked else glyph,
+                            style="bold white on red" if leaked else f"rgb(40,40,160) on rgb({shade},{shade},255)")
+            if i < len(matrix) - 1:
+                text.append("\n")
+        return text
+
+    grid.add_row(Text("your weights", style="bold"), Text("expected", style="bold"))
+    grid.add_row(draw(maps["user"], maps["expected"]), draw(maps["expected"], None))
+    return grid
+
+
 def kata_panel(result, *, verbose: bool = False) -> Panel:
     rows: list = [Text(result.file, style="dim")]
     if result.status == "not_started":
@@ -67,6 +100,10 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             rows.append(Text(f" · {skipped} more check(s) skipped until the ones above pass", style="dim"))
     if result.diagnosis:
         rows.append(Text.assemble(("\nDiagnosis: ", "bold yellow"), (result.diagnosis, "yellow")))
+    if result.weights:
+        rows.append(Text(f"\nAttention weights, batch 0, head 0, {result.weights['case']} "
+                         "(darker = more weight; ✗ = weight where the expected one is 0):", style="bold"))
+        rows.append(heatmap(result))
     if result.error and result.status != "not_started":
         rows.append(Text("\nYour code raised:" if result.checks else "\nYour file could not be loaded:", style="bold"))
         rows.append(Text(result.error.rstrip()))

@@ -6,12 +6,17 @@ import re
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import ATOL_F32, RTOL_F32, Fail, Mistake, case, check, expect_structure, matches
 from checker.sandbox import UserError
 
 TRACK = "numpy"  # no autograd checks
 TARGET = "feed_forward_network"
 OUTPUTS = [("output", "(..., D)")]
+
+# The float32 defaults, named explicitly: in the float32 run the diagnosis then compares a float64
+# output (a NumPy float64 constant promoted it) with float32 tolerance, so "right values, wrong
+# dtype" can be named. Without this entry the float64 tolerance (1e-9) would apply to it.
+TOLERANCES = {"float32": (RTOL_F32, ATOL_F32)}
 
 # Every dimension its own size (d_ff is never d_model, so x @ W.T or W1/W2 swapped cannot run by
 # coincidence), rank 3 and rank 2, both activations, and one call that relies on the default.

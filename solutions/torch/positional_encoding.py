@@ -21,7 +21,7 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         # 1) one angle per (position, column pair); float64 keeps the table exact to float32 rounding
-        position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+        position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
         two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(D/2),) even column indices 2i
         angle = position / 10000.0 ** (two_i / d_model)  # (max_len, 1) / (ceil(D/2),) -> (max_len, ceil(D/2))
         # 2) even columns sin, odd columns cos; an odd d_model has one cos column fewer

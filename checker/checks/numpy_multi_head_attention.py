@@ -1,0 +1,255 @@
+"""Hidden checks: NumPy multi-head attention with explicit weights (seed 000's functions)."""
+
+import math
+
+import numpy as np
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+
+TARGET = "multi_head_attention"
+OUTPUTS = [("output", "(B, T_q, d_model)"), ("attention_weights", "(B, H, T_q, T_k)")]
+
+# Every dimension its own size (depth = d_model // H included), so a swapped axis cannot pass by
+# coincidence. Cases 1 and 3 are self-attention (q is k is v), 2 and 4 cross-attention (T_q != T_k).
+CASES = [
+    case(1, B=2, T=5, d_model=12, H=3, depth=4, attention="self", mask="none"),
+    case(2, B=3, T_q=4, T_k=6, d_model=10, H=2, depth=5, attention="cross", mask="padding (B, 1, 1, T_k)"),
+    case(3, B=2, T=7, d_model=24, H=4, depth=6, attention="self", mask="causal (T, T)"),
+    case(4, B=4, T_q=3, T_k=5, d_model=12, H=6, depth=2, attention="cross",
+         mask="random (B, H, T_q, T_k), one query sees nothing"),
+]
+
+
+def _lengths(c):
+    return (c.T, c.T) if "T" in c.dims else (c.T_q, c.T_k)
+
+
+def make_mask(c):
+    kind = c.mask.split()[0]
+    T_q, T_k = _lengths(c)
+    g = c.generator(salt=1)
+    if kind == "none":
+        return None
+    if kind == "padding":
+        # every item keeps at least one real key and one PAD: even an inverted mask leaves every
+        # query something to see, so the named mistakes stay comparable
+        lengths = torch.randint(1, T_k, (c.B,), generator=g)
+        lengths[0] = T_k - 2
+        return (torch.arange(T_k) < lengths[:, None]).numpy()[:, None, None, :]
+    if kind == "causal":
+        return np.tril(np.ones((T_q, T_k), dtype=bool))
+    mask = (torch.rand(c.B, c.H, T_q, T_k, generator=g) < 0.6).numpy()
+    mask[..., 0] = True  # every query sees something ...
+    mask[1, 0, 2] = False  # ... except this one, which sees nothing
+    return mask
+
+
+def inputs(c, dtype):
+    """(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo); weights ~ randn / sqrt(d_model), as x @ W."""
+    g = c.generator()
+    T_q, T_k = _lengths(c)
+
+    def randn(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).numpy().astype(dtype)
+
+    q = randn(c.B, T_q, c.d_model)
+    k, v = (q, q) if c.attention == "self" else (randn(c.B, T_k, c.d_model), randn(c.B, T_k, c.d_model))
+    Wq, Wk, Wv, Wo = (randn(c.d_model, c.d_model, scale=c.d_model ** -0.5) for _ in range(4))
+    return q, k, v, make_mask(c), c.d_model, c.H, Wq, Wk, Wv, Wo
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _softmax(x, axis):
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _split(x, num_heads, depth, how="right"):
+    B, T, _ = x.shape
+    if how == "reshape":  # straight to (B, H, T, depth): positions and heads get mixed
+        return x.reshape(B, num_heads, T, depth)
+    return x.reshape(B, T, num_heads, depth).transpose(0, 2, 1, 3)
+
+
+def _combine(x, how="right"):
+    B, H, T, depth = x.shape
+    if how == "reshape":  # straight to (B, T, d_model): heads and positions get mixed
+        return x.reshape(B, T, H * depth)
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * depth)
+
+
+def mha(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo, *, split="right", combine="right", swap_args=False,
+        w_t=False, use_wo=True, scale="depth", mask_as="visible", axis=-1):
+    """Multi-head attention with knobs; every knob at its default gives the right answer."""
+    depth = d_model // num_heads
+    heads, size = (depth, num_heads) if swap_args else (num_heads, depth)
+    proj = (lambda x, W: x @ W.T) if w_t else (lambda x, W: x @ W)
+    Q, K, V = (_split(proj(x, W), heads, size, split) for x, W in ((q, Wq), (k, Wk), (v, Wv)))
+    divisor = {"depth": math.sqrt(Q.shape[-1]), "none": 1.0, "d_model": math.sqrt(d_model)}[scale]
+    scores = Q @ np.swapaxes(K, -1, -2) / divisor
+    visible = None if mask is None else (mask if mask_as == "visible" else ~mask)
+    if visible is not None:
+        scores = np.where(visible, scores, -np.inf)
+    weights = _softmax(scores, axis)
+    if visible is not None:
+        weights = np.where(visible, weights, 0.0)
+    out = _combine(weights @ V, combine)
+    return (proj(out, Wo) if use_wo else out), weights
+
+
+def _variant(**knobs):
+    return lambda *args: mha(*args, **knobs)
+
+
+SPLIT_FIX = ("reshape to (B, T, num_heads, depth) first (each position's features cut into heads), "
+             "then transpose(0, 2, 1, 3) to (B, num_heads, T, depth)")
+COMBINE_FIX = ("transpose(0, 2, 1, 3) back to (B, T, H, depth) first, then reshape to (B, T, H * depth)")
+
+MISTAKES = [
+    Mistake("split without transpose", _variant(split="reshape"),
+            f"your output equals multi-head attention whose split_heads reshapes straight to (B, H, T, depth), "
+            f"which mixes positions into heads: {SPLIT_FIX}"),
+    Mistake("combine without transpose", _variant(combine="reshape"),
+            f"your output equals multi-head attention whose combine_heads reshapes (B, H, T, depth) straight to "
+            f"(B, T, d_model), which mixes heads into positions: {COMBINE_FIX}"),
+    Mistake("split and combine without transpose", _variant(split="reshape", combine="reshape"),
+            "your output equals multi-head attention whose split_heads and combine_heads both reshape without "
+            f"transposing (they undo each other, so a round trip hides it): split: {SPLIT_FIX}; combine: {COMBINE_FIX}"),
+    Mistake("missing Wo", _variant(use_wo=False),
+            "your output equals the concatenated heads without the output projection: finish with combine_heads(...) @ Wo"),
+    Mistake("x @ W.T", _variant(w_t=True),
+            "your output equals multi-head attention with x @ W.T: here, as in seed 000, the weights are applied "
+            "as x @ W (seed 002 and nn.Linear use x @ W.T)"),
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals multi-head attention without the 1/√depth scale: divide each head's scores by "
+            "math.sqrt(depth)"),
+    Mistake("scale by d_model", _variant(scale="d_model"),
+            "your output equals multi-head attention scaled by 1/√d_model: inside a head the scale is 1/√depth, "
+            "depth = d_model // num_heads (the size of one head's query)"),
+    Mistake("heads and depth swapped", _variant(swap_args=True),
+            "your output equals multi-head attention split into `depth` heads of size num_heads: call "
+            "split_heads(x, num_heads, depth), which reshapes to (B, T, num_heads, depth)"),
+    Mistake("mask inverted", _variant(mask_as="hidden"),
+            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
+    Mistake("softmax over queries", _variant(axis=-2),
+            "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
+]
+
+SPLIT_MISTAKES = [Mistake("split without transpose", lambda x, H, depth: _split(x, H, depth, "reshape"),
+                          f"split_heads reshapes straight to (B, H, T, depth), which mixes positions into heads: {SPLIT_FIX}")]
+COMBINE_MISTAKES = [Mistake("combine without transpose", lambda x: _combine(x, "reshape"),
+                            f"combine_heads reshapes (B, H, T, depth) straight to (B, T, d_model), which mixes heads "
+                            f"into positions: {COMBINE_FIX}")]
+
+FLOAT32_HINT = ("np.sqrt(depth) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
+                "divide by math.sqrt(depth) (a Python float) or by np.sqrt(depth).astype(q.dtype); an additive mask "
+                "such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "split_heads, combine_heads and multi_head_attention take seed 000's arguments")
+def structure(kit):
+    expect_structure(kit, "split_heads", module=False, params=["x", "num_heads", "depth"])
+    expect_structure(kit, "combine_heads", module=False, params=["x"])
+    expect_structure(kit, TARGET, module=False,
+                     params=["q", "k", "v", "mask", "d_model", "num_heads", "Wq", "Wk", "Wv", "Wo"])
+
+
+def _one(kit, target, args, mistakes, label, legend):
+    got = kit.user(args, target=target)
+    expected = kit.reference(args, target=target)
+    try:
+        compare(got, expected, f"{target} output", legend)
+    except Fail as fail:
+        for mistake in mistakes:
+            if isinstance(got, np.ndarray) and matches(got, mistake.impl(*args)):
+                kit.diagnosis = kit.diagnosis or mistake.explain
+                raise Fail(f"{label}: {fail}. Diagnosis: {mistake.explain}") from None
+        raise Fail(f"{label}: {fail}") from None
+
+
+@check("shapes", "split_heads turns (B, T, d_model) into (B, H, T, depth), head h holding features h*depth..")
+def split_heads_alone(kit):
+    g = torch.Generator().manual_seed(21)
+    for B, T, H, depth in ((2, 5, 3, 4), (3, 4, 2, 5)):
+        x = torch.randn(B, T, H * depth, generator=g, dtype=torch.float64).numpy()
+        _one(kit, "split_heads", (x, H, depth), SPLIT_MISTAKES,
+             f"split_heads(x {x.shape}, num_heads={H}, depth={depth})", "(B, H, T, depth)")
+
+
+@check("shapes", "combine_heads turns (B, H, T, depth) back into (B, T, H * depth)")
+def combine_heads_alone(kit):
+    g = torch.Generator().manual_seed(22)
+    for B, H, T, depth in ((2, 3, 5, 4), (3, 2, 4, 5)):
+        x = torch.randn(B, H, T, depth, generator=g, dtype=torch.float64).numpy()
+        _one(kit, "combine_heads", (x,), COMBINE_MISTAKES, f"combine_heads(x {x.shape})", "(B, T, H * depth)")
+
+
+@check("masking", "hidden keys get exactly zero weight in every head")
+def hidden_keys_zero(kit):
+    for c in CASES[1:]:
+        args = kit.inputs(c)
+        _, weights = _pair(kit.user(args, case=c), c)
+        leaked = np.where(np.broadcast_to(args[3], weights.shape), 0.0, weights)
+        if np.isnan(leaked).any() or (leaked != 0).any():
+            where = tuple(int(i) for i in np.argwhere(np.isnan(leaked) | (leaked != 0))[0])
+            raise Fail(f"{c.label}: weight {leaked[where]:.3g} at index {where}, a hidden key: give hidden scores "
+                       "-np.inf before softmax (np.where(mask, scores, -np.inf)), True = may attend")
+
+
+@check("masking", "under a causal mask, position i uses no position after i")
+def causal(kit):
+    c = CASES[2]
+    args = kit.inputs(c)
+    out, _ = _pair(kit.user(args, case=c), c)
+    x = args[0]
+    for t in range(c.T - 1):
+        changed = x.copy()
+        changed[:, t + 1:] += 1.0  # change only the future of position t (in q, k and v alike)
+        out2, _ = _pair(kit.user((changed, changed, changed, *args[3:]), case=c), c)
+        if not np.allclose(out[:, : t + 1], out2[:, : t + 1], rtol=1e-12, atol=1e-12):
+            raise Fail(f"{c.label}: changing the input after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks through the causal mask")
+
+
+@check("masking", "a query with no visible key gets zero weights and a zero output")
+def fully_hidden_row(kit):
+    c = CASES[3]
+    args = kit.inputs(c)
+    out, weights = _pair(kit.user(args, case=c), c)
+    row_w = weights[1, 0, 2]
+    if np.isnan(row_w).any() or np.isnan(out).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key and its weights came out NaN (softmax of a row "
+                   "of -inf); set such rows to zero, for example np.where(mask, weights, 0.0) after softmax")
+    if (row_w != 0).any():
+        raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key, yet its weights are "
+                   f"{[round(float(x), 3) for x in row_w]}; a query with no visible key must give zero weights "
+                   "(with -1e9 instead of -inf such a row turns uniform: zero it after softmax)")
+
+
+@check("numerics", "float32 stays float32 through the projections, the scale and the mask")
+def keeps_float32(kit):
+    for c in CASES[1:2] + CASES[0:1]:
+        got = kit.user(kit.inputs(c, "float32"), case=c, dtype="float32")
+        if isinstance(got, (tuple, list)):
+            for name, value in zip(("output", "attention_weights"), got):
+                if isinstance(value, np.ndarray) and value.dtype == np.float64:
+                    raise Fail(f"{c.label}: float32 inputs gave a float64 {name}. {FLOAT32_HINT}")
+
+
+def _pair(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, np.ndarray) for v in value)):
+        raise Fail(f"{c.label}: should return a tuple (output, attention_weights) of NumPy arrays")
+    out, weights = value
+    want = (c.B, c.H, *_lengths(c))
+    if tuple(weights.shape) != want:
+        raise Fail(f"{c.label}: attention_weights should have shape (B, H, T_q, T_k) = {want}, "
+                   f"got {tuple(weights.shape)}")
+    return out, weights
