@@ -125,7 +125,8 @@ def cmd_check(args, console: Console) -> int:
         path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
         if not args.json and len(katas) > 1:
             console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
-        result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights)
+        result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
+                                   memory_gb=args.memory)
         results.append(result)
         if progress is not None:
             try:
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", type=int, metavar="N", help="print the inputs of case N (to reproduce a failure)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="seconds one call into your code may take (default: 10)")
+    p.add_argument("--memory", type=float, default=4.0, metavar="GB",
+                   help="memory your code may use on top of torch itself (default: 4)")
     p.add_argument("--show-weights", action="store_true",
                    help="draw your attention weights beside the expected ones (also shown when masking fails)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")

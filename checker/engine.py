@@ -14,7 +14,7 @@ from checker import kit as kitmod
 from checker import rules
 from checker.catalogue import Kata
 from checker.paths import SOLUTIONS
-from checker.sandbox import Crashed, Sandbox, Timeout, UserError
+from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
 
 # Parent and child stay single-threaded: forking after OpenMP has started threads can hang the
 # child, and one thread each makes the user's time and the reference's time comparable.
@@ -62,25 +62,25 @@ def load_solution(kata: Kata):
 
 
 def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT,
-               show_weights: bool = False) -> KataResult:
+               show_weights: bool = False, memory_gb: float = DEFAULT_MEMORY_GB) -> KataResult:
     """Run every hidden check of kata on path. show_weights: attach the attention map even if masking passed."""
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     if not path.is_file():
         result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
     else:
-        _run(kata, path, timeout, result, show_weights)
+        _run(kata, path, timeout, result, show_weights, memory_gb)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
-def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool) -> None:
+def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool, memory_gb: float) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
     checks.sort(key=lambda fn: kitmod.STAGES.index(fn.stage))  # stable: file order inside a stage
     checks += forbidden_checks(kata, path)
-    with Sandbox(path, timeout) as sandbox:
+    with Sandbox(path, timeout, memory_gb) as sandbox:
         try:
             if kata.forbidden:
                 sandbox.request("trap", names=list(kata.forbidden))

@@ -14,6 +14,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import resource
 import signal
 import sys
 import tempfile
@@ -27,6 +28,8 @@ import torch
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
+# Memory the user's code may allocate on top of what the child holds after importing torch.
+DEFAULT_MEMORY_GB = 4.0
 # Captured output of the user's code kept for the report.
 MAX_OUTPUT_CHARS = 4_000
 
@@ -132,22 +135,29 @@ def _short_repr(value, limit: int = 200) -> str:
 
 _user = None  # the user's module, imported once per child
 _user_path = ""
+_memory_gb = 0.0
 
 
 def _describe(exc: BaseException) -> dict:
     """The user's own frames only: their file and line, never the checker's."""
+    if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or "Unable to allocate" in str(exc):
+        return {"kind": "MemoryError", "message": f"your code used more than {_memory_gb:g} GB of memory, the limit "
+                "of a check (raise it with --memory GB); is something T x T or bigger than it should be?",
+                "traceback": _user_frames(exc), "not_implemented": False}
     if isinstance(exc, SystemExit):
         return {"kind": "SystemExit", "message": f"your code called sys.exit({exc.code!r}); a kata must return its result",
                 "traceback": "", "not_implemented": False}
     if isinstance(exc, SyntaxError) and exc.filename == _user_path:
         text = "".join(traceback.format_exception_only(type(exc), exc))
         return {"kind": "SyntaxError", "message": f"line {exc.lineno}: {exc.msg}", "traceback": text, "not_implemented": False}
+    return {"kind": type(exc).__name__, "message": str(exc), "traceback": _user_frames(exc),
+            "not_implemented": isinstance(exc, NotImplementedError)}
+
+
+def _user_frames(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == _user_path]
     text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
-    if frames:
-        text = "Traceback (most recent call last):\n" + text
-    return {"kind": type(exc).__name__, "message": str(exc), "traceback": text,
-            "not_implemented": isinstance(exc, NotImplementedError)}
+    return "Traceback (most recent call last):\n" + text if frames else text
 
 
 def _load(req):
@@ -262,9 +272,22 @@ _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive,
              "trapped": _trapped}
 
 
-def _child(conn, path: str, capture_fd: int) -> None:
-    global _user_path
+def _limit_memory(gigabytes: float) -> None:
+    """Cap the child's address space at what it uses now plus `gigabytes`."""
+    with open("/proc/self/status") as status:
+        now_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+    limit = now_kb * 1024 + int(gigabytes * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _child(conn, path: str, capture_fd: int, memory_gb: float) -> None:
+    global _user_path, _memory_gb
     os.setsid()  # one process group: everything the user's code spawns is killed with it
+    _memory_gb = memory_gb
+    try:
+        _limit_memory(memory_gb)
+    except (OSError, ValueError, StopIteration):  # no /proc (not Linux): run without a cap
+        pass
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(capture_fd, 1)
@@ -296,7 +319,7 @@ def _child(conn, path: str, capture_fd: int) -> None:
 class Sandbox:
     """One child process serving one user file. Use as a context manager."""
 
-    def __init__(self, path: Path, timeout: float):
+    def __init__(self, path: Path, timeout: float, memory_gb: float = DEFAULT_MEMORY_GB):
         self.path = Path(path).resolve()
         self.timeout = timeout
         self._capture = tempfile.TemporaryFile()
@@ -304,7 +327,7 @@ class Sandbox:
         self._conn, child_conn = ctx.Pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        self._proc = ctx.Process(target=_child, args=(child_conn, str(self.path), self._capture.fileno()))
+        self._proc = ctx.Process(target=_child, args=(child_conn, str(self.path), self._capture.fileno(), memory_gb))
         self._proc.start()
         child_conn.close()
 

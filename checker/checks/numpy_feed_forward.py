@@ -100,7 +100,7 @@ MISTAKES = [
             "argument, and make activation='relu' the default"),
     Mistake("exact erf GELU", _variant(gelu="gelu erf"),
             "your GELU is the exact erf form 0.5·h·(1 + erf(h/√2)): this kata asks for the tanh approximation "
-            "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))), F.gelu(approximate='tanh'); the two differ by up to ~1e-3"),
+            "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))), F.gelu(approximate='tanh'); the two differ by up to about 5e-4"),
     Mistake("GELU constant 0.0447", _variant(gelu="gelu 0.0447"),
             "your GELU uses 0.0447: the constant is 0.044715"),
     Mistake("GELU without the cube", _variant(gelu="gelu no cube"),

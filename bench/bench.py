@@ -1,0 +1,120 @@
+"""Speed figures for kata, each printed as a ratio against a baseline measured in the same run.
+
+    python bench/bench.py            # all figures
+    python bench/bench.py --quick    # fewer repetitions
+
+Machines here are shared and noisy, so every figure is the median of several runs, and each
+ratio compares two things measured back to back on the same machine. The bounds are the targets
+from the project's issues; the script prints them beside the figures and exits 1 if one is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def wall(cmd: list[str], runs: int, env=None) -> float:
+    """Median wall time of a command, in seconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def report(name: str, value: str, ratio: float | None, bound: float | None, unit: str = "×") -> bool:
+    ok = bound is None or (ratio is not None and ratio <= bound)
+    shown = f"{ratio:.2f}{unit}" if ratio is not None else "–"
+    limit = f"(bound {bound:g}{unit})" if bound is not None else ""
+    print(f"{'ok ' if ok else 'MISS'} {name:58} {value:26} {shown:>8} {limit}")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    runs = 3 if args.quick else 7
+    env = {**os.environ, "NO_COLOR": "1"}
+    ws = Path(tempfile.mkdtemp()) / "ws"
+    subprocess.run([PY, "-m", "checker", "init", str(ws)], stdout=subprocess.DEVNULL, check=True)
+    env["KATA_WORKSPACE"] = str(ws)
+    results = []
+
+    rich_base = wall([PY, "-c", "import rich.console"], runs)
+    for what in (["list"], ["show", "attention"], ["--help"]):
+        t = wall([PY, "-m", "checker", *what], runs, env)
+        results.append(report(f"kata {' '.join(what)} vs import rich.console", f"{t:.3f} s vs {rich_base:.3f} s",
+                              t / rich_base, 2.0))
+
+    torch_base = wall([PY, "-c", "import torch"], runs)
+    shutil.copy(ROOT / "solutions" / "torch" / "attention.py", ws / "torch" / "attention.py")
+    t = wall([PY, "-m", "checker", "check", "attention"], runs, env)
+    results.append(report("cold kata check attention vs import torch", f"{t:.3f} s vs {torch_base:.3f} s",
+                          t / torch_base, 1.25))
+
+    # A re-check as a watch or drill worker does it: torch already imported, one fork per check.
+    sys.path.insert(0, str(ROOT))
+    from checker import catalogue, engine
+
+    kata = catalogue.find("attention")
+    engine.check_file(kata, ws / "torch" / "attention.py")  # warm: check module and reference imported
+    recheck = statistics.median(
+        _timed(lambda: engine.check_file(kata, ws / "torch" / "attention.py")) for _ in range(runs))
+    results.append(report("re-check of attention in a warm process (bound 0.3 s)", f"{recheck:.3f} s",
+                          recheck / 0.3, 1.0, unit=" of 0.3 s"))
+
+    start = time.perf_counter()
+    subprocess.run([PY, "-m", "checker", "check", "--all", "--solution", "--json"], stdout=subprocess.DEVNULL,
+                   env=env, check=False)
+    everything = time.perf_counter() - start
+    results.append(report("kata check --all --solution (bound 30 s)", f"{everything:.1f} s",
+                          everything / 30, 1.0, unit=" of 30 s"))
+
+    results.append(_mha_speed(runs))
+    return 0 if all(results) else 1
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _mha_speed(runs: int) -> bool:
+    """The multi-head attention reference against nn.MultiheadAttention's forward, B=8, T=256, D=512."""
+    import torch
+
+    from checker import catalogue
+    from checker.engine import load_solution
+
+    torch.manual_seed(0)
+    B, T, D, H = 8, 256, 512, 8
+    ours = load_solution(catalogue.find("multi_head_attention")).MultiHeadAttention(D, H).eval()
+    theirs = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
+    x = torch.randn(B, T, D)
+    with torch.no_grad():
+        for _ in range(2):  # warm up both
+            ours(x, x)
+            theirs(x, x, x, need_weights=True, average_attn_weights=False)
+        t_ours = statistics.median(_timed(lambda: ours(x, x)) for _ in range(runs))
+        t_theirs = statistics.median(
+            _timed(lambda: theirs(x, x, x, need_weights=True, average_attn_weights=False)) for _ in range(runs))
+    return report("MultiHeadAttention reference vs nn.MultiheadAttention", f"{t_ours * 1e3:.1f} ms vs "
+                  f"{t_theirs * 1e3:.1f} ms", t_ours / t_theirs, 1.5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Hidden checks: PyTorch layer normalization from scratch."""
+
+import math
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+
+TARGET = "LayerNorm"
+OUTPUTS = [("output", "(..., D)")]
+
+# Every dimension its own size, inputs of rank 3, 2 and 4 (so a hard-coded axis fails), the
+# default eps once (init without eps), and an eps comparable to the variance once (so eps's
+# place in the formula changes the result by percents, not by 1e-6).
+CASES = [
+    case(1, B=2, T=5, D=8, eps="default", rows="normal: 2·randn + 0.5"),
+    case(2, T=7, D=6, eps=1e-3, rows="small spread: 3 + 0.05·randn, variance close to eps"),
+    case(3, B=2, H=3, T=4, D=10, eps=1e-5, rows="normal, and x[1, 2, 3] constant (2.5)"),
+    case(4, B=3, T=4, D=5, eps=1e-4, rows="normal: 2·randn + 0.5"),
+]
+TIMING = case(5, B=16, T=128, D=256, eps=1e-5, rows="normal: 2·randn + 0.5")
+# x[1, 2, 3] in case 3 has variance 0. 2.5 and every partial sum of it are exact in floating
+# point, so its mean is exactly 2.5 whatever the summation order and it must give exactly beta.
+CONSTANT_AT, CONSTANT = (1, 2, 3), 2.5
+# Mean 1000, spread 0.01: mean(x²) - mean² cancels 10 of float64's 16 digits here.
+LARGE_MEAN = case(6, B=2, T=3, D=16, eps=1e-5, rows="large mean: 1000 + 0.01·randn")
+
+
+def init(c):
+    return {"d_model": c.D} if c.eps == "default" else {"d_model": c.D, "eps": c.eps}
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    shape = [c.dims[k] for k in ("B", "H", "T") if k in c.dims] + [c.D]
+    z = torch.randn(shape, generator=g, dtype=torch.float64)
+    kind = c.rows.split(":")[0].split(",")[0]
+    x = {"normal": 2 * z + 0.5, "small spread": 3 + 0.05 * z, "large mean": 1000 + 0.01 * z}[kind]
+    if "constant" in c.rows:
+        x[CONSTANT_AT] = CONSTANT
+    return (x.to(getattr(torch, dtype)),)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def normalise(x, gamma, beta, eps, *, var="biased", eps_at="inside", dims=(-1,), affine="gamma beta"):
+    """Layer norm with knobs; every knob at its default gives the right answer."""
+    mean = x.mean(dim=dims, keepdim=True)
+    if var == "one pass":
+        variance = (x * x).mean(dim=dims, keepdim=True) - mean * mean
+    else:
+        variance = x.var(dim=dims, keepdim=True, unbiased=var == "unbiased")
+    if eps_at == "inside":
+        x_hat = (x - mean) / torch.sqrt(variance + eps)
+    elif eps_at == "outside":
+        x_hat = (x - mean) / (torch.sqrt(variance) + eps)
+    else:  # "none"
+        x_hat = (x - mean) / torch.sqrt(variance)
+    return {"gamma beta": gamma * x_hat + beta, "beta gamma": beta * x_hat + gamma,
+            "gamma": gamma * x_hat, "beta": x_hat + beta}[affine]
+
+
+def _variant(default_eps=1e-5, fixed_eps=None, **knobs):
+    class Wrong(nn.Module):
+        def __init__(self, d_model, eps=default_eps):
+            super().__init__()
+            self.eps = eps if fixed_eps is None else fixed_eps
+            self.gamma = nn.Parameter(torch.ones(d_model))
+            self.beta = nn.Parameter(torch.zeros(d_model))
+
+        def forward(self, x):
+            return normalise(x, self.gamma, self.beta, self.eps, **knobs)
+
+    return Wrong
+
+
+MISTAKES = [
+    Mistake("unbiased variance", _variant(var="unbiased"),
+            "your output equals layer norm with the unbiased variance (divided by D - 1): x.var() and torch.var "
+            "default to unbiased=True; use x.var(-1, unbiased=False, keepdim=True), as nn.LayerNorm does"),
+    Mistake("unbiased std plus eps", _variant(var="unbiased", eps_at="outside"),
+            "your output equals (x - mean) / (x.std(-1) + eps): Tensor.std is unbiased (divides by D - 1) and "
+            "eps belongs inside the square root; use (x - mean) / torch.sqrt(var + eps) with the biased variance"),
+    Mistake("eps outside the root", _variant(eps_at="outside"),
+            "your output equals (x - mean) / (std + eps), with eps outside the square root (seed 002's NumPy "
+            "LayerNorm): use (x - mean) / torch.sqrt(var + eps)"),
+    Mistake("eps ignored", _variant(eps_at="none"),
+            "your output equals (x - mean) / sqrt(var), without eps: a constant vector then divides 0 by 0; "
+            "use torch.sqrt(var + eps)"),
+    Mistake("default eps 1e-6", _variant(default_eps=1e-6),
+            "your output equals layer norm with eps=1e-6 where the default eps=1e-5 applies: the default is 1e-5, "
+            "as in nn.LayerNorm (seeds 000 and 002 use 1e-6)"),
+    Mistake("eps argument ignored", _variant(fixed_eps=1e-5),
+            "your output equals layer norm with eps=1e-5 although another eps was passed: use self.eps, the "
+            "constructor's argument, not a constant"),
+    Mistake("eps argument ignored (1e-6)", _variant(fixed_eps=1e-6),
+            "your output equals layer norm with eps=1e-6 whatever eps is passed: use self.eps, the constructor's "
+            "argument (default 1e-5), not a constant"),
+    Mistake("normalised over the second-to-last axis", _variant(dims=(-2,)),
+            "your output is normalised over the second-to-last axis (the positions): layer norm normalises each "
+            "vector over its last axis, mean(dim=-1, keepdim=True) and the same for the variance"),
+    Mistake("normalised over the whole tensor", _variant(dims=None),
+            "your output is normalised with one mean and variance for the whole tensor: take them per vector, "
+            "over the last axis only (dim=-1, keepdim=True)"),
+    Mistake("gamma and beta swapped", _variant(affine="beta gamma"),
+            "your output equals beta * x_hat + gamma: gamma scales and beta shifts, gamma * x_hat + beta"),
+    Mistake("missing beta", _variant(affine="gamma"),
+            "your output has no shift: add beta, gamma * x_hat + beta"),
+    Mistake("missing gamma", _variant(affine="beta"),
+            "your output has no scale: multiply by gamma, gamma * x_hat + beta"),
+    Mistake("one-pass variance", _variant(var="one pass"),
+            "your variance is mean(x²) - mean(x)², which cancels catastrophically when the mean is large "
+            "compared with the spread: subtract the mean first, ((x - mean) ** 2).mean(-1), or use "
+            "x.var(-1, unbiased=False)"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "LayerNorm is an nn.Module with parameters gamma (D,) and beta (D,)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["d_model", "eps"], forward=["x"], init={"d_model": 6})
+
+
+@check("structure", "gamma starts at ones and beta at zeros")
+def initial_values(kit):
+    state = kit.user((), init={"d_model": 6}, method="state_dict")  # a fresh module, no weights loaded
+    for name, value, what in (("gamma", 1.0, "ones"), ("beta", 0.0, "zeros")):
+        got = state.get(name) if isinstance(state, dict) else None
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (6,):
+            raise Fail(f"LayerNorm(6).state_dict() has no {name} of shape (6,)")
+        if not torch.equal(got, torch.full((6,), value, dtype=got.dtype)):
+            raise Fail(f"a fresh LayerNorm(6) has {name} = {[round(v, 3) for v in got.tolist()]}: {name} starts "
+                       f"at {what} (torch.{what}(d_model)), so that a new layer norm only normalises")
+
+
+@check("numerics", "a constant vector (variance 0) gives exactly beta, not NaN")
+def constant_vector(kit):
+    c = CASES[2]
+    for dtype in ("float64", "float32"):
+        got = kit.user(kit.inputs(c, dtype), case=c, dtype=dtype)
+        beta = kit.state(c, dtype)["beta"]
+        compare(got, kit.reference(kit.inputs(c, dtype), case=c, dtype=dtype), f"{c.label}: output", "(..., D)",
+                tol=(0.0, math.inf))  # shape, kind and dtype only: the constant row is checked below
+        row = got[CONSTANT_AT]
+        if torch.isnan(row).any() or torch.isinf(row).any():
+            raise Fail(f"{c.label}, {dtype}: x{list(CONSTANT_AT)} = [{CONSTANT}, {CONSTANT}, ...] has variance 0 "
+                       f"and came out {[round(v, 3) for v in row.tolist()[:3]]}...: divide by torch.sqrt(var + eps), "
+                       "eps inside the root, so 0 / sqrt(eps) = 0 and the row becomes beta")
+        try:
+            compare(row, beta, f"output{list(CONSTANT_AT)}", "(D,)", tol=kit.tolerance(dtype))
+        except Fail as fail:
+            raise Fail(f"{c.label}, {dtype}: x{list(CONSTANT_AT)} is constant, so x - mean = 0 and the output "
+                       f"should be beta: {fail}") from None
+
+
+@check("numerics", "a large mean (1000) with a small spread (0.01) is normalised accurately")
+def large_mean(kit):
+    c = LARGE_MEAN
+    got = kit.user(kit.inputs(c), case=c)
+    try:
+        compare(got, kit.reference(kit.inputs(c), case=c), "output", "(..., D)")
+    except Fail as fail:
+        found = kit.diagnose(c, "float64", (got,))
+        raise Fail(f"{c.label}, float64: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+    # In float32 the inputs themselves carry ~0.6% of the spread in rounding, so correct
+    # implementations differ by up to ~0.015 here; mean(x²) - mean² is off by units or NaN.
+    (x32,) = kit.inputs(c, "float32")
+    got = kit.user((x32,), case=c, dtype="float32")
+    exact = kit.reference((x32.double(),), case=c).float()  # the exact answer for these float32 inputs
+    try:
+        compare(got, exact, "output", "(..., D)", tol=(0.0, 0.1))
+    except Fail as fail:
+        raise Fail(f"{c.label}, float32: {fail}. Subtract the mean before squaring: var = ((x - mean) ** 2).mean(-1); "
+                   "mean(x²) - mean² cancels catastrophically when the mean is large") from None

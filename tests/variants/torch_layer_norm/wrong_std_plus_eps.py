@@ -1,0 +1,17 @@
+# expect: x.std(-1) + eps
+"""Seed 002's (x - mean) / (std + eps), written with Tensor.std, which is unbiased."""
+import torch
+from torch import nn
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.gamma = nn.Parameter(torch.ones(d_model))
+        self.beta = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        std = x.std(-1, keepdim=True)
+        return self.gamma * (x - mean) / (std + self.eps) + self.beta
