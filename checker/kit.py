@@ -237,7 +237,7 @@ class Kit:
         """Run checker.drivers.<driver>(user_module, *args) in the child; return its (decoded) value."""
         return self.sandbox.request("drive", driver=f"checker.drivers:{driver}", args=tuple(args))["value"]
 
-    def time(self, case: Case, repeat: int = 5) -> None:
+    def time(self, case: Case, repeat: int = 3) -> None:
         """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""
         args = self.inputs(case)
         _, self.user_seconds = self._user_reply(args, case=case, repeat=repeat)

@@ -18,7 +18,7 @@ CASES = [
     case(4, B=3, H=2, T_q=4, T_k=7, d_k=5, d_v=6, mask="random (B, H, T_q, T_k), one query sees nothing"),
 ]
 SHOW_WEIGHTS = (2, 1)  # the causal case, the weights output: drawn when masking fails or on --show-weights
-TIMING = case(5, B=4, H=8, T_q=128, T_k=96, d_k=32, d_v=48, mask="padding (B, 1, 1, T_k)")
+TIMING = case(5, B=2, H=4, T_q=64, T_k=48, d_k=16, d_v=24, mask="padding (B, 1, 1, T_k)")
 
 
 def init(c):

@@ -15,7 +15,7 @@ OUTPUTS = [("output", "(..., D)")]
 # place in the formula changes the result by percents, not by 1e-6).
 CASES = [
     case(1, B=2, T=5, D=8, eps="default", rows="normal: 2·randn + 0.5"),
-    case(2, T=7, D=6, eps=1e-3, rows="small spread: 3 + 0.05·randn, variance close to eps"),
+    case(2, T=7, D=6, eps=1e-2, rows="small spread: 0.5 + 0.1·randn, variance close to eps"),
     case(3, B=2, H=3, T=4, D=10, eps=1e-5, rows="normal, and x[1, 2, 3] constant (2.5)"),
     case(4, B=3, T=4, D=5, eps=1e-4, rows="normal: 2·randn + 0.5"),
 ]
@@ -36,7 +36,7 @@ def inputs(c, dtype):
     shape = [c.dims[k] for k in ("B", "H", "T") if k in c.dims] + [c.D]
     z = torch.randn(shape, generator=g, dtype=torch.float64)
     kind = c.rows.split(":")[0].split(",")[0]
-    x = {"normal": 2 * z + 0.5, "small spread": 3 + 0.05 * z, "large mean": 1000 + 0.01 * z}[kind]
+    x = {"normal": 2 * z + 0.5, "small spread": 0.5 + 0.1 * z, "large mean": 1000 + 0.01 * z}[kind]
     if "constant" in c.rows:
         x[CONSTANT_AT] = CONSTANT
     return (x.to(getattr(torch, dtype)),)
