@@ -412,8 +412,10 @@ def standard_checks(spec) -> list:
                     try:
                         compare(now, before, f"argument {i + 1}", exact=True)
                     except Fail as fail:
+                        advice = ("x = x - m, not x -= m or x[...] = ..." if isinstance(before, np.ndarray)
+                                  else "x = x + ..., masked_fill, not masked_fill_")
                         raise Fail(f"{c.label}: your code modified its input ({fail}); "
-                                   f"use out-of-place operations (x = x + ..., masked_fill, not masked_fill_)") from None
+                                   f"use out-of-place operations ({advice})") from None
 
     @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
     def gradients(kit):
