@@ -138,22 +138,22 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     listed = ", ".join(kata.forbidden)
 
     @kitmod.check("hygiene", "uses no off-limits shortcut in the source")
-    def source(kit):
+    def in_source(kit):
         found = rules.scan(source, kata.forbidden)
         if found:
             raise kitmod.Fail("; ".join(f"line {line}: uses {name}" for line, name in found)
                               + f", which is off limits in this kata (off limits: {listed})")
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
-    def runtime(kit):
+    def at_run_time(kit):
         found = kit.sandbox.request("trapped")["value"]
         if found:
             raise kitmod.Fail("; ".join(f"line {line}: called {name}" for line, name in found)
                               + ", which is off limits in this kata: write it yourself")
 
-    source.static = True  # reads the file, never runs it: passing it is not progress
-    runtime.static = True
-    return [source, runtime]
+    in_source.static = True  # reads the file, never runs it: passing it is not progress
+    at_run_time.static = True
+    return [in_source, at_run_time]
 
 
 def _run_checks(checks, kit, result: KataResult) -> str:
