@@ -10,6 +10,7 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
     DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
     GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
+    FLOAT32      optional False to skip the float32 check (inputs that are not floats)
     TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
     LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
 and any number of extra checks decorated with @check(stage, title).
@@ -423,6 +424,8 @@ def standard_checks(spec) -> list:
             expected_out = as_outputs(kit.reference(kit.inputs(c), case=c), outputs)
             g = c.generator(salt=23)
             cotangents = [torch.randn(e.shape, generator=g, dtype=e.dtype) for e in expected_out if _float(e)]
+            if not cotangents:
+                raise Fail("the reference returns no float tensor to differentiate: set GRADIENTS = False")
             want = kit.gradients(c, cotangents, user=False)
             got = kit.gradients(c, cotangents, user=True)
             names = [n for n, _ in zip(_arg_names(kit), want["args"])]
@@ -441,7 +444,7 @@ def standard_checks(spec) -> list:
             except Fail as fail:
                 raise Fail(f"{c.label}: {fail}") from None
 
-    checks = [shapes, numerics64, numerics32, hygiene]
+    checks = [shapes, numerics64, hygiene] + ([numerics32] if getattr(spec, "FLOAT32", True) else [])
     if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "GRADIENTS", True):
         checks.append(gradients)
     if getattr(spec, "DROPOUT", False):

@@ -216,10 +216,17 @@ def _call(req):
         start = time.perf_counter()
         value = fn(*args, **kwargs)
         seconds.append(time.perf_counter() - start)
-    reply = {"value": encode(value), "seconds": min(seconds)}
+    reply = {"value": _encode_result(value), "seconds": min(seconds)}
     if req.get("return_args"):
         reply["args_after"] = encode(list(args))
     return reply
+
+
+def _encode_result(value):
+    try:
+        return encode(value)
+    except Exception as exc:  # e.g. a meta tensor: say so, never as "not written yet"
+        raise ValueError(f"could not read the value your code returned: {exc}") from None
 
 
 def _backward(fn, args, cotangents, module):

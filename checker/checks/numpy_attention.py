@@ -5,7 +5,7 @@ import math
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "scaled_dot_product_attention"
@@ -21,6 +21,8 @@ CASES = [
     case(5, B=2, T_q=4, T_k=6, d_k=3, d_v=5, mask="padding (B, 1, T_k)"),
     case(6, T_q=3, T_k=5, d_k=4, d_v=2, mask="random (T_q, T_k)"),
 ]
+SHOW_WEIGHTS = (2, 1)  # the causal case, the weights output: drawn when masking fails or on --show-weights
+TIMING = case(7, B=2, H=4, T_q=64, T_k=48, d_k=16, d_v=24, mask="padding (B, 1, 1, T_k)")
 
 
 def _lead(c):
@@ -181,6 +183,23 @@ def fully_hidden_row(kit):
         raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key, yet its weights are "
                    f"{[round(float(x), 3) for x in row_w]}; a query with no visible key must give zero weights "
                    "and a zero output (with -1e9 instead of -inf such a row turns uniform: zero it after softmax)")
+
+
+@check("numerics", "large scores (q and k of size 30) give no NaN or inf: softmax subtracts each row's max")
+def large_scores(kit):
+    # scores of size ~1000: exp() overflows above 709 in float64 unless each row's max is subtracted
+    c = CASES[1]
+    q, k, v, mask = kit.inputs(c)
+    args = (q * 30.0, k * 30.0, v, mask)
+    out, weights = _pair(kit.user(args, case=c), c)
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        raise Fail(f"{c.label}, q and k times 30: your result has NaN or inf: exp of a score above 709 overflows; "
+                   "subtract each row's max before np.exp (the numpy/softmax kata)")
+    for name, got, want in zip(("output", "attention_weights"), (out, weights), kit.reference(args, case=c)):
+        try:
+            compare(got, want, name)
+        except Fail as fail:
+            raise Fail(f"{c.label}, q and k times 30: {fail}") from None
 
 
 @check("numerics", "float32 stays float32 through the scale and the mask")

@@ -19,6 +19,8 @@ CASES = [
     case(4, B=4, T_q=3, T_k=5, d_model=12, H=6, depth=2, attention="cross",
          mask="random (B, H, T_q, T_k), one query sees nothing"),
 ]
+SHOW_WEIGHTS = (2, 1)  # the causal case, the weights output: drawn when masking fails or on --show-weights
+TIMING = case(5, B=2, T_q=64, T_k=48, d_model=64, H=4, depth=16, attention="cross", mask="padding (B, 1, 1, T_k)")
 
 
 def _lengths(c):
@@ -232,6 +234,23 @@ def fully_hidden_row(kit):
         raise Fail(f"{c.label}: batch 1, head 0, query 2 sees no key, yet its weights are "
                    f"{[round(float(x), 3) for x in row_w]}; a query with no visible key must give zero weights "
                    "(with -1e9 instead of -inf such a row turns uniform: zero it after softmax)")
+
+
+@check("numerics", "large scores (Wq and Wk times 30) give no NaN or inf: softmax subtracts each row's max")
+def large_scores(kit):
+    # scores of size ~1000: exp() overflows above 709 in float64 unless each row's max is subtracted
+    c = CASES[1]
+    q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo = kit.inputs(c)
+    args = (q, k, v, mask, d_model, num_heads, Wq * 30.0, Wk * 30.0, Wv, Wo)
+    out, weights = _pair(kit.user(args, case=c), c)
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        raise Fail(f"{c.label}, Wq and Wk times 30: your result has NaN or inf: exp of a score above 709 overflows; "
+                   "subtract each row's max before np.exp (the numpy/softmax kata)")
+    for name, got, want in zip(("output", "attention_weights"), (out, weights), kit.reference(args, case=c)):
+        try:
+            compare(got, want, name)
+        except Fail as fail:
+            raise Fail(f"{c.label}, Wq and Wk times 30: {fail}") from None
 
 
 @check("numerics", "float32 stays float32 through the projections, the scale and the mask")

@@ -23,6 +23,7 @@ CASES = [
     case(4, N=4, V=7, axis="-1"),
     case(5, V=6, axis="-1"),
 ]
+TIMING = case(6, B=16, T_q=64, T_k=48, axis="-1")
 
 
 def _array(shape, g, dtype, scale=3.0, shift=0.0):
@@ -187,7 +188,7 @@ def far_apart_slices(kit):
             _verify(kit, args, f"{dtype}, {where}s near 0, -1e4 and +1e3, axis={axis}", STABILITY_TOL[dtype])
 
 
-@check("numerics", "every slice along the axis lies in [0, 1] and sums to 1")
+@check("properties", "every slice along the axis lies in [0, 1] and sums to 1")
 def sums_to_one(kit):
     for c in CASES:
         x, axis = kit.inputs(c)
