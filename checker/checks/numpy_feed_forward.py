@@ -70,11 +70,11 @@ ACTS = {
 
 
 def ffn(x, W1, b1, W2, b2, activation="relu", *, gelu="gelu", force=None, bias_after=False, act_out=False,
-        no_b2=False):
+        no_b1=False, no_b2=False):
     """The network with knobs; every knob at its default gives the right answer."""
     name = force or activation
     act = ACTS[gelu if name == "gelu" else name]
-    h = act(x @ W1) + b1 if bias_after else act(x @ W1 + b1)
+    h = act(x @ W1) + b1 if bias_after else act(x @ W1 + (0 if no_b1 else b1))
     out = h @ W2 + (0 if no_b2 else b2)
     return act(out) if act_out else out
 
@@ -112,6 +112,8 @@ MISTAKES = [
             "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))"),
     Mistake("bias after the activation", _variant(bias_after=True),
             "your output equals act(x @ W1) + b1 ...: add b1 before the activation, act(x @ W1 + b1)"),
+    Mistake("missing b1", _variant(no_b1=True),
+            "your output equals the network without b1: the first layer is act(x @ W1 + b1)"),
     Mistake("missing b2", _variant(no_b2=True),
             "your output equals the network without b2: the second layer is hidden @ W2 + b2"),
 ]
@@ -169,10 +171,12 @@ def position_wise(kit):
     c = CASES[1]
     args = inputs(c, "float64")
     x = args[0]
-    before = kit.user(args)
     changed = x.copy()
     changed[:, 2] += 1.0
-    after = kit.user((changed, *args[1:]))
+    before, after = kit.user(args), kit.user((changed, *args[1:]))
+    for got in (before, after):
+        if not isinstance(got, np.ndarray) or got.shape != x.shape:
+            raise Fail(f"{c.label}: the output should be a NumPy array of x's shape (B, T, D) = {x.shape} first")
     for t in range(c.T):
         if t != 2 and not np.array_equal(before[:, t], after[:, t]):
             raise Fail(f"{c.label}: changing x at position 2 changed your output at position {t}: the FFN mixes "

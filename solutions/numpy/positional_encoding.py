@@ -19,6 +19,8 @@ def positional_encoding(position: int, d_model: int) -> np.ndarray:
     # 2) angle = pos / 10000^(2i / D)
     angles = pos / np.power(10000.0, 2 * pair / d_model)  # (T, 1) / (1, D) -> (T, D)
     # 3) sin on even columns, cos on odd ones (an odd D simply has one more even column)
-    pe = np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))  # (T, D)
+    pe = np.empty((position, d_model))  # (T, D), float64
+    pe[:, 0::2] = np.sin(angles[:, 0::2])  # (T, (D + 1) // 2)
+    pe[:, 1::2] = np.cos(angles[:, 1::2])  # (T, D // 2)
     # 4) a batch axis of size 1, so the table broadcasts over (B, T, D)
     return pe[None]  # (1, T, D)
