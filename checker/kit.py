@@ -217,20 +217,20 @@ class Kit:
 
     def user(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
              target: str | None = None, init=None, state=None, return_args: bool = False, train: bool = False,
-             method: str | None = None):
+             method: str | None = None, kwargs: dict | None = None):
         """Call the user's TARGET in the child. Module katas are built from init and given state."""
         return self._user_reply(args, case=case, dtype=dtype, target=target, init=init, state=state,
-                                return_args=return_args, train=train, method=method)[0]
+                                return_args=return_args, train=train, method=method, kwargs=kwargs)[0]
 
     def _user_reply(self, args, *, case=None, dtype="float64", target=None, init=None, state=None,
-                    return_args=False, train=False, method=None, repeat=1, cotangents=None):
+                    return_args=False, train=False, method=None, repeat=1, cotangents=None, kwargs=None):
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
         reply = self.sandbox.request(
             "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
-            args=tuple(args), train=train, method=method, return_args=return_args, repeat=repeat,
-            cotangents=cotangents)
+            args=tuple(args), kwargs=kwargs or {}, train=train, method=method, return_args=return_args,
+            repeat=repeat, cotangents=cotangents)
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
 
