@@ -44,7 +44,7 @@ def init(c):
 
 def inputs(c, dtype):
     dt = getattr(torch, dtype)
-    if getattr(c, "extra", {}).get("x") == "zeros":
+    if c.extra.get("x") == "zeros":
         return (torch.zeros(c.B, c.T, c.D, dtype=dt),)
     return (torch.randn(c.B, c.T, c.D, generator=c.generator(), dtype=torch.float64).to(dt),)
 

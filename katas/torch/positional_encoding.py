@@ -17,7 +17,8 @@ and floor(D/2) cos columns, which use the first d_model // 2 frequencies.
 
 __init__(d_model, max_len=5000, dropout=0.0):
     computes the table once and registers it as a buffer named `pe` (self.register_buffer),
-    shape (1, max_len, D), in the default dtype (float32). It is fixed, not a parameter.
+    shape (1, max_len, D). It is fixed, not a parameter. Keep it in the default dtype
+    (float32), or cast it to x's dtype in forward.
 forward(x):
     x        (B, T, D) float tensor
     returns  (B, T, D), same dtype as x: self.dropout(x + pe[:, :T])

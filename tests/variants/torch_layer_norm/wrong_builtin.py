@@ -1,4 +1,4 @@
-# expect: off-limits
+# expect: which is off limits in this kata
 """Calls the library's layer norm: right numbers, but the kata is to write it."""
 import torch
 import torch.nn.functional as F

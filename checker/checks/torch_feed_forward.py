@@ -1,0 +1,170 @@
+"""Hidden checks: PyTorch position-wise feed-forward network (ReLU or GELU)."""
+
+import re
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "FeedForward"
+OUTPUTS = [("output", "(..., D)")]
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
+
+# Every dimension its own size; both activations; inputs of rank 3 and 2 (and 4), so code that
+# unpacks B, T, D = x.shape fails; one case with d_ff < d_model, so nothing assumes an expansion.
+CASES = [
+    case(1, B=2, T=5, D=6, d_ff=16, activation="relu"),
+    case(2, T=7, D=4, d_ff=10, activation="gelu"),
+    case(3, B=3, T=4, D=8, d_ff=12, activation="gelu"),
+    case(4, B=2, N=3, T=5, D=9, d_ff=7, activation="relu"),
+]
+TIMING = case(5, B=16, T=128, D=256, d_ff=1024, activation="gelu")
+
+
+def init(c):
+    return {"d_model": c.D, "d_ff": c.d_ff, "dropout": 0.0, "activation": c.activation}
+
+
+def inputs(c, dtype):
+    shape = [c.dims[k] for k in ("B", "N", "T") if k in c.dims] + [c.D]
+    # spread 1.5: the hidden pre-activations reach ±3, where GELU's approximations differ most
+    return (1.5 * torch.randn(shape, generator=c.generator(), dtype=torch.float64).to(getattr(torch, dtype)),)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _gelu_sigmoid(h):
+    return h * torch.sigmoid(1.702 * h)
+
+
+def _variant(act=None, *, also_after=False, before=False):
+    """act: {"relu": fn, "gelu": fn} or one fn for both; None gives the right activation."""
+    right = {"relu": F.relu, "gelu": F.gelu}
+
+    class Wrong(nn.Module):
+        def __init__(self, d_model, d_ff, dropout=0.0, activation="relu"):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+            chosen = act if act is not None else right
+            self.act = chosen[activation] if isinstance(chosen, dict) else chosen
+
+        def forward(self, x):
+            if before:
+                return self.fc2(self.fc1(self.act(x)))
+            out = self.fc2(self.act(self.fc1(x)))
+            return self.act(out) if also_after else out
+
+    return Wrong
+
+
+MISTAKES = [
+    Mistake("GELU tanh approximation", _variant({"relu": F.relu, "gelu": lambda h: F.gelu(h, approximate="tanh")}),
+            "your GELU is the tanh approximation 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))): use the exact GELU, "
+            "0.5·x·(1 + erf(x/√2)), which is nn.GELU() and F.gelu(x) by default"),
+    Mistake("GELU sigmoid approximation", _variant({"relu": F.relu, "gelu": _gelu_sigmoid}),
+            "your GELU is the sigmoid approximation x·σ(1.702x): use the exact GELU, 0.5·x·(1 + erf(x/√2)) "
+            "(nn.GELU())"),
+    Mistake("always ReLU", _variant(F.relu),
+            "your output uses ReLU although activation='gelu' was asked: pick the activation from the "
+            "activation argument (nn.GELU() for 'gelu')"),
+    Mistake("always GELU", _variant(F.gelu),
+            "your output uses GELU although activation='relu' was asked: pick the activation from the "
+            "activation argument (nn.ReLU() for 'relu')"),
+    Mistake("activation after fc2 too", _variant(also_after=True),
+            "you also apply the activation to the output of fc2: FFN(x) = fc2(act(fc1(x))), and fc2's output "
+            "is not activated"),
+    Mistake("activation before fc1", _variant(before=True),
+            "you apply the activation to the input, before fc1: it goes between the layers, fc2(act(fc1(x)))"),
+    Mistake("no activation", _variant(lambda h: h),
+            "your output has no activation: fc2(fc1(x)) is a single linear map; apply act between fc1 and fc2"),
+    Mistake("sigmoid", _variant(torch.sigmoid),
+            "your activation is a sigmoid: use ReLU (activation='relu') or the exact GELU (activation='gelu')"),
+    Mistake("SiLU", _variant(F.silu),
+            "your activation is SiLU/Swish, x·σ(x): use ReLU (activation='relu') or the exact GELU, "
+            "0.5·x·(1 + erf(x/√2)) (activation='gelu')"),
+    Mistake("tanh", _variant(torch.tanh),
+            "your activation is tanh: use ReLU (activation='relu') or the exact GELU (activation='gelu')"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "FeedForward is an nn.Module with fc1 = Linear(d_model, d_ff) and fc2 = Linear(d_ff, d_model)")
+def structure(kit):
+    settings = {"d_model": 6, "d_ff": 16, "dropout": 0.0, "activation": "gelu"}
+    expect_structure(kit, TARGET, module=True, params=["d_model", "d_ff", "dropout", "activation"], forward=["x"])
+    built = kit.sandbox.request("inspect", target=TARGET, init=settings)["parameters"]
+    if built.get("fc1.weight") == [6, 16] and built.get("fc2.weight") == [16, 6]:
+        raise Fail("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the "
+                   "wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects "
+                   "back (nn.Linear(in, out) stores its weight as (out, in))")
+    expect_structure(kit, TARGET, module=True, init=settings)
+
+
+@check("shapes", "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)")
+def any_rank(kit):
+    base = CASES[0]
+    kit.user(kit.inputs(base), case=base)  # rank 3 first: if this raises, the error is not about the rank
+    for c in (CASES[1], CASES[3]):
+        try:
+            kit.user(kit.inputs(c), case=c)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            rank = len(kit.inputs(c)[0].shape)
+            lines = re.findall(r"line (\d+)", err.traceback or "")
+            where = f" (line {lines[-1]})" if lines else ""
+            raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{where} on a rank-{rank} input: "
+                       "the network acts on the last axis only, and nn.Linear accepts any leading axes, so do not "
+                       "unpack B, T, D = x.shape or reshape to (B * T, D)") from None
+
+
+@check("properties", "dropout sits between the activation and fc2: with p = 1 in training the output is fc2's bias")
+def dropout_place(kit):
+    c = CASES[0]
+    x = kit.inputs(c)[0]
+    state = kit.state(c, "float64")
+    got = kit.user((x,), case=c, init={**init(c), "dropout": 1.0}, train=True)
+    bias = state["fc2.bias"].expand(*x.shape[:-1], c.D)
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(bias.shape):
+        compare(got, bias, f"{c.label}: output", "(..., D)")  # says what is wrong with its kind or shape
+    if matches(got, bias, kit.tolerance("float64")):
+        return
+    clean = kit.reference((x,), case=c)
+    if not matches(kit.user((x,), case=c), clean, kit.tolerance("float64")):
+        raise Fail(f"{c.label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the "
+                   "output without dropout does not match the reference either: fix that first")
+    if matches(got, clean, kit.tolerance("float64")):
+        where = "nothing was dropped: apply self.dropout to the activations"
+    elif torch.isnan(got).any():
+        where = "it came out NaN: use nn.Dropout (or F.dropout), which handles p = 1"
+    elif (got == 0).all():
+        where = "the output is all zeros, so dropout acts after fc2: apply it to the activations, before fc2"
+    else:
+        where = ("some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout "
+                 "argument and apply it to the activations")
+    raise Fail(f"{c.label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be "
+               f"fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)")
+
+
+@check("hygiene", "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built")
+def unknown_activation(kit):
+    for name in ("swish", "silu", "tanh", "sigmoid"):
+        settings = {"d_model": 6, "d_ff": 16, "dropout": 0.0, "activation": name}
+        try:
+            kit.sandbox.request("inspect", target=TARGET, init=settings)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if err.kind != "ValueError":
+                raise Fail(f"FeedForward(6, 16, activation={name!r}) raised {err}: raise ValueError for an "
+                           "activation other than 'relu' or 'gelu'") from None
+            continue
+        raise Fail(f"FeedForward(6, 16, activation={name!r}) was built without complaint: raise ValueError in "
+                   "__init__ for an activation other than 'relu' or 'gelu', so a typo cannot silently train with "
+                   "the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))")
