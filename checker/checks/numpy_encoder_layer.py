@@ -1,0 +1,220 @@
+"""Hidden checks: NumPy encoder layer with explicit weights (seed 000's signature)."""
+
+import math
+
+import numpy as np
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+
+TARGET = "encoder_layer"
+OUTPUTS = [("output", "(B, T, D)")]
+PARAMS = ["x", "mask", "d_model", "num_heads", "d_ff",
+          "Wq_mha", "Wk_mha", "Wv_mha", "Wo_mha", "gamma1_ln", "beta1_ln",
+          "W1_ffn", "b1_ffn", "W2_ffn", "b2_ffn", "gamma2_ln", "beta2_ln"]
+
+# Every dimension its own size (B, T, D, H, depth = D // H, d_ff), so a swapped axis cannot pass.
+CASES = [
+    case(1, B=2, T=5, D=12, H=3, d_ff=20, mask="none"),
+    case(2, B=3, T=6, D=8, H=2, d_ff=10, mask="padding (B, 1, 1, T)"),
+    case(3, B=2, T=7, D=15, H=5, d_ff=9, mask="padding (B, 1, 1, T)"),
+    case(4, B=3, T=4, D=10, H=2, d_ff=6, mask="random (B, 1, T, T), one query sees nothing"),
+]
+
+
+def make_mask(c):
+    kind = c.mask.split()[0]
+    g = c.generator(salt=1)
+    if kind == "none":
+        return None
+    if kind == "padding":
+        # every batch item keeps at least one real token, and batch item 0 has two PADs
+        lengths = torch.randint(1, c.T + 1, (c.B,), generator=g)
+        lengths[0] = c.T - 2
+        real = (torch.arange(c.T) < lengths[:, None]).numpy()  # (B, T) bool, True = real token
+        return real[:, None, None, :]  # (B, 1, 1, T)
+    mask = (torch.rand(c.B, 1, c.T, c.T, generator=g) < 0.6).numpy()
+    mask[..., 0] = True  # every query sees something ...
+    mask[1, 0, 2] = False  # ... except query 2 of batch item 1, which sees nothing
+    return mask
+
+
+def weights(c, dtype, g):
+    """Seed 000's weights, scaled so that no softmax saturates: W (in, out) ~ N(0, 1/in)."""
+
+    def randn(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).numpy().astype(dtype)
+
+    D, F = c.D, c.d_ff
+    attention = [randn(D, D, scale=D ** -0.5) for _ in range(4)]  # Wq, Wk, Wv, Wo
+    norm1 = [randn(D, scale=0.5) + 1, randn(D, scale=0.5)]  # gamma1, beta1 away from (1, 0)
+    ffn = [randn(D, F, scale=D ** -0.5), randn(F, scale=0.5), randn(F, D, scale=F ** -0.5), randn(D, scale=0.5)]
+    norm2 = [randn(D, scale=0.5) + 1, randn(D, scale=0.5)]
+    return attention + norm1 + ffn + norm2
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    x = (torch.randn(c.B, c.T, c.D, generator=g, dtype=torch.float64)).numpy().astype(dtype)
+    return (x, make_mask(c), c.D, c.H, c.d_ff, *weights(c, dtype, g))
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _ln(x, gamma, beta, epsilon=1e-6):
+    mean = x.mean(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + epsilon) + beta
+
+
+def _mha(q, kv, mask, H, Wq, Wk, Wv, Wo):
+    def heads(a):  # (B, T, D) -> (B, H, T, depth)
+        return a.reshape(a.shape[0], a.shape[1], H, -1).transpose(0, 2, 1, 3)
+
+    Q, K, V = heads(q @ Wq), heads(kv @ Wk), heads(kv @ Wv)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        w = w / w.sum(axis=-1, keepdims=True)
+    if mask is not None:
+        w = np.where(mask, w, 0.0)
+    out = (w @ V).transpose(0, 2, 1, 3)
+    return out.reshape(out.shape[0], out.shape[1], -1) @ Wo
+
+
+def _ffn(x, W1, b1, W2, b2):
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def encode(x, mask, d_model, num_heads, d_ff, Wq, Wk, Wv, Wo, g1, b1n, W1, b1, W2, b2, g2, b2n, *,
+           wiring="right", mask_as="visible"):
+    """The encoder layer with knobs; every knob at its default gives the right answer."""
+    if mask is not None and mask_as != "visible":
+        mask = None if mask_as == "ignored" else ~mask
+    if wiring == "ln_swapped":
+        g1, b1n, g2, b2n = g2, b2n, g1, b1n
+    if wiring == "pre_norm":
+        h = x + _mha(_ln(x, g1, b1n), _ln(x, g1, b1n), mask, num_heads, Wq, Wk, Wv, Wo)
+        return h + _ffn(_ln(h, g2, b2n), W1, b1, W2, b2)
+    attn = _mha(x, x, mask, num_heads, Wq, Wk, Wv, Wo)
+    out1 = _ln(attn if wiring == "no_residual" else x + attn, g1, b1n)
+    ffn = _ffn(x if wiring == "ffn_on_x" else out1, W1, b1, W2, b2)
+    if wiring == "no_second_norm":
+        return out1 + ffn
+    residual = {"residual2_from_x": x, "no_residual": 0.0}.get(wiring, out1)
+    return _ln(residual + ffn, g2, b2n)
+
+
+def _variant(**knobs):
+    return lambda *args: encode(*args, **knobs)
+
+
+MISTAKES = [
+    Mistake("second residual from x", _variant(wiring="residual2_from_x"),
+            "your output equals LN(x + FFN(out1)): the second residual comes from the wrong tensor. Each Add & Norm "
+            "adds its own sublayer's input: out2 = add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)"),
+    Mistake("FFN fed with x", _variant(wiring="ffn_on_x"),
+            "your output equals LN(out1 + FFN(x)): the FFN reads x instead of out1. The sublayers are chained: "
+            "ffn_output = feed_forward_network(out1, ...)"),
+    Mistake("pre-norm", _variant(wiring="pre_norm"),
+            "your output equals the pre-norm layer, x + MHA(LN(x)) then h + FFN(LN(h)): this kata (like seed 000 and "
+            "the paper) is post-norm, LN(x + MHA(x)) then LN(out1 + FFN(out1))"),
+    Mistake("mask ignored", _variant(mask_as="ignored"),
+            "your output equals the layer without a mask: pass mask to multi_head_attention, so PAD keys get no weight"),
+    Mistake("mask inverted", _variant(mask_as="inverted"),
+            "your mask is inverted: seed 000 passes 1 = PAD, but here the mask is bool with True = a real token that "
+            "may be attended to; pass it to multi_head_attention as it is"),
+    Mistake("no residual", _variant(wiring="no_residual"),
+            "your output equals LN(MHA(x)) then LN(FFN(out1)): the residual connections are missing; "
+            "add_and_norm(x, attn_output, ...) and add_and_norm(out1, ffn_output, ...)"),
+    Mistake("layer norms swapped", _variant(wiring="ln_swapped"),
+            "your output uses gamma2_ln, beta2_ln after attention and gamma1_ln, beta1_ln after the FFN: the first "
+            "Add & Norm takes gamma1_ln, beta1_ln"),
+    Mistake("second Add & Norm missing", _variant(wiring="no_second_norm"),
+            "your output equals out1 + FFN(out1) with no layer norm: the FFN sublayer ends with its own Add & Norm, "
+            "add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "encoder_layer is a function with seed 000's signature")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=PARAMS)
+
+
+@check("masking", "PAD positions change nothing at the real positions")
+def padding_is_invisible(kit):
+    for c in CASES[1:3]:
+        args = kit.inputs(c)
+        x, mask = args[0], args[1]
+        real = mask[:, 0, 0, :]  # (B, T)
+        out = kit.user(args)
+        changed = x.copy()
+        changed[~real] += 5.0 * np.random.default_rng(c.id).standard_normal(changed[~real].shape)
+        out2 = kit.user((changed, *args[1:]))
+        for got in (out, out2):
+            if not isinstance(got, np.ndarray) or got.shape != x.shape:
+                raise Fail(f"{c.label}: the output should be a NumPy array of shape (B, T, D) = {x.shape} first")
+        try:
+            compare(out2[real], out[real], "output at the real positions", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(f"{c.label}: changing x at the PAD positions changed the output at real positions ({fail}). "
+                       "Real tokens must not attend to PAD: pass mask (True = real token) to multi_head_attention "
+                       "unchanged; seed 000's 1 = PAD convention is the opposite") from None
+
+
+@check("masking", "a query that sees no key gets zero attention, not NaN")
+def fully_hidden_query(kit):
+    c = CASES[3]
+    got = kit.user(kit.inputs(c))
+    if isinstance(got, np.ndarray) and np.isnan(got).any():
+        where = tuple(int(i) for i in np.argwhere(np.isnan(got))[0])
+        raise Fail(f"{c.label}: NaN at index {where}; query 2 of batch item 1 sees no key. The given "
+                   "scaled_dot_product_attention returns zero attention for it: use the given blocks")
+
+
+@check("properties", "without a mask, permuting the positions permutes the output")
+def permutation_equivariant(kit):
+    c = CASES[0]
+    args = kit.inputs(c)
+    perm = np.array([3, 0, 4, 1, 2])
+    out = kit.user(args)
+    out_perm = kit.user((args[0][:, perm], *args[1:]))
+    if not isinstance(out, np.ndarray) or out.shape != args[0].shape:
+        raise Fail(f"{c.label}: the output should be a NumPy array of shape (B, T, D) = {args[0].shape} first")
+    try:
+        compare(out_perm, out[:, perm], "output for the permuted x", "(B, T, D)")
+    except Fail as fail:
+        raise Fail(f"{c.label}: {fail}. Self-attention and the FFN treat positions alike: without a mask (and "
+                   "without positional encoding) the layer must not depend on where a token sits; reduce over "
+                   "the keys (axis -1 of the scores) and normalise over the features (axis -1)") from None
+
+
+@check("numerics", "large attention scores (about ±1000) do not overflow softmax")
+def large_scores(kit):
+    c = CASES[1]
+    args = list(kit.inputs(c))
+    if not _matches_reference(kit, tuple(args)):
+        return  # a wrong layer is reported by "matches the reference in float64", with its diagnosis
+    args[5], args[6] = args[5] * 40.0, args[6] * 40.0  # Wq_mha, Wk_mha: scores reach the thousands
+    got = kit.user(tuple(args))
+    if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
+        raise Fail(f"{c.label}, Wq_mha and Wk_mha scaled by 40: the output holds NaN or inf. exp() of scores in the "
+                   "thousands overflows: softmax must subtract each row's max first (the given softmax does)")
+    try:
+        compare(got, kit.reference(tuple(args)), "output", "(B, T, D)", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}, Wq_mha and Wk_mha scaled by 40: {fail}. Right on ordinary inputs but not on large "
+                   "scores: softmax must subtract each row's max before exp()") from None
+
+
+def _matches_reference(kit, args) -> bool:
+    try:
+        compare(kit.user(args), kit.reference(args), "output", tol=kit.tolerance("float64"))
+        return True
+    except Fail:
+        return False

@@ -1,0 +1,363 @@
+"""Hidden checks: seed 002's NumPy TransformerBlock (a class whose weights are plain attributes).
+
+A NumPy class has no state_dict and no .to(dtype), so the standard checks (which build torch modules)
+do not apply: this module defines no OUTPUTS and runs its own shape, numerics and hygiene checks.
+Each call builds the user's block in the child, overwrites its weights by attribute path and calls
+forward, through the driver checker.drivers_numpy:build_and_call.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from checker import drivers_numpy
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+
+TARGET = "TransformerBlock"
+LOAD_STATE = False  # the weights are assigned by attribute path, not loaded from a state_dict
+DRIVER = "checker.drivers_numpy:build_and_call"
+
+# Every dimension its own size (B, T, D, H, d_k = D // H, d_ff). Cases 1 and 3 use seed 002's
+# single sequence (T, D); 2 and 4 a batch (B, T, D).
+CASES = [
+    case(1, T=5, D=12, H=3, d_ff=20, mask="none"),
+    case(2, B=2, T=6, D=8, H=2, d_ff=10, mask="padding (B, 1, 1, T)"),
+    case(3, T=7, D=15, H=5, d_ff=9, mask="causal (T, T)"),
+    case(4, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T), batch item 1 all PAD"),
+]
+
+
+def init(c):
+    return {"d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff}
+
+
+def shapes(c) -> dict:
+    """The attributes the checker overwrites, and their shapes."""
+    D, F = c.D, c.d_ff
+    return {"attention.W_q": (D, D), "attention.W_k": (D, D), "attention.W_v": (D, D), "attention.W_o": (D, D),
+            "norm1.gamma": (D,), "norm1.beta": (D,),
+            "ff.W1": (D, F), "ff.b1": (F,), "ff.W2": (F, D), "ff.b2": (D,),
+            "norm2.gamma": (D,), "norm2.beta": (D,)}
+
+
+def weights(c, dtype) -> dict:
+    g = c.generator(salt=17)
+    scale = {"attention": c.D ** -0.5, "ff.W1": c.D ** -0.5, "ff.W2": c.d_ff ** -0.5}
+    out = {}
+    for name, shape in shapes(c).items():
+        w = torch.randn(*shape, generator=g, dtype=torch.float64)
+        if name.endswith("gamma"):
+            w = 1.0 + 0.5 * w  # away from (1, 0), so gamma, beta and the two norms cannot be confused
+        elif name.endswith(("beta", "b1", "b2")):
+            w = 0.5 * w
+        else:
+            w = w * scale[name.split(".")[0] if name.startswith("attention") else name]
+        out[name] = w.numpy().astype(dtype)
+    return out
+
+
+def _lead(c) -> tuple:
+    return (c.B,) if "B" in c.dims else ()
+
+
+def make_mask(c):
+    kind = c.mask.split()[0]
+    if kind == "none":
+        return None
+    causal = np.tril(np.ones((c.T, c.T), dtype=bool))
+    if kind == "causal" and "padding" not in c.mask:
+        return causal  # (T, T), as seed 002's create_causal_mask (inverted: True = visible)
+    g = c.generator(salt=1)
+    lengths = torch.randint(1, c.T + 1, (c.B,), generator=g)
+    lengths[0] = c.T - 2
+    if "all PAD" in c.mask:
+        lengths[1] = 0
+    real = (torch.arange(c.T) < lengths[:, None]).numpy()  # (B, T)
+    if kind == "padding":
+        return real[:, None, None, :]  # (B, 1, 1, T)
+    return causal[None, None] & real[:, None, None, :]  # (B, 1, T, T)
+
+
+def inputs(c, dtype="float64"):
+    g = c.generator()
+    x = torch.randn(*_lead(c), c.T, c.D, generator=g, dtype=torch.float64).numpy().astype(dtype)
+    return x, make_mask(c)
+
+
+# ----------------------------------------------------------------------------- calling the block
+
+
+def user_block(kit, c, dtype="float64", x=None, mask="case", *, part="", what="forward", raw=False):
+    """The user's block for case c, weights assigned, forward(x, mask) (or part.forward(x)) called in the child."""
+    case_x, case_mask = inputs(c, dtype)
+    x = case_x if x is None else x
+    args = (x,) if part else (x, case_mask if isinstance(mask, str) else mask)
+    reply = kit.sandbox.request("drive", driver=DRIVER,
+                                args=(TARGET, init(c), weights(c, dtype), args, "forward", part))["value"]
+    if "missing" in reply:
+        raise Fail(f"{c.label}: after TransformerBlock(**{init(c)}) there is no "
+                   f"{', '.join('block.' + n for n in reply['missing'])}: the checker overwrites the weights under "
+                   "the names in the docstring (attention, norm1, ff, norm2 built from the given classes)")
+    if raw:
+        return reply
+    out = reply["output"]
+    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+        shape = out.shape if isinstance(out, np.ndarray) else f"a {type(out).__name__}"
+        raise Fail(f"{c.label}: {what} should return a NumPy array of x's shape {x.shape}, got {shape}")
+    return out
+
+
+def reference_block(kit, c, dtype="float64", x=None, mask="case", *, impl=None):
+    case_x, case_mask = inputs(c, dtype)
+    x = case_x if x is None else x
+    mask = case_mask if isinstance(mask, str) else mask
+    if impl is not None:
+        return impl(weights(c, dtype), c.H, x, mask)
+    block = kit.solution.TransformerBlock(**init(c))
+    for name, value in weights(c, dtype).items():
+        drivers_numpy._set(block, name, value.copy())
+    return block.forward(x, mask)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _norm(x, gamma, beta, eps=1e-6, *, std_plus_eps=False, ddof=0):
+    mean = x.mean(axis=-1, keepdims=True)
+    std = x.std(axis=-1, keepdims=True, ddof=ddof)
+    return gamma * (x - mean) / ((std + eps) if std_plus_eps else np.sqrt(std**2 + eps)) + beta
+
+
+def _attention(w, H, x, mask):
+    def heads(a):
+        a = a.reshape(*a.shape[:-1], H, -1)
+        return np.swapaxes(a, -2, -3)
+
+    Q, K, V = heads(x @ w["attention.W_q"]), heads(x @ w["attention.W_k"]), heads(x @ w["attention.W_v"])
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        p = p / p.sum(axis=-1, keepdims=True)
+    if mask is not None:
+        p = np.where(mask, p, 0.0)
+    out = np.swapaxes(p @ V, -2, -3)
+    return out.reshape(*out.shape[:-2], -1) @ w["attention.W_o"]
+
+
+def _ff(w, x):
+    return np.maximum(0, x @ w["ff.W1"] + w["ff.b1"]) @ w["ff.W2"] + w["ff.b2"]
+
+
+def block(w, H, x, mask, *, wiring="right", mask_as="visible", **norm_knobs):
+    """The block with knobs; every knob at its default gives the right answer."""
+    if mask is not None and mask_as != "visible":
+        mask = None if mask_as == "ignored" else ~mask
+    n1, n2 = ("norm1", "norm2") if wiring != "norms swapped" else ("norm2", "norm1")
+
+    def norm(which, a):
+        return _norm(a, w[f"{which}.gamma"], w[f"{which}.beta"], **norm_knobs)
+
+    if wiring == "pre_norm":
+        h = x + _attention(w, H, norm(n1, x), mask)
+        return h + _ff(w, norm(n2, h))
+    attn = _attention(w, H, x, mask)
+    h = norm(n1, attn if wiring == "no residual 1" else x + attn)
+    ff = _ff(w, x if wiring == "ff on the input" else h)
+    return norm(n2, ff if wiring == "no residual 2" else (x if wiring == "residual 2 from the input" else h) + ff)
+
+
+def _variant(**knobs):
+    return lambda w, H, x, mask: block(w, H, x, mask, **knobs)
+
+
+MISTAKES = [
+    Mistake("seed 002's LayerNorm", _variant(std_plus_eps=True),
+            "your output equals the block with seed 002's LayerNorm, (x - mean) / (std + eps): this kata puts eps "
+            "inside the square root, (x - mean) / np.sqrt(var + eps)"),
+    Mistake("unbiased std", _variant(std_plus_eps=True, ddof=1),
+            "your LayerNorm divides by the unbiased std + eps (ddof=1, the Annotated Transformer's): use the biased "
+            "variance and np.sqrt(var + eps)"),
+    Mistake("unbiased variance", _variant(ddof=1),
+            "your LayerNorm uses the unbiased variance (ddof=1): divide by D, np.var's default"),
+    Mistake("default eps 1e-5", _variant(eps=1e-5),
+            "your LayerNorm's eps is 1e-5 (nn.LayerNorm's default): seed 002's is 1e-6, the contract's too"),
+    Mistake("missing attention residual", _variant(wiring="no residual 1"),
+            "your output equals norm1(attention(x)) without the residual: x = norm1.forward(x + attn_output)"),
+    Mistake("missing FFN residual", _variant(wiring="no residual 2"),
+            "your output equals norm2(ff(x)) without the residual: return norm2.forward(x + ff_output)"),
+    Mistake("second residual from the input", _variant(wiring="residual 2 from the input"),
+            "your second residual adds the block's input instead of the normalised x: in seed 002, x is reassigned "
+            "to norm1's output, and x + ff_output uses that x"),
+    Mistake("FFN fed with the input", _variant(wiring="ff on the input"),
+            "your FFN reads the block's input instead of norm1's output: ff.forward(x) after x = norm1.forward(...)"),
+    Mistake("pre-norm", _variant(wiring="pre_norm"),
+            "your output equals the pre-norm block, x + attention(norm1(x)) then x + ff(norm2(x)): seed 002 (and this "
+            "kata) is post-norm, x = norm1(x + attention(x)), then norm2(x + ff(x))"),
+    Mistake("norms swapped", _variant(wiring="norms swapped"),
+            "you use norm2 after the attention and norm1 after the FFN: norm1 follows the attention"),
+    Mistake("mask ignored", _variant(mask_as="ignored"),
+            "your output equals the block without the mask: pass mask to self.attention.forward(x, x, x, mask)"),
+    Mistake("mask inverted", _variant(mask_as="inverted"),
+            "your mask is inverted: seed 002 uses 1 = masked, but here True = may attend; pass mask as it is"),
+]
+
+FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(eps)), and do not convert with "
+                "astype(np.float64)")
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "TransformerBlock is a class built with (d_model, num_heads, d_ff)")
+def structure(kit):
+    info = expect_structure(kit, TARGET, params=["d_model", "num_heads", "d_ff"])
+    if not info["is_class"]:
+        raise Fail(f"'{TARGET}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) "
+                   "and forward(self, x, mask=None)")
+
+
+@check("structure", "after construction, the weights sit under the documented names with the documented shapes")
+def weight_layout(kit):
+    c = CASES[0]
+    want = shapes(c)
+    got = kit.sandbox.request("drive", driver="checker.drivers_numpy:layout",
+                              args=(TARGET, init(c), list(want)))["value"]
+    for name, shape in want.items():
+        have = got["attributes"][name]
+        if have is None:
+            raise Fail(f"TransformerBlock(**{init(c)}) has no block.{name}: build self.attention = "
+                       "MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), self.ff = "
+                       "FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the checker sets the weights "
+                       "under these names")
+        if have != list(shape):
+            raise Fail(f"TransformerBlock(**{init(c)}): block.{name} should be an array of shape {shape}, got "
+                       f"{tuple(have) if isinstance(have, list) else have}")
+    if got["forward"] is None or got["forward"][:2] != ["x", "mask"]:
+        raise Fail(f"TransformerBlock.forward should take (x, mask=None), but takes ({', '.join(got['forward'] or [])})")
+
+
+@check("shapes", "forward returns x's shape for a single sequence (T, D) and a batch (B, T, D)")
+def shapes_check(kit):
+    for c in CASES:
+        user_block(kit, c)
+
+
+@check("masking", "padding: PAD positions change nothing at the real positions")
+def padding_is_invisible(kit):
+    c = CASES[1]
+    x, mask = inputs(c)
+    real = mask[:, 0, 0, :]  # (B, T)
+    out = user_block(kit, c)
+    changed = x.copy()
+    changed[~real] += 5.0 * np.random.default_rng(c.id).standard_normal(changed[~real].shape)
+    out2 = user_block(kit, c, x=changed)
+    try:
+        compare(out2[real], out[real], "output at the real positions", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}: changing x at the PAD positions changed the output at real positions ({fail}). Pass "
+                   "mask (True = may attend) to self.attention.forward(x, x, x, mask) as it is") from None
+
+
+@check("masking", "causality: under a (T, T) causal mask, changing x after position t leaves positions <= t unchanged")
+def causal(kit):
+    c = CASES[2]
+    x, _ = inputs(c)
+    out = user_block(kit, c)
+    for t in range(c.T - 1):
+        changed = x.copy()
+        changed[t + 1:] += 3.0 * np.random.default_rng(t).standard_normal(changed[t + 1:].shape)
+        out2 = user_block(kit, c, x=changed)
+        try:
+            compare(out2[: t + 1], out[: t + 1], f"output at positions 0..{t}", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(f"{c.label}: changing x after position {t} changed the output at positions <= {t} ({fail}): "
+                       "the future leaks; pass mask to the attention as it is (True = visible)") from None
+
+
+@check("numerics", "LayerNorm (block.norm1) on its own: sqrt(var + eps), biased variance, eps = 1e-6")
+def layer_norm_alone(kit):
+    c = CASES[1]
+    g = np.random.default_rng(5)
+    x = g.standard_normal((c.B, c.T, c.D)) * 3e-3 + 0.7  # variance ~1e-5: where eps goes matters
+    x[0, 0] = 2.5  # a constant row: variance 0
+    got = user_block(kit, c, x=x, part="norm1", what="norm1.forward")
+    w = weights(c, "float64")
+    want = _norm(x, w["norm1.gamma"], w["norm1.beta"])
+    if np.isnan(got).any():
+        raise Fail(f"{c.label}: block.norm1.forward gave NaN for a constant row (variance 0): divide by "
+                   "np.sqrt(var + self.eps)")
+    try:
+        compare(got, want, "norm1.forward(x)", "(B, T, D)")
+    except Fail as fail:
+        knobs = [("seed 002's (x - mean) / (std + eps)", {"std_plus_eps": True}),
+                 ("the unbiased std + eps (ddof=1)", {"std_plus_eps": True, "ddof": 1}),
+                 ("the unbiased variance (ddof=1)", {"ddof": 1}), ("eps = 1e-5", {"eps": 1e-5})]
+        found = next((name for name, k in knobs if matches(got, _norm(x, w["norm1.gamma"], w["norm1.beta"], **k))), None)
+        why = (f" Your LayerNorm computes {found}: use gamma * (x - mean) / np.sqrt(var + eps) + beta with the biased "
+               "variance and eps = 1e-6") if found else ""
+        raise Fail(f"{c.label}, rows of variance about 1e-5: {fail}.{why}") from None
+
+
+@check("numerics", "matches the reference in float64 on every case")
+def numerics64(kit):
+    for c in CASES:
+        got = user_block(kit, c)
+        want = reference_block(kit, c)
+        try:
+            compare(got, want, "output", "(..., T, D)", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            found = next((m.explain for m in MISTAKES
+                          if matches(got, reference_block(kit, c, impl=m.impl), kit.tolerance("float64"))), None)
+            kit.diagnosis = kit.diagnosis or found
+            raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("numerics", "large attention scores (about ±1000) do not overflow softmax")
+def large_scores(kit):
+    c = CASES[1]
+    if not matches(user_block(kit, c), reference_block(kit, c), kit.tolerance("float64")):
+        return  # a wrong block is reported by "matches the reference in float64", with its diagnosis
+    big = {n: (w * 40.0 if n in ("attention.W_q", "attention.W_k") else w) for n, w in weights(c, "float64").items()}
+    x, mask = inputs(c)
+    reply = kit.sandbox.request("drive", driver=DRIVER, args=(TARGET, init(c), big, (x, mask), "forward", ""))["value"]
+    got = reply.get("output")
+    block = kit.solution.TransformerBlock(**init(c))
+    for name, value in big.items():
+        drivers_numpy._set(block, name, value.copy())
+    want = block.forward(x, mask)
+    if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
+        raise Fail(f"{c.label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the "
+                   "thousands overflows: softmax must subtract each row's max first (the given softmax does)")
+    try:
+        compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}, W_q and W_k scaled by 40: {fail}") from None
+
+
+@check("numerics", "float32 in gives float32 out, close to the reference")
+def numerics32(kit):
+    for c in CASES:
+        got = user_block(kit, c, "float32")
+        if got.dtype == np.float64:
+            raise Fail(f"{c.label}: float32 x and weights gave a float64 output: {FLOAT32_HINT}")
+        try:
+            compare(got, reference_block(kit, c, "float32"), "output", "(..., T, D)", tol=kit.tolerance("float32"))
+        except Fail as fail:
+            raise Fail(f"{c.label}, float32: {fail}") from None
+
+
+@check("hygiene", "forward leaves the caller's x and mask unchanged")
+def hygiene(kit):
+    for c in CASES:
+        sent = inputs(c)
+        after = user_block(kit, c, raw=True)["args_after"]
+        for name, before, now in zip(("x", "mask"), sent, after):
+            if before is None:
+                continue
+            try:
+                compare(now, before, name, exact=True)
+            except Fail as fail:
+                raise Fail(f"{c.label}: forward modified its input ({fail}); use x = x + ..., never x += ...") from None
