@@ -78,11 +78,16 @@ def find(name: str) -> Kata:
     raise UnknownKata(name, close[:4])
 
 
+HINTS_HEADINGS = ("\n## Hints", "\n## 提示")
+LANGUAGES = ("en", "zh")
+
+
 def hints(kata: Kata, lang: str = "en") -> list[str]:
     """The numbered items under '## Hints' in the statement: concept, then steps, then near-code."""
     path = kata.statement_path(lang)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    section = text.split("\n## Hints", 1)[1] if "\n## Hints" in text else ""
+    heading = next((h for h in HINTS_HEADINGS if h in text), None)
+    section = text.split(heading, 1)[1] if heading else ""
     items: list[str] = []
     for line in section.splitlines()[1:]:
         if line.startswith("## "):
