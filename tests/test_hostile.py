@@ -1,0 +1,166 @@
+"""Hostile or broken user code never breaks `kata` or turns its verdict green (real CLI)."""
+
+import sqlite3
+import stat
+
+import pytest
+
+from conftest import ROOT, run_json, run_kata
+
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+HOOK = "        d_k = Q.size(-1)"
+
+
+def _check(ws, source, *extra):
+    (ws / "torch" / "attention.py").write_text(source, encoding="utf-8")
+    proc, doc = run_json("check", "attention", "--workspace", ws, *extra)
+    return proc, doc["katas"][0]
+
+
+def _inject(line: str) -> str:
+    """The reference with one line of hostile code at the top of forward."""
+    return SOLUTION.replace(HOOK, f"        {line}\n{HOOK}")
+
+
+def _messages(kata) -> str:
+    return "\n".join([kata["error"]] + [c["message"] for c in kata["checks"]])
+
+
+@pytest.mark.parametrize("line, expect", [
+    ("import sys; sys.exit(0)", "sys.exit(0)"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ("input()", "EOFError"),
+    ("return None", "got None"),
+    ("return [Q, K]", "got a list"),
+    ("return Q.numpy(), K.numpy()", "NumPy array"),
+    ("return Q * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)", "NaN"),
+    ("import ctypes; ctypes.string_at(0)", "SIGSEGV"),
+    ("torch.zeros(200_000, 200_000)", "GB of memory"),
+])
+def test_broken_call_is_a_clear_verdict_not_a_pass(workspace, line, expect):
+    proc, kata = _check(workspace, _inject(line))
+    assert proc.returncode == 1
+    assert kata["status"] in ("fail", "error")
+    assert expect in _messages(kata)
+
+
+@pytest.mark.parametrize("top, status, expect", [
+    ("import sys\nsys.exit(0)\n", "error", "sys.exit(0)"),
+    ("while True:\n    pass\n", "timeout", "timed out"),
+    ("import no_such_module_here\n", "error", "No module named 'no_such_module_here'"),
+    ("x = (\n", "error", "SyntaxError"),
+])
+def test_broken_import_is_a_clear_verdict(workspace, top, status, expect):
+    proc, kata = _check(workspace, top + SOLUTION, "--timeout", "2")
+    assert proc.returncode == 1 and kata["status"] == status
+    assert expect in kata["error"]
+
+
+def test_patched_libraries_cannot_make_a_wrong_answer_pass(workspace):
+    patches = "\n".join([
+        "import torch.testing, numpy.testing",
+        "torch.testing.assert_close = lambda *a, **k: None",
+        "numpy.testing.assert_allclose = lambda *a, **k: None",
+        "torch.allclose = lambda *a, **k: True",
+        "torch.equal = lambda *a, **k: True",
+        "torch.Tensor.__eq__ = lambda *a, **k: True",
+        "torch.set_default_dtype(torch.float32)",
+        "torch.manual_seed(123)",
+        "torch.set_num_threads(2)",
+    ])
+    wrong = SOLUTION.replace("/ math.sqrt(d_k)", "")
+    proc, kata = _check(workspace, patches + "\n" + wrong)
+    assert proc.returncode == 1 and kata["status"] == "fail"
+    assert "√d_k" in kata["diagnosis"]
+
+
+def test_megabytes_of_output_are_captured_and_cut(workspace):
+    proc, kata = _check(workspace, _inject("print('x' * 3_000_000)"))
+    assert proc.returncode == 0, _messages(kata)
+    assert len(kata["output"]) < 10_000 and "more bytes not shown" in kata["output"]
+    assert len(proc.stdout) < 200_000
+
+
+def test_spawned_processes_do_not_outlive_the_check(workspace, tmp_path):
+    marker = tmp_path / "alive"
+    line = (f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', "
+            f"'import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text(\"x\")'])")
+    proc, kata = _check(workspace, _inject(line))
+    import time
+
+    time.sleep(4)
+    assert not marker.exists(), "a process started by the user's code survived the check"
+
+
+def test_empty_file_names_what_is_missing(workspace):
+    proc, kata = _check(workspace, "")
+    assert kata["status"] == "fail" and "'ScaledDotProductAttention' is missing" in _messages(kata)
+
+
+def test_wrong_signature_is_named(workspace):
+    proc, kata = _check(workspace, SOLUTION.replace("def forward(self, Q: Tensor, K: Tensor, V: Tensor,",
+                                                    "def forward(self, K: Tensor, Q: Tensor, V: Tensor,"))
+    assert kata["status"] == "fail" and "should take (Q, K, V, mask)" in _messages(kata)
+
+
+def test_non_utf8_file_is_reported(workspace):
+    (workspace / "torch" / "attention.py").write_bytes(b"x = '\xff\xfe'\n")
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1 and doc["katas"][0]["status"] == "error"
+    assert "utf-8" in doc["katas"][0]["error"]
+
+
+def test_deleted_file_is_reported_and_init_restores_it(workspace):
+    (workspace / "torch" / "attention.py").unlink()
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 1 and "does not exist" in doc["katas"][0]["error"]
+    run_kata("init", workspace)
+    assert (workspace / "torch" / "attention.py").is_file()
+
+
+def test_corrupt_progress_database_is_reported_and_kept(workspace):
+    db = workspace / ".kata" / "progress.db"
+    db.write_bytes(b"this is not a database" * 100)
+    before = db.read_bytes()
+    (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
+    proc = run_kata("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 0, "the verdict still stands"
+    assert "progress database" in proc.stderr
+    assert db.read_bytes() == before, "the user's history is never recreated over"
+    assert run_kata("list", "--workspace", workspace).returncode == 0
+
+
+def test_locked_database_waits_then_records(workspace):
+    (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
+    run_kata("check", "attention", "--workspace", workspace)  # creates the database
+    db = sqlite3.connect(workspace / ".kata" / "progress.db")
+    db.execute("BEGIN IMMEDIATE")  # hold the write lock briefly from another process
+    import threading
+
+    threading.Timer(1.0, db.rollback).start()
+    proc = run_kata("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 0 and "progress database" not in proc.stderr
+    count = sqlite3.connect(workspace / ".kata" / "progress.db").execute("SELECT COUNT(*) FROM checks").fetchone()
+    assert count[0] == 2
+
+
+def test_read_only_workspace_still_gives_a_verdict(workspace):
+    (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
+    db_dir = workspace / ".kata"
+    for f in db_dir.iterdir():
+        f.unlink()
+    db_dir.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        proc = run_kata("check", "attention", "--workspace", workspace)
+    finally:
+        db_dir.chmod(stat.S_IRWXU)
+    assert proc.returncode == 0
+    if proc.stderr:  # root can write anyway; anyone else is told why nothing was recorded
+        assert "progress database" in proc.stderr
+
+
+def test_init_into_a_file_is_a_usage_error(tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    proc = run_kata("init", target)
+    assert proc.returncode == 2 and "not a folder" in proc.stderr
