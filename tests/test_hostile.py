@@ -31,7 +31,7 @@ def _messages(kata) -> str:
     ("raise KeyboardInterrupt", "KeyboardInterrupt"),
     ("input()", "EOFError"),
     ("return None", "got None"),
-    ("return [Q, K]", "got a list"),
+    ("return {\"out\": Q}", "got a dict"),
     ("return Q.numpy(), K.numpy()", "NumPy array"),
     ("return Q * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)", "NaN"),
     ("import ctypes; ctypes.string_at(0)", "SIGSEGV"),
@@ -133,7 +133,7 @@ def test_corrupt_progress_database_is_reported_and_kept(workspace):
 def test_locked_database_waits_then_records(workspace):
     (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
     run_kata("check", "attention", "--workspace", workspace)  # creates the database
-    db = sqlite3.connect(workspace / ".kata" / "progress.db")
+    db = sqlite3.connect(workspace / ".kata" / "progress.db", check_same_thread=False)
     db.execute("BEGIN IMMEDIATE")  # hold the write lock briefly from another process
     import threading
 
