@@ -1,0 +1,512 @@
+"""Hidden checks: tokenize, build a vocabulary with <PAD> and <UNK>, encode, pad a batch.
+
+Nothing here is a float tensor, so there are no OUTPUTS and no standard checks: every function
+is checked below, exactly, with its own named mistakes. TARGET (pad_batch) is what `kata case`
+shows and what is timed.
+"""
+
+import re
+from collections import Counter
+
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, describe, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "pad_batch"
+GRADIENTS = False  # integer ids only: nothing to differentiate
+
+PAD, UNK = "<PAD>", "<UNK>"
+
+# ----------------------------------------------------------------------------- inputs
+
+# tokenize: seed 004's sentences plus what a tokenizer must get right (capitals, punctuation
+# glued to words, apostrophes, digits, hyphens, runs of spaces and tabs, an empty sentence).
+SENTENCES = {
+    1: ["Early morning sunlight filters through the window and falls on the desk.",
+        "Xiao Ming carries his schoolbag, and goes to school happily!",
+        "Is the little dog running around cheerfully on the grass?",
+        "The stars at night hang in the sky like countless diamonds."],
+    2: ["Don't panic:  it's 10 a.m., not 9!",
+        "Well-known\twords (NLP) split...",
+        "HELLO hello Hello;",
+        "",
+        "Café au lait costs 3.50 euros?!"],
+    3: ["清晨 阳光 透过 窗户 洒 在 书桌 上",
+        "秋天 到了 ， 树上 的 叶子 慢慢 变黄",
+        "  我 在 学 Python  和 GPT-4 。 ",
+        "春天 的 小鸟 很 活泼 ， 到处 飞"],
+}
+TOKENIZE_CASES = [
+    case(1, B=4, lang="en (default: lang not passed)"),
+    case(2, B=5, lang="en"),
+    case(3, B=4, lang="zh"),
+]
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", ",", "，", "big", "red", "sun", "and", "."]
+
+
+def corpus(c, salt=0):
+    """B tokenized sentences of different lengths, drawn from WORDS with skewed frequencies."""
+    g = c.generator(salt)
+    weights = torch.linspace(3.0, 0.4, len(WORDS))
+    lengths = torch.randint(2, 9, (c.B,), generator=g)
+    return [[WORDS[i] for i in torch.multinomial(weights, int(n), replacement=True, generator=g).tolist()]
+            for n in lengths]
+
+
+# build_vocab: min_freq 1 (the default, not passed), 2 and 3. Each corpus has words seen exactly
+# min_freq times and words seen min_freq - 1 times (tests/test_reference_torch_vocab.py checks it).
+VOCAB_CASES = [
+    case(11, B=3, min_freq="default (1)"),
+    case(12, B=9, min_freq=2),
+    case(13, B=12, min_freq=3),
+]
+
+
+def vocab_args(c):
+    min_freq = c.dims.get("min_freq")
+    if min_freq is None:
+        return (corpus(c),)
+    tokenized = corpus(c)
+    tokenized.insert(1, ["moon"] * min_freq)  # seen min_freq times, all in one sentence
+    return tokenized, min_freq
+
+
+# encode: a vocabulary built from one corpus (min_freq=2), then sentences with unknown words
+# (rare ones filtered out, and words never seen) and an empty sentence.
+ENCODE_CASES = [case(21, B=4), case(22, B=6)]
+
+
+def encode_args(c):
+    vocab_corpus = corpus(case(12, B=9, min_freq=2))
+    word2idx = _reference_word2idx(vocab_corpus, 2)
+    sentences = corpus(c, salt=1)
+    sentences[0] = sentences[0] + ["zebra"]  # never seen
+    sentences[-1] = ["quokka", "the"] + sentences[-1]  # never seen, first
+    if c.B > 4:
+        sentences[2] = []  # an empty sentence gives an empty LongTensor (0,)
+    return sentences, word2idx
+
+
+def _reference_word2idx(tokenized, min_freq):
+    word2idx = {PAD: 0, UNK: 1}
+    for word, freq in Counter(t for s in tokenized for t in s).items():
+        if freq >= min_freq:
+            word2idx[word] = len(word2idx)
+    return word2idx
+
+
+# pad_batch: every dimension its own size (B != T_max); the longest sentence is not first;
+# pad_idx 0 and not 0; an empty sentence; ids never equal pad_idx.
+CASES = [
+    case(31, B=3, T_max=7, pad_idx=0),
+    case(32, B=5, T_max=6, pad_idx=3),
+    case(33, B=4, T_max=2, pad_idx=0),
+]
+TIMING = case(34, B=64, T_max=50, pad_idx=0)
+LENGTHS = {31: [4, 7, 2], 32: [3, 0, 6, 1, 6], 33: [2, 1, 2, 2], 34: None}
+
+
+def inputs(c, dtype="float64"):
+    """(encoded, pad_idx): B LongTensors (T_i,) with ids in [4, 30), so none equals pad_idx."""
+    g = c.generator()
+    lengths = LENGTHS[c.id] or torch.randint(1, c.T_max, (c.B - 1,), generator=g).tolist() + [c.T_max]
+    return [torch.randint(4, 30, (n,), generator=g) for n in lengths], c.pad_idx
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_SEED004_PUNCT = ".,;!?"
+
+
+def _seed004(s):
+    for p in _SEED004_PUNCT:
+        s = s.replace(p, "")
+    return s.lower().split()
+
+
+def _tok(per_sentence_en, per_sentence_zh=str.split):
+    return lambda sentences, lang="en": [(per_sentence_zh if lang == "zh" else per_sentence_en)(s) for s in sentences]
+
+
+_EN = lambda s: _TOKEN.findall(s.lower())  # noqa: E731
+
+TOKENIZE_MISTAKES = [
+    Mistake("not lowercased", _tok(_TOKEN.findall),
+            "your English tokens keep their capitals ('Early', 'HELLO'): lowercase the sentence first, s.lower()"),
+    Mistake("seed 004 drops punctuation", _tok(_seed004),
+            "you delete punctuation like seed 004 (replace('.', '') ... then split()): here every punctuation mark "
+            "is a token of its own, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())"),
+    Mistake("punctuation dropped", _tok(lambda s: re.findall(r"\w+", s.lower())),
+            "your tokens have no punctuation marks: keep each one as a token, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())"),
+    Mistake("split on spaces", _tok(lambda s: s.lower().split()),
+            "your English tokens keep punctuation glued to words ('desk.'): split words and punctuation apart, "
+            "re.findall(r\"\\w+|[^\\w\\s]\", s.lower())"),
+    Mistake("punctuation runs kept", _tok(lambda s: re.findall(r"\w+|[^\w\s]+", s.lower())),
+            "you keep runs of punctuation together ('...', '?!'): each punctuation mark is its own token, [^\\w\\s] "
+            "without the +"),
+    Mistake("apostrophes inside words", _tok(lambda s: re.findall(r"[\w']+|[^\w\s]", s.lower())),
+            "you keep apostrophes inside words (\"don't\"): the rule splits them, \\w+ stops at the apostrophe "
+            "(don ' t)"),
+    Mistake("zh tokenized as English", _tok(_EN, _EN),
+            "your Chinese tokens are lowercased or split at punctuation ('python', 'gpt', '-', '4'): Chinese "
+            "sentences come segmented, so split them on whitespace and nothing else, s.split()"),
+    Mistake("zh lowercased", _tok(_EN, lambda s: s.lower().split()),
+            "your Chinese tokens are lowercased ('python'): for lang='zh' only split on whitespace, s.split()"),
+    Mistake("zh split on one space", _tok(_EN, lambda s: s.split(" ")),
+            "your Chinese tokens include empty strings: s.split(' ') splits at every single space; s.split() "
+            "(no argument) splits on runs of whitespace and ignores the ends"),
+]
+
+
+def _vocab(words_in_order, specials=((PAD, 0), (UNK, 1))):
+    """The special tokens, then each word taking the next free index."""
+    word2idx = dict(specials)
+    for w in words_in_order:
+        word2idx.setdefault(w, len(word2idx))
+    return word2idx
+
+
+def _counts(tokenized):
+    return Counter(t for s in tokenized for t in s)
+
+
+def _kept(tokenized, min_freq, strict=False):
+    return [w for w, f in _counts(tokenized).items() if (f > min_freq if strict else f >= min_freq)]
+
+
+VOCAB_MISTAKES = [
+    Mistake("min_freq strict", lambda t, m=1: _vocab(_kept(t, m, strict=True)),
+            "your vocabulary leaves out the words seen exactly min_freq times (freq > min_freq): keep freq >= min_freq"),
+    Mistake("min_freq ignored", lambda t, m=1: _vocab(_kept(t, 1)),
+            "your vocabulary keeps every word, whatever min_freq says: keep only words with freq >= min_freq"),
+    Mistake("alphabetical", lambda t, m=1: _vocab(sorted(_kept(t, m))),
+            "your words are sorted alphabetically: they take indices 2, 3, ... in order of FIRST APPEARANCE "
+            "(iterate over Counter(...).items(), which keeps that order)"),
+    Mistake("by frequency", lambda t, m=1: _vocab([w for w, f in _counts(t).most_common() if f >= m]),
+            "your words are sorted by frequency (most_common()): they take indices 2, 3, ... in order of FIRST "
+            "APPEARANCE (iterate over Counter(...).items())"),
+    Mistake("specials swapped", lambda t, m=1: _vocab(_kept(t, m), specials=((UNK, 0), (PAD, 1))),
+            "your <PAD> and <UNK> are swapped: <PAD> = 0 (so padding is id 0, as make_pad_mask and "
+            "nn.Embedding(padding_idx=0) expect), <UNK> = 1"),
+    Mistake("no specials", lambda t, m=1: {w: i for i, w in enumerate(_kept(t, m))},
+            "your vocabulary has no <PAD> and <UNK>: start from {'<PAD>': 0, '<UNK>': 1} and give words 2, 3, ..."),
+    Mistake("specials last", lambda t, m=1: {**{w: i for i, w in enumerate(_kept(t, m))},
+                                             PAD: len(_kept(t, m)), UNK: len(_kept(t, m)) + 1},
+            "your <PAD> and <UNK> come after the words: they are 0 and 1, and words start at 2"),
+    Mistake("no UNK", lambda t, m=1: _vocab(_kept(t, m), specials=((PAD, 0),)),
+            "your vocabulary has no <UNK>: start from {'<PAD>': 0, '<UNK>': 1}"),
+    Mistake("words from 1", lambda t, m=1: {PAD: 0, UNK: 1, **{w: i + 1 for i, w in enumerate(_kept(t, m))}},
+            "your first word takes index 1, the index of <UNK>: words start at 2 (word2idx[word] = len(word2idx))"),
+    Mistake("document frequency", lambda t, m=1: _vocab([w for w in _counts(t) if sum(w in s for s in t) >= m]),
+            "you count each word once per sentence (a set per sentence): min_freq is about every occurrence, "
+            "Counter(token for sentence in tokenized for token in sentence)"),
+    Mistake("seed 004 zh drops commas", lambda t, m=1: _vocab([w for w in _kept(t, m) if w not in (",", "，")]),
+            "you drop ',' and '，' from the vocabulary (seed 004's build_chinese_vocab does): here every token "
+            "seen >= min_freq times is a word, punctuation included"),
+]
+
+
+def _enc(fallback):
+    """encode with another rule for unknown words: fallback(word2idx) is their id, None drops them."""
+    def impl(tokenized, word2idx):
+        unk = fallback(word2idx)
+        return [torch.tensor([word2idx.get(t, unk) for t in s if t in word2idx or unk is not None], dtype=torch.long)
+                for s in tokenized]
+    return impl
+
+
+ENCODE_MISTAKES = [
+    Mistake("unknown -> PAD", _enc(lambda w: 0),
+            "your unknown words get 0, the index of <PAD>: map them to word2idx['<UNK>'] (1), "
+            "word2idx.get(token, word2idx['<UNK>'])"),
+    Mistake("unknown dropped", _enc(lambda w: None),
+            "you drop the unknown words: map each one to word2idx['<UNK>'], so every token keeps its place"),
+    Mistake("unknown -> len", _enc(lambda w: len(w)),
+            "your unknown words get len(word2idx), an index outside the vocabulary (nn.Embedding would fail): "
+            "map them to word2idx['<UNK>']"),
+]
+
+
+def _pad(left=False, value=None, transpose=False):
+    """pad_batch with knobs; every knob at its default gives the right answer."""
+    def impl(encoded, pad_idx=0):
+        T_max = max(len(seq) for seq in encoded)
+        out = torch.full((len(encoded), T_max), pad_idx if value is None else value, dtype=torch.long)
+        for i, seq in enumerate(encoded):
+            if left:
+                out[i, T_max - len(seq):] = seq
+            else:
+                out[i, :len(seq)] = seq
+        return out.T if transpose else out
+    return impl
+
+
+PAD_MISTAKES = [
+    Mistake("left padding", _pad(left=True),
+            "you pad on the LEFT ([PAD, PAD, 5, 8]): pad on the right ([5, 8, PAD, PAD]), the tokens first, "
+            "as seed 004 does and as make_pad_mask and the causal mask expect"),
+    Mistake("pad_idx ignored", _pad(value=0),
+            "you pad with 0 whatever pad_idx says: fill with pad_idx, torch.full((B, T_max), pad_idx, dtype=torch.long)"),
+    Mistake("(T_max, B)", _pad(transpose=True),
+            "your batch is (T_max, B): nn.utils.rnn.pad_sequence puts time first unless batch_first=True; "
+            "return (B, T_max)"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+SIGNATURES = {
+    "tokenize": ["sentences", "lang"],
+    "build_vocab": ["tokenized", "min_freq"],
+    "encode": ["tokenized", "word2idx"],
+    "pad_batch": ["encoded", "pad_idx"],
+}
+
+
+@check("structure", "tokenize, build_vocab, encode and pad_batch exist with their documented parameters")
+def structure(kit):
+    for name, params in SIGNATURES.items():
+        expect_structure(kit, name, module=False, params=params)
+
+
+def _call(kit, target, args, c):
+    """The user's target(*args); a KeyError (an unknown word) becomes a verdict, not a crash."""
+    try:
+        return kit.user(args, target=target)
+    except UserError as err:
+        if err.kind == "KeyError" and target == "encode":
+            _diagnose(kit, "your code raised KeyError on a word not in the vocabulary: give unknown words the index "
+                      "of <UNK>, word2idx.get(token, word2idx['<UNK>'])")
+            raise Fail(f"{c.label}: encode raised KeyError: {err.message}. Diagnosis: {kit.diagnosis}") from None
+        raise
+
+
+def _diagnose(kit, explain):
+    kit.diagnosis = kit.diagnosis or explain
+    return explain
+
+
+def _named(kit, mistakes, args, got, same):
+    """The explanation of the first mistake whose result equals got, or None."""
+    for m in mistakes:
+        try:
+            wrong = m.impl(*args)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+            continue
+        if same(got, wrong):
+            return _diagnose(kit, m.explain)
+    return None
+
+
+def _tensors_equal(got, want) -> bool:
+    if isinstance(want, torch.Tensor):
+        return isinstance(got, torch.Tensor) and got.shape == want.shape and got.dtype == want.dtype \
+            and torch.equal(got, want)
+    return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(_tensors_equal, got, want))
+
+
+def _tokens_shown(tokens, start=0, limit=10) -> str:
+    shown = ", ".join(repr(t) for t in tokens[start:start + limit])
+    return f"[{'..., ' if start else ''}{shown}{', ...' if len(tokens) > start + limit else ''}]"
+
+
+def _first_difference(got, want) -> int:
+    return next((k for k, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
+
+
+@check("shapes", "pad_batch returns a LongTensor (B, T_max); encode one LongTensor (T_i,) per sentence")
+def shapes(kit):
+    for c in CASES:
+        got = kit.user(inputs(c), target="pad_batch")
+        want = kit.reference(inputs(c), target="pad_batch")
+        if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):
+            found = _named(kit, PAD_MISTAKES, inputs(c), got, _tensors_equal)
+            raise Fail(f"{c.label}: pad_batch should return shape (B, T_max) = {tuple(want.shape)}, got "
+                       f"{tuple(got.shape)}" + (f". Diagnosis: {found}" if found else ""))
+        if not isinstance(got, torch.Tensor) or got.dtype != torch.long:
+            what = describe(got) + (f" of dtype {got.dtype}" if isinstance(got, torch.Tensor) else "")
+            raise Fail(f"{c.label}: pad_batch should return a LongTensor (B, T_max) = {tuple(want.shape)}, got {what}; "
+                       "create it with dtype=torch.long (nn.Embedding takes int64 ids)")
+    for c in ENCODE_CASES:
+        args = encode_args(c)
+        got = _call(kit, "encode", args, c)
+        if not isinstance(got, (list, tuple)) or len(got) != c.B:
+            raise Fail(f"{c.label}: encode should return a list of {c.B} LongTensors (one per sentence), got "
+                       f"{describe(got)}")
+        for i, (g, sentence) in enumerate(zip(got, args[0])):
+            if not isinstance(g, torch.Tensor) or g.dtype != torch.long or g.dim() != 1:
+                what = describe(g) + (f" of dtype {g.dtype}" if isinstance(g, torch.Tensor) else "")
+                hint = " (torch.tensor([]) is float32: pass dtype=torch.long)" if not sentence else \
+                    " (torch.tensor(ids, dtype=torch.long))"
+                raise Fail(f"{c.label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}")
+            if len(g) != len(sentence):
+                found = _named(kit, ENCODE_MISTAKES, args, got, _tensors_equal)
+                raise Fail(f"{c.label}: encode's item {i} should have shape (T_i,) = ({len(sentence)},), one id per "
+                           f"token, got {tuple(g.shape)}" + (f". Diagnosis: {found}" if found else ""))
+
+
+@check("masking", "pad_batch pads on the RIGHT with pad_idx: row i is sentence i, then PAD")
+def padding(kit):
+    for c in CASES:
+        args = inputs(c)
+        got = kit.user(args, target="pad_batch")
+        want = kit.reference(args, target="pad_batch")
+        try:
+            compare(got, want, "pad_batch's result", "(B, T_max)", exact=True)
+        except Fail as fail:
+            found = _named(kit, PAD_MISTAKES, args, got, _tensors_equal)
+            raise Fail(f"{c.label}, lengths {[len(s) for s in args[0]]}: {fail}"
+                       + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("numerics", "tokenize('...') lowercases English and splits words and punctuation marks")
+def tokenize_english(kit):
+    _tokenize(kit, [c for c in TOKENIZE_CASES if c.lang.startswith("en")])
+
+
+@check("numerics", "tokenize(..., lang='zh') splits pre-segmented Chinese on whitespace only")
+def tokenize_chinese(kit):
+    _tokenize(kit, [c for c in TOKENIZE_CASES if c.lang == "zh"])
+
+
+def _tokenize_args(c):
+    sentences = list(SENTENCES[c.id])
+    return (sentences,) if "default" in c.lang else (sentences, c.lang.split()[0])
+
+
+def _tokenize(kit, cases):
+    for c in cases:
+        args = _tokenize_args(c)
+        got = kit.user(args, target="tokenize")
+        want = kit.reference(args, target="tokenize")
+        if got == want:
+            continue
+        if not isinstance(got, list) or not all(isinstance(s, list) for s in got):
+            raise Fail(f"{c.label}: tokenize should return a list with one list of str per sentence, got {describe(got)}")
+        if len(got) != len(want):
+            raise Fail(f"{c.label}: tokenize should return {len(want)} token lists (one per sentence), got {len(got)}")
+        i = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+        k = _first_difference(got[i], want[i])
+        start = max(0, k - 3)
+        found = _named(kit, TOKENIZE_MISTAKES, args, got, lambda a, b: a == b)
+        if not found and any("" in g for g in got):
+            found = _diagnose(kit, "your tokens include empty strings: split(' ') splits at every single space; "
+                                   "split() with no argument splits on runs of whitespace and ignores the ends")
+        raise Fail(f"{c.label}: sentence {i} {args[0][i]!r} gives {_tokens_shown(got[i], start)}, expected "
+                   f"{_tokens_shown(want[i], start)} (first difference at token {k})"
+                   + (f". Diagnosis: {found}" if found else ""))
+
+
+def _user_vocab(kit, args):
+    """(word2idx, idx2word items or what came instead) from the user's build_vocab, run by a driver."""
+    value = kit.sandbox.request("drive", driver="checker.fixtures_vocab:build_vocab", args=args)["value"]
+    return value
+
+
+def _as_dict(plain):
+    """A dict from the driver's plain form, or None when it was not a dict."""
+    if isinstance(plain, dict) and set(plain) == {"dict", "type"}:
+        return {k: v for k, v in plain["dict"]}
+    return None
+
+
+def _shown_vocab(mapping, limit=10):
+    items = list(mapping.items())
+    return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items[:limit]) + (", ...}" if len(items) > limit else "}")
+
+
+def _times(n: int) -> str:
+    return f"{n} time{'' if n == 1 else 's'}"
+
+
+def _vocab_difference(got, want, counts, min_freq) -> str:
+    """The first word (in the expected order) whose index is wrong, missing, or one that should not be there."""
+    for word, idx in want.items():
+        if word not in got:
+            seen = f" (seen {_times(counts[word])}, min_freq {min_freq})" if word in counts else ""
+            return f"{word!r} is missing{seen}"
+        if got[word] != idx:
+            return f"word2idx[{word!r}] is {got[word]!r}, expected {idx}"
+    extra = next(w for w in got if w not in want)
+    seen = f" (seen {_times(counts[extra])}, fewer than min_freq {min_freq})" if extra in counts else " (never seen)"
+    return f"{extra!r} should not be there{seen}"
+
+
+@check("numerics", "build_vocab: <PAD> = 0, <UNK> = 1, then words seen >= min_freq times, in order of first appearance")
+def vocabulary(kit):
+    for c in VOCAB_CASES:
+        args = vocab_args(c)
+        value = _user_vocab(kit, args)
+        want_w2i, want_i2w = kit.reference(args, target="build_vocab")
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise Fail(f"{c.label}: build_vocab should return a tuple (word2idx, idx2word), got "
+                       f"{'a dict' if _as_dict(value) is not None else describe(value)}")
+        w2i = _as_dict(value[0])
+        if w2i is None:
+            raise Fail(f"{c.label}: word2idx should be a dict {{word: index}}, got {describe(value[0])}")
+        if w2i == want_w2i:
+            continue
+        found = _named(kit, VOCAB_MISTAKES, args, w2i, lambda a, b: a == b)
+        if not found and set(w2i) == set(want_w2i) and all(isinstance(v, int) for v in w2i.values()):
+            found = _diagnose(kit, "your vocabulary has the right words in a different order: words take indices 2, 3, "
+                                   "... in order of first appearance; iterate over Counter(...).items() or the tokens "
+                                   "themselves, not over a set (whose order is arbitrary) or a sorted list")
+        counts = Counter(t for sentence in args[0] for t in sentence)
+        min_freq = args[1] if len(args) > 1 else 1
+        raise Fail(f"{c.label}: {_vocab_difference(w2i, want_w2i, counts, min_freq)}; your word2idx is "
+                   f"{_shown_vocab(w2i)}" + (f". Diagnosis: {found}" if found else ""))
+
+
+@check("numerics", "build_vocab: idx2word is the dict {index: word}, the exact inverse of word2idx")
+def inverse(kit):
+    for c in VOCAB_CASES:
+        value = _user_vocab(kit, vocab_args(c))
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise Fail(f"{c.label}: build_vocab should return a tuple (word2idx, idx2word), got {describe(value)}")
+        w2i, i2w = _as_dict(value[0]) or {}, _as_dict(value[1])
+        if i2w is None:
+            raise Fail(f"{c.label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got "
+                       f"{describe(value[1])}")
+        keys = [k for k in i2w if not isinstance(k, int) or isinstance(k, bool)]
+        if keys:
+            raise Fail(f"{c.label}: idx2word's keys should be int indices, got {keys[0]!r} ({type(keys[0]).__name__}); "
+                       "invert word2idx: {idx: word for word, idx in word2idx.items()}")
+        if i2w != {i: w for w, i in w2i.items()}:
+            raise Fail(f"{c.label}: idx2word {_shown_vocab(i2w)} is not the inverse of your word2idx "
+                       f"{_shown_vocab(w2i)}: build it from word2idx, {{idx: word for word, idx in word2idx.items()}}")
+
+
+@check("numerics", "encode maps each token to its index and unknown words to <UNK>")
+def encoding(kit):
+    for c in ENCODE_CASES:
+        args = encode_args(c)
+        got = _call(kit, "encode", args, c)
+        want = kit.reference(args, target="encode")
+        if _tensors_equal(got, want):
+            continue
+        if not isinstance(got, (list, tuple)) or len(got) != len(want):
+            raise Fail(f"{c.label}: encode should return a list of {len(want)} LongTensors, got {describe(got)}")
+        i = next(i for i, (g, w) in enumerate(zip(got, want)) if not _tensors_equal(g, w))
+        found = _named(kit, ENCODE_MISTAKES, args, got, _tensors_equal)
+        try:
+            compare(got[i], want[i], f"encode's item {i} (tokens {_tokens_shown(args[0][i], limit=6)})", "(T_i,)", exact=True)
+        except Fail as fail:
+            raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("hygiene", "no function modifies the lists or tensors it is given")
+def unchanged(kit):
+    calls = [("tokenize", _tokenize_args(TOKENIZE_CASES[1])), ("build_vocab", vocab_args(VOCAB_CASES[1])),
+             ("encode", encode_args(ENCODE_CASES[1])), ("pad_batch", inputs(CASES[1]))]
+    for target, sent in calls:
+        _, after = kit.user(sent, target=target, return_args=True)
+        for i, (before, now) in enumerate(zip(sent, after)):
+            same = _tensors_equal(now, before) if isinstance(before, list) and before and \
+                isinstance(before[0], torch.Tensor) else now == before
+            if not same:
+                raise Fail(f"{target} modified its argument {i + 1} ({SIGNATURES[target][i]}): build new lists and "
+                           "tensors instead of changing the caller's (no .append/.pop/.sort on the input, no "
+                           "in-place tensor writes)")
