@@ -235,8 +235,12 @@ class Kit:
         return value, reply["seconds"]
 
     def drive(self, driver: str, *args):
-        """Run checker.drivers.<driver>(user_module, *args) in the child; return its (decoded) value."""
-        return self.sandbox.request("drive", driver=f"checker.drivers:{driver}", args=tuple(args))["value"]
+        """Run a driver in the child as driver(user_module, *args); return its (decoded) value.
+
+        driver is "NAME" (in checker/drivers.py) or "checker.MODULE:NAME".
+        """
+        spec = driver if ":" in driver else f"checker.drivers:{driver}"
+        return self.sandbox.request("drive", driver=spec, args=tuple(args))["value"]
 
     def time(self, case: Case, repeat: int = 3) -> None:
         """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""

@@ -90,8 +90,8 @@ def encode(value):
         return {"@": "npscalar", "dtype": str(value.dtype), "value": value.item()}
     if isinstance(value, (tuple, list)):
         return {"@": type(value).__name__, "items": [encode(v) for v in value]}
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"@": "dict", "items": {k: encode(v) for k, v in value.items()}}
+    if isinstance(value, dict) and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
+        return {"@": "dict", "keys": list(value), "values": [encode(v) for v in value.values()]}
     return {"@": "opaque", "type": type(value).__qualname__, "repr": _short_repr(value)}
 
 
@@ -110,7 +110,7 @@ def decode(tree):
         items = [decode(v) for v in tree["items"]]
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
-        return {k: decode(v) for k, v in tree["items"].items()}
+        return {k: decode(v) for k, v in zip(tree["keys"], tree["values"])}
     return Opaque(tree.get("type", "?"), tree.get("repr", ""))
 
 
