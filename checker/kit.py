@@ -9,6 +9,7 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     MISTAKES     named wrong versions used to say which mistake a wrong result equals
     TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
     DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
+    BATCH_INDEPENDENT  optional True: adds "changing batch item 0 leaves the others unchanged" (dims need B)
     GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
     FLOAT32      optional False to skip the float32 check (inputs that are not floats)
     TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
@@ -453,7 +454,40 @@ def standard_checks(spec) -> list:
         checks.append(gradients)
     if getattr(spec, "DROPOUT", False):
         checks += dropout_checks(spec)
+    if getattr(spec, "BATCH_INDEPENDENT", False):
+        checks.append(batch_independence(spec))
     return checks
+
+
+def batch_independence(spec):
+    """Changing batch item 0 of every input leaves the outputs of the other items unchanged."""
+
+    @check("properties", "batch items are independent: changing item 0 leaves the others unchanged")
+    def independent(kit):
+        c = next(c for c in spec.CASES if c.dims.get("B", 1) > 1)
+        args = kit.inputs(c)
+        changed = tuple(_perturb_first_item(a, c.B) for a in args)
+        before = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        after = as_outputs(kit.user(changed, case=c), spec.OUTPUTS)
+        for (name, _), b, a in zip(spec.OUTPUTS, before, after):
+            if isinstance(b, (torch.Tensor, np.ndarray)) and b.ndim and b.shape[0] == c.B:
+                try:
+                    compare(a[1:], b[1:], name, tol=kit.tolerance("float64"))
+                except Fail as fail:
+                    raise Fail(f"{c.label}: changing batch item 0 changed the {name} of other items ({fail}); "
+                               "something mixes the batch axis (a reshape or transpose across B?)") from None
+
+    return independent
+
+
+def _perturb_first_item(a, batch: int):
+    if isinstance(a, torch.Tensor) and a.is_floating_point() and a.ndim and a.shape[0] == batch:
+        a = a.clone()
+        a[0] = a[0] * -1.5 + 0.25
+    elif isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.ndim and a.shape[0] == batch:
+        a = a.copy()
+        a[0] = a[0] * -1.5 + 0.25
+    return a
 
 
 def _arg_names(kit: Kit) -> list[str]:

@@ -9,6 +9,7 @@ from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "scaled_dot_product_attention"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., T_q, d_v)"), ("attention_weights", "(..., T_q, T_k)")]
 
 # Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.

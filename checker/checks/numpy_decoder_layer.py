@@ -9,6 +9,7 @@ from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "decoder_layer"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T_t, D)")]
 PARAMS = ["x", "encoder_output", "lookahead_mask", "padding_mask", "d_model", "num_heads", "d_ff",
           "Wq_msa", "Wk_msa", "Wv_msa", "Wo_msa", "gamma1_ln", "beta1_ln",

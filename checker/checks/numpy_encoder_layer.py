@@ -8,6 +8,7 @@ import torch
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "encoder_layer"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T, D)")]
 PARAMS = ["x", "mask", "d_model", "num_heads", "d_ff",
           "Wq_mha", "Wk_mha", "Wv_mha", "Wo_mha", "gamma1_ln", "beta1_ln",

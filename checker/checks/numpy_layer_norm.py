@@ -10,6 +10,7 @@ from checker.sandbox import UserError
 
 TRACK = "numpy"  # no autograd checks
 TARGET = "layer_norm"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., D)")]
 
 # Every dimension its own size, rank 3 and rank 2. Case 3 holds a constant row (variance 0) and a

@@ -8,6 +8,7 @@ import torch
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "multi_head_attention"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T_q, d_model)"), ("attention_weights", "(B, H, T_q, T_k)")]
 
 # Every dimension its own size (depth = d_model // H included), so a swapped axis cannot pass by

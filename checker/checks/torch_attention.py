@@ -8,6 +8,7 @@ from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "ScaledDotProductAttention"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, H, T_q, d_v)"), ("weights", "(B, H, T_q, T_k)")]
 
 # Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.

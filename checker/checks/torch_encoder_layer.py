@@ -12,6 +12,7 @@ from checker.kit import Fail, Mistake, case, check, expect_structure, matches
 
 TARGET = "EncoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T, D)"), ("attn", "(B, H, T, T)")]
 
 # Every dimension its own size (B, T, D, H, d_k, d_ff); case 3 has d_ff < D, so nothing assumes

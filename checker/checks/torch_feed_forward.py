@@ -10,6 +10,7 @@ from checker.kit import Fail, Mistake, case, check, compare, expect_structure, m
 from checker.sandbox import UserError
 
 TARGET = "FeedForward"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., D)")]
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 

@@ -6,6 +6,7 @@ from torch import nn
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "LayerNorm"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., D)")]
 
 # Every dimension its own size, inputs of rank 3, 2 and 4 (so a hard-coded axis fails), the

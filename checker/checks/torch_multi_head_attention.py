@@ -9,6 +9,7 @@ from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "MultiHeadAttention"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("out", "(B, T_q, D)"), ("attn", "(B, H, T_q, T_k)")]
 
 # Every dimension its own size (B, T_q, T_k, D, H, d_k), so a swapped or broadcast axis cannot
