@@ -87,14 +87,18 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
     elif result.checks:
         rows.append(stage_bar(result))
         rows.append(Text(""))
+        checks = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
+        checks.add_column(width=2, justify="right")
+        checks.add_column(ratio=1)
         for c in result.checks:
             if c.skipped and not verbose:
                 continue
             mark = ("✓", "green") if c.passed else ("✗", "red")
-            rows.append(Text.assemble((f" {mark[0]} ", mark[1]), (c.name, "" if c.passed else "bold")))
+            checks.add_row(Text(mark[0], style=mark[1]), Text(c.name, style="" if c.passed else "bold"))
             if c.message and not c.passed:
                 message = c.message.split(". Diagnosis: ")[0]  # the diagnosis gets its own line below
-                rows.append(Text(f"     {message}", style="red"))
+                checks.add_row(Text(""), Text(message, style="red"))
+        rows.append(checks)
         skipped = sum(c.skipped for c in result.checks)
         if skipped and not verbose:
             rows.append(Text(f" · {skipped} more check(s) skipped until the ones above pass", style="dim"))
