@@ -41,7 +41,7 @@ def stage_bar(result) -> Text:
             style, mark = "red", "✗"
         bar.append(f"{mark} {stage}", style=style)
         if i < len(present) - 1:
-            bar.append("  ▸  ", style="dim")
+            bar.append(" ▸ ", style="dim")
     return bar
 
 
