@@ -29,8 +29,9 @@ def test_entry_is_complete(kata):
     stub, solution = KATAS / kata.file, SOLUTIONS / kata.file
     assert stub.is_file() and solution.is_file()
     assert (PACKAGE / "checks" / f"{kata.track}_{kata.name}.py").is_file()
-    assert kata.statement_path("en").is_file()
-    assert len(catalogue.hints(kata)) == 3, "hints: concept, shapes and steps, near-code"
+    for lang in catalogue.LANGUAGES:
+        assert kata.statement_path(lang).is_file(), f"no {lang} statement"
+        assert len(catalogue.hints(kata, lang)) == 3, f"{lang} hints: concept, shapes and steps, near-code"
     for path in (stub, solution):
         missing = set(kata.targets) - _defined_names(path)
         assert not missing, f"{path} does not define {missing}"
