@@ -1,0 +1,263 @@
+"""Hidden checks: seed 001's decoder-only block (SimpleDecoder): causal + padding mask, post-norm, 4x FFN."""
+
+import math
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, expect_structure, matches
+
+TARGET = "SimpleDecoder"
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
+OUTPUTS = [("output", "(B, T, D)")]
+
+# Every dimension its own size (B, T, D, H, d_k). Case 1 has no pad_mask (the causal mask alone);
+# cases 2 and 3 pad on the right, so every query still sees at least itself.
+CASES = [
+    case(1, B=2, T=5, D=12, H=3, d_k=4, pad="none"),
+    case(2, B=3, T=6, D=8, H=2, d_k=4, pad="right"),
+    case(3, B=4, T=7, D=10, H=5, d_k=2, pad="right"),
+]
+# Batch item 1 starts with two PADs: queries 0 and 1 see no key at all (checked on its own, so a
+# NaN there does not hide other mistakes).
+EMPTY_ROWS = case(4, B=3, T=5, D=12, H=2, d_k=6, pad="left in batch item 1: PAD at positions 0 and 1")
+
+
+def init(c):
+    return {"hidden_dim": c.D, "nums_head": c.H, "dropout": 0.0}
+
+
+def make_pad_mask(c) -> torch.Tensor | None:
+    """(B, T) bool, True = real token; None for no padding."""
+    if c.pad == "none":
+        return None
+    g = c.generator(salt=1)
+    lengths = torch.randint(2, c.T + 1, (c.B,), generator=g)
+    lengths[0] = c.T - 2  # at least one batch item really has padding ...
+    lengths[-1] = c.T  # ... and one has none
+    mask = torch.arange(c.T) < lengths[:, None]  # (B, T): right padding
+    if c.pad.startswith("left"):
+        mask[1] = torch.arange(c.T) >= 2  # batch item 1: PAD, PAD, real, real, ...
+    return mask
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    X = torch.randn(c.B, c.T, c.D, generator=g, dtype=torch.float64).to(getattr(torch, dtype))
+    return X, make_pad_mask(c)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+class _Knobbed(nn.Module):
+    """SimpleDecoder with knobs; every knob at its default gives the right answer."""
+
+    causal, pad, fill, scale, norm, ffn_residual, split = (
+        "tril", "keys", "-inf+zero", "head_dim", "post", "H", "transpose")
+
+    def __init__(self, hidden_dim, nums_head, dropout=0.0):
+        super().__init__()
+        self.H, self.d_k = nums_head, hidden_dim // nums_head
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(hidden_dim, hidden_dim) for _ in range(4))
+        self.layernorm_att = nn.LayerNorm(hidden_dim, eps=1e-5)
+        self.up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)
+        self.down_proj = nn.Linear(4 * hidden_dim, hidden_dim)
+        self.layernorm_ffn = nn.LayerNorm(hidden_dim, eps=1e-5)
+
+    def _mask(self, X, pad_mask):
+        T = X.size(1)
+        ones = torch.ones(T, T, dtype=torch.bool)
+        causal = {"tril": ones.tril(), "strict": ones.tril(-1), "upper": ones.triu(), "none": ones,
+                  "only without pad": ones.tril()}[self.causal]
+        if pad_mask is None:
+            return causal
+        if self.causal == "only without pad":  # seed 001's trap: the causal mask lives in the else branch
+            causal = ones
+        pad = {"keys": pad_mask[:, None, None, :], "queries": pad_mask[:, None, :, None],
+               "inverted": ~pad_mask[:, None, None, :],
+               "ignored": torch.ones_like(pad_mask)[:, None, None, :]}[self.pad]
+        return causal & pad
+
+    def _split(self, x):
+        B, T, _ = x.shape
+        if self.split == "transpose":
+            return x.view(B, T, self.H, self.d_k).transpose(1, 2)
+        return x.view(B, self.H, T, self.d_k)  # heads made of whole rows
+
+    def _attention(self, X, mask):
+        B, T, D = X.shape
+        Q, K, V = self._split(self.q_proj(X)), self._split(self.k_proj(X)), self._split(self.v_proj(X))
+        divisor = {"head_dim": math.sqrt(self.d_k), "hidden_dim": math.sqrt(D), "none": 1.0}[self.scale]
+        scores = Q @ K.transpose(-2, -1) / divisor
+        if self.fill == "-1e20":  # seed 001: no fix, a row that sees nothing turns uniform
+            weights = scores.masked_fill(~mask, -1e20).softmax(-1)
+        elif self.fill == "-inf":  # no fix: a row that sees nothing turns NaN
+            weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+        else:
+            weights = scores.masked_fill(~mask, float("-inf")).softmax(-1).masked_fill(~mask, 0.0)
+        return self.o_proj((weights @ V).transpose(1, 2).reshape(B, T, D))
+
+    def _ffn(self, X):
+        return self.down_proj(torch.relu(self.up_proj(X)))
+
+    def forward(self, X, pad_mask=None):
+        mask = self._mask(X, pad_mask)
+        if self.norm == "pre":
+            H = X + self._attention(self.layernorm_att(X), mask)
+            return H + self._ffn(self.layernorm_ffn(H))
+        H = self.layernorm_att(X + self._attention(X, mask))
+        return self.layernorm_ffn((H if self.ffn_residual == "H" else X) + self._ffn(H))
+
+
+def _variant(**knobs):
+    return type("Mistake", (_Knobbed,), {k.replace(" ", "_"): v for k, v in knobs.items()})
+
+
+_DIAGONAL = ("your position i cannot see itself: the diagonal of your causal mask is hidden. Query i sees keys 0..i: "
+             "torch.ones(T, T).tril() (diagonal=0), not tril(-1) or ~triu(0)")
+
+MISTAKES = [
+    Mistake("causal mask only without padding", _variant(causal="only without pad"),
+            "when pad_mask is given your block drops the causal mask (seed 001's else-branch trap): the causal mask "
+            "applies always; with padding, combine both: causal & pad_mask[:, None, None, :]"),
+    Mistake("no causal mask", _variant(causal="none"),
+            "your output equals the block without the causal mask: position i must see only keys 0..i (.tril())"),
+    Mistake("causal mask upside down", _variant(causal="upper"),
+            "your causal mask is upside down (triu instead of tril): position i sees the future and not the past"),
+    Mistake("diagonal hidden", _variant(causal="strict"), _DIAGONAL),
+    Mistake("diagonal hidden, -inf", _variant(causal="strict", fill="-inf"), _DIAGONAL),
+    Mistake("diagonal hidden, -1e20", _variant(causal="strict", fill="-1e20"), _DIAGONAL),
+    Mistake("padding ignored", _variant(pad="ignored"),
+            "your output equals the block without the padding mask: hide the PAD keys too, "
+            "causal & pad_mask[:, None, None, :] (True = real token)"),
+    Mistake("padding on the query axis", _variant(pad="queries"),
+            "your padding mask hides PAD queries instead of PAD keys: it belongs on the last (key) axis, "
+            "pad_mask[:, None, None, :], not pad_mask[:, None, :, None]"),
+    Mistake("padding inverted", _variant(pad="inverted"),
+            "your padding mask is inverted: pad_mask is True at real tokens, so hide the keys where it is False"),
+    Mistake("pre-norm", _variant(norm="pre"),
+            "your output equals the pre-norm block X + sublayer(LayerNorm(X)): this block is post-norm like seed 001, "
+            "LayerNorm(X + sublayer(X))"),
+    Mistake("FFN residual from the block input", _variant(ffn_residual="X"),
+            "your FFN residual adds the block's input X: add the FFN's own input, layernorm_ffn(H + ffn(H)) with "
+            "H = layernorm_att(X + attention(X))"),
+    Mistake("scale by sqrt(hidden_dim)", _variant(scale="hidden_dim"),
+            "your scores are scaled by 1/√hidden_dim: scale by 1/√head_dim, the size of one head"),
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals attention without the 1/√head_dim scale: divide the scores by math.sqrt(head_dim)"),
+    Mistake("split without transpose", _variant(split="view"),
+            "your heads are split with .view(B, H, T, head_dim) directly, which cuts the sequence into blocks: "
+            "use .view(B, T, H, head_dim).transpose(1, 2)"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "SimpleDecoder is an nn.Module with seed 001's submodules and forward(X, pad_mask)")
+def structure(kit):
+    try:
+        expect_structure(kit, TARGET, module=True, params=["hidden_dim", "nums_head", "dropout"],
+                         forward=["X", "pad_mask"], init=init(CASES[0]))
+        expect_structure(kit, TARGET, module=True, init=init(CASES[2]))  # D=10, H=5: nothing hard-coded
+    except Fail as fail:
+        text = str(fail)
+        if "up_proj" in text or "down_proj" in text:
+            text += ". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)"
+        raise Fail(text) from None
+
+
+@check("masking", "without padding, position i uses no position after i")
+def causal_without_padding(kit):
+    _causal(kit, CASES[0], "")
+
+
+@check("masking", "with a pad_mask the block is still causal")
+def causal_with_padding(kit):
+    _causal(kit, CASES[1], " When pad_mask is given the causal mask still applies (seed 001's else-branch trap): "
+                           "combine both, causal & pad_mask[:, None, None, :]")
+
+
+@check("masking", "the content of PAD positions changes no real token's output")
+def padding_invariance(kit):
+    c = CASES[2]
+    X, pad_mask = kit.inputs(c)
+    out = _output(kit.user((X, pad_mask), case=c), c)
+    _no_nan(out, c)
+    changed = X.clone()
+    noise = 5.0 + torch.randn(X.shape, generator=c.generator(salt=5), dtype=X.dtype)
+    changed[~pad_mask] += noise[~pad_mask]  # change only the PAD positions
+    out2 = _output(kit.user((changed, pad_mask), case=c), c)
+    real = pad_mask
+    if not torch.allclose(out[real], out2[real], rtol=1e-9, atol=1e-10):
+        b, t = (~torch.isclose(out, out2, rtol=1e-9, atol=1e-10) & real[..., None]).any(-1).nonzero()[0].tolist()
+        raise Fail(f"{c.label}: changing the PAD positions of X changed the output of the real token at batch {b}, "
+                   f"position {t}: PAD keys must be hidden from every query, causal & pad_mask[:, None, None, :] "
+                   "(pad_mask is True at real tokens)")
+
+
+@check("masking", "a query that sees no key (a PAD at position 0) gets zero attention: o_proj's bias")
+def empty_rows(kit):
+    c = EMPTY_ROWS
+    args = kit.inputs(c)
+    out = _output(kit.user(args, case=c), c)
+    expected = kit.reference(args, case=c)
+    rows = out[1, :2]
+    if torch.isnan(rows).any():
+        raise Fail(f"{c.label}: batch item 1, positions 0 and 1 are PAD, so queries 0 and 1 see no key; their "
+                   "output came out NaN (softmax of a row of -inf). Give such rows zero weights, e.g. "
+                   "weights.masked_fill(~mask, 0.0) after softmax")
+    others = torch.ones(c.B, c.T, dtype=torch.bool)
+    others[1, :2] = False
+    if not matches(rows, expected[1, :2]):
+        if matches(out[others], expected[others]):
+            raise Fail(f"{c.label}: batch item 1 starts with two PADs, so queries 0 and 1 see no key; their output "
+                       "differs from the reference. Such a query must get all-zero weights, so its attention output "
+                       "is o_proj's bias (with -1e20, as in seed 001, the row turns into a uniform average over "
+                       "every key, future included)")
+        raise Fail(f"{c.label}: the output differs from the reference on other rows too; fix the numerics first")
+
+
+@check("properties", "in training, drop_att acts on the attention and drop_ffn on the FFN output")
+def both_dropouts_act(kit):
+    c = CASES[1]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    for off, name, where in (("down_proj", "drop_att", "the attention weights"),
+                             ("v_proj", "drop_ffn", "the FFN output")):
+        state = kit.state(c, "float64")
+        state[f"{off}.weight"] = torch.zeros_like(state[f"{off}.weight"])  # switch the other sublayer's
+        state[f"{off}.bias"] = torch.zeros_like(state[f"{off}.bias"])  # contribution off
+        trained = _output(kit.user(args, case=c, init=dropout, state=state, train=True), c)
+        if matches(trained, kit.reference(args, case=c, init=dropout, state=state)):
+            raise Fail(f"{c.label}: with dropout=0.5 in training mode and {off} set to zero, the output equals the "
+                       f"result without dropout: apply self.{name} to {where}")
+
+
+def _causal(kit, c, advice):
+    X, pad_mask = kit.inputs(c)
+    out = _output(kit.user((X, pad_mask), case=c), c)
+    _no_nan(out, c)
+    for t in range(c.T - 1):
+        changed = X.clone()
+        changed[:, t + 1:] += 3.0  # change only the future of position t
+        out2 = _output(kit.user((changed, pad_mask), case=c), c)
+        if not torch.allclose(out[:, : t + 1], out2[:, : t + 1], rtol=1e-9, atol=1e-10):
+            raise Fail(f"{c.label}: changing X after position {t} changed the output at position ≤ {t}: the future "
+                       f"leaks.{advice or ' Apply the causal mask torch.ones(T, T).tril() (True = may attend).'}")
+
+
+def _no_nan(out, c):
+    if torch.isnan(out).any():
+        b, t = torch.isnan(out).any(-1).nonzero()[0].tolist()
+        raise Fail(f"{c.label}: the output at batch {b}, position {t} is NaN although every query sees at least "
+                   "itself here (no PAD comes before a real token): is the diagonal of your causal mask hidden? "
+                   "Query i sees keys 0..i: torch.ones(T, T).tril() (diagonal=0), not tril(-1) or ~triu(0)")
+
+
+def _output(value, c):
+    want = (c.B, c.T, c.D)
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != want:
+        got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise Fail(f"{c.label}: forward should return one tensor of shape (B, T, D) = {want}, got {got}")
+    return value

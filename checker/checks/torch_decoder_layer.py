@@ -1,0 +1,307 @@
+"""Hidden checks: PyTorch decoder layer (masked self-attention, cross-attention, FFN; post-LN)."""
+
+import torch
+from torch import nn
+
+from checker.fixtures_layers import FeedForward, MultiHeadAttention
+from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "DecoderLayer"
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
+OUTPUTS = [("y", "(B, T_t, D)"), ("self_weights", "(B, H, T_t, T_t)"), ("cross_weights", "(B, H, T_t, T_s)")]
+
+# Every dimension its own size (B, T_t, T_s, D, H, d_k, d_ff); T_t != T_s everywhere, so memory
+# and the decoder stream cannot be swapped by accident. Case 1 has no memory_mask: a mistake that
+# reads K/V from the decoder can only run (and be diagnosed) there.
+CASES = [
+    case(1, B=2, T_t=5, T_s=7, D=12, H=3, d_k=4, d_ff=20, masks="causal tgt_mask (1, 1, T_t, T_t), no memory_mask"),
+    case(2, B=3, T_t=6, T_s=4, D=10, H=2, d_k=5, d_ff=16,
+         masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
+    case(3, B=4, T_t=3, T_s=7, D=12, H=6, d_k=2, d_ff=9,
+         masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
+    case(4, B=2, T_t=4, T_s=6, D=15, H=5, d_k=3, d_ff=8, masks="none"),
+]
+# Queries that see no key (checked on their own, so a NaN there does not hide other mistakes):
+# batch item 1 starts with two target PADs, and the source of batch item 2 is all PAD.
+EMPTY_ROWS = case(5, B=3, T_t=5, T_s=6, D=8, H=2, d_k=4, d_ff=7,
+                  masks="empty rows: target PADs at positions 0-1 of item 1, source of item 2 all PAD")
+
+
+def init(c):
+    return {"d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff, "dropout": 0.0}
+
+
+def _lengths(T, B, g):
+    lengths = torch.randint(2, T + 1, (B,), generator=g)
+    lengths[0] = T - 2  # at least one batch item really has padding ...
+    lengths[-1] = T  # ... and one has none
+    return lengths
+
+
+def make_masks(c):
+    """(tgt_mask, memory_mask): True = may attend. Padding hides keys only (right padding)."""
+    if c.masks == "none":
+        return None, None
+    g = c.generator(salt=1)
+    causal = torch.ones(c.T_t, c.T_t, dtype=torch.bool).tril().view(1, 1, c.T_t, c.T_t)
+    if c.masks.startswith("causal tgt_mask"):
+        return causal, None
+    if c.masks.startswith("empty rows"):
+        tgt_real = torch.ones(c.B, c.T_t, dtype=torch.bool)
+        tgt_real[1, :2] = False
+        src_real = torch.ones(c.B, c.T_s, dtype=torch.bool)
+        src_real[2] = False
+        return tgt_real[:, None, None, :] & causal, src_real[:, None, None, :]
+    tgt_real = torch.arange(c.T_t) < _lengths(c.T_t, c.B, g)[:, None]  # (B, T_t)
+    src_real = torch.arange(c.T_s) < _lengths(c.T_s, c.B, g)[:, None]  # (B, T_s)
+    return tgt_real[:, None, None, :] & causal, src_real[:, None, None, :]
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    y = torch.randn(c.B, c.T_t, c.D, generator=g, dtype=torch.float64).to(dt)
+    memory = torch.randn(c.B, c.T_s, c.D, generator=g, dtype=torch.float64).to(dt)
+    return (y, memory, *make_masks(c))
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+class _Knobbed(nn.Module):
+    """The reference DecoderLayer with knobs; every knob at its default gives the right answer."""
+
+    kv_from, q_from, residual, norm, causal, memory_pad, order, norms, cross_module = (
+        "memory", "y1", "own", "post", True, True, "self first", "own", "cross_attn")
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+
+    def forward(self, y, memory, tgt_mask=None, memory_mask=None):
+        n1, n2, n3 = (self.norm1,) * 3 if self.norms == "norm1" else (self.norm1, self.norm2, self.norm3)
+        tgt_mask = tgt_mask if self.causal else None
+        memory_mask = memory_mask if self.memory_pad else None
+        cross = getattr(self, self.cross_module)
+
+        def self_block(x):
+            out, w = self.self_attn(x, x, tgt_mask)
+            return out, w
+
+        def cross_block(x, x0):
+            q = {"y1": x, "y0": x0}[self.q_from]
+            kv = {"memory": memory, "y": x}[self.kv_from]
+            return cross(q, kv, memory_mask)
+
+        if self.norm == "pre":
+            a, sw = self_block(n1(y))
+            y1 = y + a
+            b, cw = cross(n2(y1), memory, memory_mask)
+            y2 = y1 + b
+            return y2 + self.ffn(n3(y2)), sw, cw
+        if self.order == "cross first":
+            b, cw = cross(y, memory, memory_mask)
+            y1 = n1(y + b)
+            a, sw = self_block(y1)
+            y2 = n2(y1 + a)
+            return n3(y2 + self.ffn(y2)), sw, cw
+        a, sw = self_block(y)
+        y1 = n1(y + a) if self.residual != "none" else n1(a)
+        b, cw = cross_block(y1, y)
+        y2 = {"own": n2(y1 + b), "layer input": n2(y + b), "none": n2(b)}[self.residual]
+        ffn_in = y2
+        y3 = {"own": n3(y2 + self.ffn(ffn_in)), "layer input": n3(y + self.ffn(ffn_in)),
+              "none": n3(self.ffn(ffn_in))}[self.residual]
+        return y3, sw, cw
+
+
+def _variant(**knobs):
+    return type("Mistake", (_Knobbed,), knobs)
+
+
+MISTAKES = [
+    Mistake("cross-attention K/V from the decoder", _variant(kv_from="y"),
+            "your cross-attention takes its keys and values from the decoder stream (self-attention again): "
+            "K and V come from the encoder memory, self.cross_attn(y, memory, memory_mask)"),
+    Mistake("cross-attention done with self_attn", _variant(cross_module="self_attn"),
+            "your cross-attention runs through self.self_attn (its weights): use the second attention module, "
+            "self.cross_attn(y, memory, memory_mask)"),
+    Mistake("cross-attention query from the layer input", _variant(q_from="y0"),
+            "your cross-attention query comes from the layer's input y: it comes from the output of the first "
+            "sublayer, y1 = norm1(y + self_attn(...)), so cross_attn(y1, memory, memory_mask)"),
+    Mistake("residual from the layer input", _variant(residual="layer input"),
+            "your residuals add the layer's input y to every sublayer: each residual adds its own sublayer's input, "
+            "y2 = norm2(y1 + cross(y1)), y3 = norm3(y2 + ffn(y2))"),
+    Mistake("no residual", _variant(residual="none"),
+            "your output equals the layer without residual connections: each sublayer is norm(x + sublayer(x))"),
+    Mistake("pre-LN", _variant(norm="pre"),
+            "your output equals the pre-LN layer x + sublayer(norm(x)): this kata is post-LN like seed 003 and the "
+            "paper, x = norm(x + sublayer(x))"),
+    Mistake("causal mask ignored", _variant(causal=False),
+            "your output equals the layer without tgt_mask: pass tgt_mask to the self-attention, "
+            "self.self_attn(y, y, tgt_mask)"),
+    Mistake("memory_mask ignored", _variant(memory_pad=False),
+            "your output equals the layer without memory_mask: pass memory_mask to the cross-attention, "
+            "self.cross_attn(y, memory, memory_mask)"),
+    Mistake("cross-attention first", _variant(order="cross first"),
+            "your sublayers run in the wrong order: masked self-attention first, then cross-attention, then the FFN"),
+    Mistake("one LayerNorm for everything", _variant(norms="norm1"),
+            "you use norm1 after every sublayer: each sublayer has its own LayerNorm, norm1, norm2, norm3"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "DecoderLayer is an nn.Module with self_attn, cross_attn, ffn, norm1..3 and forward(y, memory)")
+def structure(kit):
+    try:
+        expect_structure(kit, TARGET, module=True, params=["d_model", "num_heads", "d_ff", "dropout"],
+                         forward=["y", "memory", "tgt_mask", "memory_mask"], init=init(CASES[0]))
+        expect_structure(kit, TARGET, module=True, init=init(CASES[1]))  # D=10, H=2: nothing hard-coded
+    except Fail as fail:
+        text = str(fail)
+        if "has no parameter" in text:
+            text += (". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second "
+                     "src_attn), ffn (the given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 "
+                     "(nn.LayerNorm itself; seed 003 wraps it in ResidualLayerNorm)")
+        raise Fail(text) from None
+
+
+@check("shapes", "forward returns the flat tuple (y, self_weights, cross_weights)")
+def flat_tuple(kit):
+    c = CASES[0]
+    value = kit.user(kit.inputs(c), case=c)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], (tuple, list)):
+        raise Fail(f"{c.label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata "
+                   "returns the flat tuple: return y, self_weights, cross_weights")
+    _triple(value, c)
+
+
+@check("masking", "tgt_mask goes to the self-attention and memory_mask to the cross-attention")
+def masks_reach_their_attention(kit):
+    for c in CASES[1:3]:
+        args = kit.inputs(c)
+        try:
+            y, sw, cw = _triple(kit.user(args, case=c), c)
+        except UserError as err:
+            raise Fail(f"{c.label}: with tgt_mask (B, 1, T_t, T_t) and memory_mask (B, 1, 1, T_s) your code raised "
+                       f"{err}. The self-attention takes tgt_mask (T_t keys), the cross-attention memory_mask "
+                       "(T_s keys) with K and V from memory: self_attn(y, y, tgt_mask), "
+                       "cross_attn(y1, memory, memory_mask)") from None
+        for name, weights, mask, which in (("self_weights", sw, args[2], "tgt_mask"),
+                                           ("cross_weights", cw, args[3], "memory_mask")):
+            leaked = weights.masked_fill(mask, 0.0)
+            if torch.isnan(leaked).any() or (leaked != 0).any():
+                b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
+                raise Fail(f"{c.label}: {name}[{b}, {h}, {i}, {j}] = {leaked[b, h, i, j].item():.3g}, but {which} "
+                           f"hides that key: pass {which} to the "
+                           f"{'self-attention' if which == 'tgt_mask' else 'cross-attention'}")
+
+
+@check("masking", "with a causal tgt_mask, changing y after position i leaves every output at positions <= i unchanged")
+def causal(kit):
+    c = CASES[0]
+    y, memory, tgt_mask, memory_mask = kit.inputs(c)
+    before = _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c)
+    for t in range(c.T_t - 1):
+        changed = y.clone()
+        changed[:, t + 1:] += 3.0  # change only the future of position t
+        after = _triple(kit.user((changed, memory, tgt_mask, memory_mask), case=c), c)
+        for name, u, v in zip(("y", "self_weights", "cross_weights"), before, after):
+            past = (slice(None), slice(None, t + 1)) if name == "y" else (slice(None), slice(None), slice(None, t + 1))
+            if not torch.allclose(u[past], v[past], rtol=1e-9, atol=1e-10):
+                raise Fail(f"{c.label}: changing y after position {t} changed {name} at a position ≤ {t}: the "
+                           "future leaks. Pass tgt_mask to the masked self-attention, self.self_attn(y, y, tgt_mask)")
+
+
+@check("masking", "changing memory at padded source positions changes nothing")
+def memory_padding_invariance(kit):
+    c = CASES[1]
+    y, memory, tgt_mask, memory_mask = kit.inputs(c)
+    before = _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c)
+    pad = ~memory_mask[:, 0, 0, :]  # (B, T_s) True at PAD source positions
+    changed = memory.clone()
+    changed[pad] += 5.0 + torch.randn(changed[pad].shape, generator=c.generator(salt=5), dtype=memory.dtype)
+    after = _triple(kit.user((y, changed, tgt_mask, memory_mask), case=c), c)
+    for name, u, v in zip(("y", "self_weights", "cross_weights"), before, after):
+        if not torch.allclose(u, v, rtol=1e-9, atol=1e-10):
+            raise Fail(f"{c.label}: changing memory at PAD source positions changed {name}: the cross-attention must "
+                       "hide them, self.cross_attn(y, memory, memory_mask)")
+
+
+@check("masking", "a query that sees no key gets zero weights and a finite output, not NaN")
+def empty_rows(kit):
+    c = EMPTY_ROWS
+    args = kit.inputs(c)
+    got = _triple(kit.user(args, case=c), c)
+    want = kit.reference(args, case=c)
+    for (name, legend), u, e in zip(OUTPUTS, got, want):
+        if torch.isnan(u).any():
+            raise Fail(f"{c.label}: {name} came out NaN where a query sees no key (target item 1 starts with two "
+                       "PADs; the source of item 2 is all PAD). The given MultiHeadAttention gives such rows zero "
+                       "weights: use it as given")
+        try:
+            compare(u, e, name, legend)
+        except Fail as fail:
+            raise Fail(f"{c.label}: {fail}") from None
+
+
+@check("properties", "the cross-attention reads memory, the self-attention does not")
+def reads_memory(kit):
+    c = CASES[0]
+    y, memory, tgt_mask, memory_mask = kit.inputs(c)
+    before = _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c)
+    other = torch.randn(memory.shape, generator=c.generator(salt=9), dtype=memory.dtype)
+    after = _triple(kit.user((y, other, tgt_mask, memory_mask), case=c), c)
+    if matches(before[0], after[0]):
+        raise Fail(f"{c.label}: replacing memory by other values did not change y: the cross-attention must take its "
+                   "keys and values from memory, self.cross_attn(y, memory, memory_mask)")
+    if not matches(before[1], after[1]):
+        raise Fail(f"{c.label}: replacing memory changed self_weights: the masked self-attention reads y only "
+                   "(Q = K = V = y) and comes first; memory enters in the cross-attention")
+
+
+# Each probe keeps one dropout on (p=0.5) and switches the other sublayers' contributions off, so
+# the result shows whether that dropout acts where the contract puts it.
+_PROBES = [
+    ("dropout", ("cross_attn.W_o", "ffn.fc2"), "self.dropout on the self-attention output before the residual"),
+    ("dropout", ("self_attn.W_o", "ffn.fc2"), "self.dropout on the cross-attention output before the residual"),
+    ("dropout", ("self_attn.W_o", "cross_attn.W_o"), "self.dropout on the FFN output before the residual"),
+    ("self_attn.dropout", ("cross_attn.W_o", "ffn.fc2"), "the given MultiHeadAttention's dropout (self_attn)"),
+    ("cross_attn.dropout", ("self_attn.W_o", "ffn.fc2"), "the given MultiHeadAttention's dropout (cross_attn)"),
+    ("ffn.dropout", ("self_attn.W_o", "cross_attn.W_o"), "the given FeedForward's dropout"),
+]
+
+
+@check("properties", "in training, self.dropout acts on each of the three sublayer outputs")
+def every_dropout_acts(kit):
+    c = CASES[1]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    for active, off, where in _PROBES:
+        state = kit.state(c, "float64")
+        for name in off:  # this sublayer now adds exactly zero
+            state[f"{name}.weight"] = torch.zeros_like(state[f"{name}.weight"])
+            state[f"{name}.bias"] = torch.zeros_like(state[f"{name}.bias"])
+        value = kit.sandbox.request("drive", driver="checker.fixtures_layers:train_forward",
+                                    args=(TARGET, dropout, state, args, [active]))["value"]
+        trained = as_outputs(value, OUTPUTS)[0]
+        if matches(trained, kit.reference(args, case=c, init=dropout, state=state)[0]):
+            given = "given" in where
+            raise Fail(f"{c.label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers "
+                       f"switched off, y equals the result without dropout: "
+                       + ("did you change the given classes? Keep them as they are" if given else f"apply {where}"))
+
+
+def _triple(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
+        raise Fail(f"{c.label}: forward should return a tuple (y, self_weights, cross_weights) of tensors")
+    for (name, legend), got, want in zip(OUTPUTS, value, ((c.B, c.T_t, c.D), (c.B, c.H, c.T_t, c.T_t),
+                                                          (c.B, c.H, c.T_t, c.T_s))):
+        if tuple(got.shape) != want:
+            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
+    return tuple(value)

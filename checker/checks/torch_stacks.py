@@ -1,0 +1,334 @@
+"""Hidden checks: encoder and decoder stacks (seed 004): N deep copies of a layer and a final LayerNorm.
+
+The checker builds the layer handed to Encoder(layer, N) / Decoder(layer, N) from
+checker.fixtures_layers (copies of the classes given in the stub), so a layer instance pickled
+here arrives whole in the child. The loaded weights differ from layer to layer, so a stack whose
+layers share one set of weights cannot pass.
+"""
+
+import copy
+import inspect
+
+import torch
+from torch import nn
+
+from checker.fixtures_layers import DecoderLayer, EncoderLayer
+from checker.kit import DTYPES, Fail, Mistake, case, check, compare, describe, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "Encoder"
+OUTPUTS = [("x", "(B, T_s, D)")]
+
+# Every dimension its own size (B, T_s, D, H, d_k, d_ff, N); N stays small (every layer is deep-copied,
+# loaded and run on each call) but is at least 2 where copies must be told apart. N=1 is legal too.
+CASES = [
+    case(1, B=4, T_s=6, D=10, H=5, d_k=2, d_ff=7, N=3, mask="none"),
+    case(2, B=3, T_s=5, D=12, H=6, d_k=2, d_ff=8, N=4, mask="padding src_mask (B, 1, 1, T_s)"),
+    case(3, B=2, T_s=7, D=15, H=5, d_k=3, d_ff=4, N=1, mask="padding src_mask (B, 1, 1, T_s)"),
+]
+# The Decoder's cases (B, T_t, T_s, D, H, d_k, d_ff, N). Case 11 has no memory_mask, so a stack
+# that hands its own stream to the cross-attention as "memory" runs and can be diagnosed there.
+DECODER_CASES = [
+    case(11, B=4, T_t=5, T_s=7, D=18, H=6, d_k=3, d_ff=8, N=2, masks="causal tgt_mask, no memory_mask"),
+    case(12, B=2, T_t=6, T_s=7, D=20, H=5, d_k=4, d_ff=9, N=3,
+         masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
+]
+
+
+def init(c):
+    return {"layer": _seeded(EncoderLayer, c), "N": c.N}
+
+
+def decoder_init(c):
+    return {"layer": _seeded(DecoderLayer, c), "N": c.N}
+
+
+def _seeded(layer_class, c):
+    """The layer with the same initial weights on every call: the stacks copy these weights, and Kit.state
+    builds init(case) before it seeds torch, so a randomly initialised layer would change every time."""
+    with torch.random.fork_rng():
+        torch.manual_seed(c.id)
+        return layer_class(c.D, c.H, c.d_ff)
+
+
+def _real(T, B, g):
+    """(B, T) bool, True = real token: right padding, one item padded, one not."""
+    lengths = torch.randint(2, T + 1, (B,), generator=g)
+    lengths[0], lengths[-1] = T - 2, T
+    return torch.arange(T) < lengths[:, None]
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    x = torch.randn(c.B, c.T_s, c.D, generator=g, dtype=torch.float64).to(getattr(torch, dtype))
+    src_mask = None if c.mask == "none" else _real(c.T_s, c.B, c.generator(salt=1))[:, None, None, :]
+    return x, src_mask
+
+
+def decoder_inputs(c, dtype="float64"):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    y = torch.randn(c.B, c.T_t, c.D, generator=g, dtype=torch.float64).to(dt)
+    memory = torch.randn(c.B, c.T_s, c.D, generator=g, dtype=torch.float64).to(dt)
+    causal = torch.ones(c.T_t, c.T_t, dtype=torch.bool).tril().view(1, 1, c.T_t, c.T_t)
+    if c.masks.startswith("causal tgt_mask,"):
+        return y, memory, causal, None
+    g = c.generator(salt=1)
+    return y, memory, _real(c.T_t, c.B, g)[:, None, None, :] & causal, _real(c.T_s, c.B, g)[:, None, None, :]
+
+
+def decoder_state(kit, c, dtype="float64"):
+    """The reference Decoder's weights for this case, seeded and moved away from their init (as Kit.state)."""
+    key = (id(kit.solution), c.id, dtype)
+    if key not in _DECODER_STATES:  # building N layers is slow: once per case and dtype
+        _DECODER_STATES[key] = _decoder_state(kit.solution, c, dtype)
+    return dict(_DECODER_STATES[key])
+
+
+_DECODER_STATES: dict = {}
+
+
+def _decoder_state(solution, c, dtype):
+    torch.manual_seed(7919 * c.id)
+    module = solution.Decoder(**decoder_init(c)).to(DTYPES[dtype])
+    g = c.generator(salt=17)
+    with torch.no_grad():
+        for p in module.parameters():
+            spread = float(p.std()) if p.numel() > 1 and float(p.std()) > 0 else 1.0
+            p.add_(torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype) * 0.3 * spread)
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+class _KnobbedEncoder(nn.Module):
+    """The reference Encoder with knobs; every knob at its default gives the right answer."""
+
+    norm_at, chain, pass_mask = "end", True, True
+
+    def __init__(self, layer, N):
+        super().__init__()
+        self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])
+        self.norm = nn.LayerNorm(layer.self_attn.d_model)
+
+    def _run(self, layer, x, x0, *rest):
+        return layer(x if self.chain else x0, *rest)
+
+    def forward(self, x, src_mask=None):
+        mask = src_mask if self.pass_mask else None
+        x0 = x = self.norm(x) if self.norm_at == "start" else x
+        for layer in self.layers:
+            x, _ = self._run(layer, x, x0, mask)
+            x = self.norm(x) if self.norm_at == "every layer" else x
+        return self.norm(x) if self.norm_at == "end" else x
+
+
+class _KnobbedDecoder(_KnobbedEncoder):
+    memory_from, pass_tgt_mask = "memory", True
+
+    def forward(self, y, memory, tgt_mask=None, memory_mask=None):
+        tgt_mask = tgt_mask if self.pass_tgt_mask else None
+        memory_mask = memory_mask if self.pass_mask else None
+        y0 = y
+        for i, layer in enumerate(self.layers):
+            mem = memory if self.memory_from == "memory" or i == 0 else y
+            y, _, _ = self._run(layer, y, y0, mem, tgt_mask, memory_mask)
+            y = self.norm(y) if self.norm_at == "every layer" else y
+        return self.norm(y) if self.norm_at == "end" else y
+
+
+def _variant(base, **knobs):
+    return type("Mistake", (base,), knobs)
+
+
+_NO_FINAL_NORM = "your output equals the stack without the final LayerNorm: return self.norm(x) after the last layer"
+_NORM_EVERY_LAYER = ("your output equals the stack with self.norm applied after every layer: each layer already "
+                     "normalises its own output (post-LN); the stack adds ONE LayerNorm, after the last layer")
+_NOT_CHAINED = ("every layer of your stack reads the stack's input: each layer must read the previous layer's "
+                "output, x, _ = layer(x, ...)")
+_NORM_FIRST = "your stack applies self.norm to its input instead of its output: return self.norm(x) after the loop"
+
+MISTAKES = [
+    Mistake("no final norm", _variant(_KnobbedEncoder, norm_at="none"), _NO_FINAL_NORM),
+    Mistake("norm after every layer", _variant(_KnobbedEncoder, norm_at="every layer"), _NORM_EVERY_LAYER),
+    Mistake("norm on the input", _variant(_KnobbedEncoder, norm_at="start"), _NORM_FIRST),
+    Mistake("layers not chained", _variant(_KnobbedEncoder, chain=False), _NOT_CHAINED),
+    Mistake("src_mask not passed", _variant(_KnobbedEncoder, pass_mask=False),
+            "your output equals the stack without src_mask: pass it to every layer, x, _ = layer(x, src_mask)"),
+]
+
+DECODER_MISTAKES = [
+    Mistake("no final norm", _variant(_KnobbedDecoder, norm_at="none"), _NO_FINAL_NORM.replace("norm(x)", "norm(y)")),
+    Mistake("norm after every layer", _variant(_KnobbedDecoder, norm_at="every layer"), _NORM_EVERY_LAYER),
+    Mistake("layers not chained", _variant(_KnobbedDecoder, chain=False),
+            _NOT_CHAINED.replace("x, _ = layer(x, ...)", "y, _, _ = layer(y, memory, ...)")),
+    Mistake("memory only to the first layer", _variant(_KnobbedDecoder, memory_from="y"),
+            "only your first decoder layer reads the encoder memory; the others cross-attend to the decoder's own "
+            "stream: pass the same memory to every layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)"),
+    Mistake("tgt_mask not passed", _variant(_KnobbedDecoder, pass_tgt_mask=False),
+            "your output equals the stack without tgt_mask: pass it to every layer (the causal mask)"),
+    Mistake("memory_mask not passed", _variant(_KnobbedDecoder, pass_mask=False),
+            "your output equals the stack without memory_mask: pass it to every layer"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "Encoder and Decoder hold N independent deep copies of the layer and a final norm")
+def structure(kit):
+    for target, forward, c, make in (("Encoder", ["x", "src_mask"], CASES[0], init),
+                                     ("Decoder", ["y", "memory", "tgt_mask", "memory_mask"], DECODER_CASES[0],
+                                      decoder_init)):
+        expect_structure(kit, target, module=True, params=["layer", "N"], forward=forward)
+        built = kit.sandbox.request("inspect", target=target, init=make(c))
+        params = built["parameters"]
+        first = [n for n in params if n.startswith("layers.0.")]
+        if not first:
+            raise Fail(f"{target}(layer, N={c.N}) has no parameter layers.0.*: keep the copies in "
+                       "self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
+                       "hides them from .parameters() and state_dict())")
+        missing = [i for i in range(1, c.N) if f"layers.{i}.{first[0][len('layers.0.'):]}" not in params]
+        if missing:
+            raise Fail(f"{target}(layer, N={c.N}): layers {', '.join(map(str, missing))} have no weights of their "
+                       "own: the same layer object is used N times (so all layers share one set of weights), or "
+                       "fewer than N layers are built. Make N independent copies: "
+                       "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])")
+        if "norm.weight" not in params:
+            raise Fail(f"{target} has no parameter norm.weight: add the final LayerNorm, "
+                       "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model")
+        expect_structure(kit, target, module=True, init=make(c))
+        expect_structure(kit, target, module=True, init=make(CASES[2] if target == "Encoder" else DECODER_CASES[1]))
+
+
+@check("shapes", "Encoder and Decoder unpack the tuples the layers return")
+def unpack_layer_outputs(kit):
+    e, d = CASES[0], DECODER_CASES[0]
+    calls = (("Encoder", e, lambda: kit.user(inputs(e, "float64"), case=e)),
+             ("Decoder", d, lambda: kit.user(decoder_inputs(d), target="Decoder", init=decoder_init(d),
+                                             state=decoder_state(kit, d))))
+    for target, c, call in calls:
+        try:
+            value = call()
+        except UserError as err:
+            if "tuple" in str(err):
+                raise Fail(f"{c.label}: your {target} raised {err}. The given layers return tuples, "
+                           "(x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's layers "
+                           "return a tensor): keep the first item, x, _ = layer(x, src_mask)") from None
+            raise
+        if isinstance(value, (tuple, list)):
+            raise Fail(f"{c.label}: {target}.forward returned {describe(value)}; it returns one tensor: unpack the "
+                       "layers' tuples (x, _ = layer(x, src_mask)) and return self.norm(x)")
+
+
+@check("masking", "Encoder: the content of PAD source positions changes no real position's output")
+def encoder_padding_invariance(kit):
+    c = CASES[1]
+    x, src_mask = kit.inputs(c)
+    out = _tensor(kit.user((x, src_mask), case=c), c)
+    changed = x.clone()
+    pad = ~src_mask[:, 0, 0, :]  # (B, T_s) True at PAD
+    changed[pad] += 5.0 + torch.randn(changed[pad].shape, generator=c.generator(salt=5), dtype=x.dtype)
+    out2 = _tensor(kit.user((changed, src_mask), case=c), c)
+    if not torch.allclose(out[~pad], out2[~pad], rtol=1e-9, atol=1e-10):
+        raise Fail(f"{c.label}: changing x at PAD positions changed the output at real positions: pass src_mask to "
+                   "every layer, x, _ = layer(x, src_mask)")
+
+
+@check("masking", "Decoder: every layer receives the encoder memory, tgt_mask and memory_mask, once, in order")
+def decoder_layer_calls(kit):
+    signature = inspect.signature(DecoderLayer.forward)
+    for c in DECODER_CASES:
+        args = decoder_inputs(c)
+        calls = kit.sandbox.request("drive", driver="checker.fixtures_layers:decoder_calls",
+                                    args=(_layer_init(c), c.N, decoder_state(kit, c), args))["value"]
+        order = [i for i, _, _ in calls]
+        if order != list(range(c.N)):
+            raise Fail(f"{c.label}: your Decoder called its layers in the order {order}; each of the N={c.N} layers "
+                       f"runs once, in order: for layer in self.layers: ...")
+        for i, positional, keywords in calls:
+            bound = signature.bind(None, *positional, **keywords).arguments
+            for name, sent in zip(("memory", "tgt_mask", "memory_mask"), args[1:]):
+                got = bound.get(name)
+                same = got is None if sent is None else (
+                    isinstance(got, torch.Tensor) and got.shape == sent.shape and torch.equal(got, sent))
+                if not same:
+                    what = "a tensor of shape " + str(tuple(got.shape)) if isinstance(got, torch.Tensor) else repr(got)
+                    raise Fail(f"{c.label}: decoder layer {i} received as {name} {what}, not the Decoder's own "
+                               f"{name}: pass the same {name} to every layer, "
+                               "y, _, _ = layer(y, memory, tgt_mask, memory_mask)")
+
+
+@check("shapes", "Decoder returns y (B, T_t, D) on every case")
+def decoder_shapes(kit):
+    for c in DECODER_CASES:
+        got = kit.user(decoder_inputs(c), target="Decoder", init=decoder_init(c), state=decoder_state(kit, c))
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (c.B, c.T_t, c.D):
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            raise Fail(f"{c.label}: Decoder.forward should return one tensor of shape (B, T_t, D) = "
+                       f"{(c.B, c.T_t, c.D)}, got {shape} (the layers return tuples: unpack them, "
+                       "y, _, _ = layer(...))")
+
+
+@check("numerics", "Decoder matches the reference in float64 and in float32")
+def decoder_numerics(kit):
+    for dtype in ("float64", "float32"):
+        for c in DECODER_CASES:
+            args, state = decoder_inputs(c, dtype), decoder_state(kit, c, dtype)
+            got = kit.user(args, target="Decoder", init=decoder_init(c), state=state, dtype=dtype)
+            want = kit.reference(args, target="Decoder", init=decoder_init(c), state=state, dtype=dtype)
+            try:
+                compare(got, want, "y", "(B, T_t, D)")
+            except Fail as fail:
+                found = _diagnose(kit, c, args, state, dtype, got)
+                raise Fail(f"{c.label}, {dtype}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("properties", "Encoder and Decoder work with the layers given in the file (training mode, dropout on)")
+def with_given_layers(kit):
+    x, src_mask = inputs(CASES[1], "float64")
+    src_mask = src_mask.clone()
+    src_mask[0] = False  # batch item 0 is all PAD: its queries see no key at all
+    for kind, c, args in (("Encoder", CASES[0], inputs(CASES[0], "float64")),  # no mask
+                          ("Encoder", CASES[1], (x, src_mask)),
+                          ("Decoder", DECODER_CASES[1], decoder_inputs(DECODER_CASES[1]))):
+        layer_init = {**_layer_init(c), "dropout": 0.5}
+        state = kit.state(c, "float64") if kind == "Encoder" else decoder_state(kit, c)
+        got = kit.sandbox.request("drive", driver="checker.fixtures_layers:with_own_layers",
+                                  args=(kind, layer_init, c.N, state, args))["value"]
+        layer_class = getattr(kit.solution, "EncoderLayer" if kind == "Encoder" else "DecoderLayer")
+        stack = getattr(kit.solution, kind)(layer_class(**layer_init), c.N).double()
+        stack.load_state_dict(state, strict=True)
+        stack.train()
+        torch.manual_seed(0)  # the same dropout masks as the child draws
+        with torch.no_grad():
+            want = stack(*args)
+        if not (isinstance(got, torch.Tensor) and matches(got, want)):
+            raise Fail(f"{c.label}: built around the {layer_class.__name__} given in your file, with dropout=0.5 in "
+                       f"training mode, your {kind} does not give the reference's result. If the numerics checks "
+                       "pass, the given classes were changed: keep them exactly as given")
+
+
+def _tensor(value, c):
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != (c.B, c.T_s, c.D):
+        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise Fail(f"{c.label}: Encoder.forward should return one tensor of shape (B, T_s, D) = {(c.B, c.T_s, c.D)}, "
+                   f"got {shape} (the layers return tuples: unpack them, x, _ = layer(x, src_mask))")
+    return value
+
+
+def _layer_init(c):
+    return {"d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff}
+
+
+def _diagnose(kit, c, args, state, dtype, got):
+    for mistake in DECODER_MISTAKES:
+        try:
+            wrong = kit.reference(args, init=decoder_init(c), state=state, dtype=dtype, impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
+            continue
+        if matches(got, wrong):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
