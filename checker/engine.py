@@ -61,20 +61,25 @@ def load_solution(kata: Kata):
     return module
 
 
-def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT,
-               show_weights: bool = False, memory_gb: float = DEFAULT_MEMORY_GB) -> KataResult:
-    """Run every hidden check of kata on path. show_weights: attach the attention map even if masking passed."""
+def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show_weights: bool = False,
+               memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False) -> KataResult:
+    """Run every hidden check of kata on path.
+
+    show_weights: attach the attention map even if masking passed.
+    fail_fast: stop at the first failing check and skip timing (a verdict, not a report: mutation tests).
+    """
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     if not path.is_file():
         result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
     else:
-        _run(kata, path, timeout, result, show_weights, memory_gb)
+        _run(kata, path, timeout, result, show_weights, memory_gb, fail_fast)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
-def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool, memory_gb: float) -> None:
+def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool, memory_gb: float,
+         fail_fast: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
@@ -97,8 +102,8 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
             result.output = sandbox.output()
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata))
-        result.status = _run_checks(checks, kit, result)
-        if result.status in ("pass", "fail") and getattr(spec, "CASES", None):
+        result.status = _run_checks(checks, kit, result, fail_fast)
+        if result.status in ("pass", "fail") and getattr(spec, "CASES", None) and not fail_fast:
             try:
                 kit.time(getattr(spec, "TIMING", spec.CASES[-1]))
             except Exception:  # noqa: BLE001 - code that cannot run the timing case simply has no time
@@ -156,10 +161,12 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     return [in_source, at_run_time]
 
 
-def _run_checks(checks, kit, result: KataResult) -> str:
+def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False) -> str:
     not_implemented = 0
     abort = None
     for fn in checks:
+        if fail_fast and any(not c.passed for c in result.checks):
+            break
         if abort or (fn.stage != "structure" and any(not c.passed for c in result.checks if c.stage == "structure")):
             reason = abort or "skipped: fix the structure first"
             result.checks.append(CheckResult(fn.title, fn.stage, False, reason, skipped=True))
@@ -182,6 +189,9 @@ def _run_checks(checks, kit, result: KataResult) -> str:
         except Crashed as err:
             result.checks.append(CheckResult(fn.title, fn.stage, False, str(err)))
             abort, status = "skipped: the process running your code died", "error"
+        except Exception as err:  # noqa: BLE001 - a bug in a check must not hide every other verdict
+            result.checks.append(CheckResult(fn.title, fn.stage, False,
+                                             f"internal error of this check, please report it: {type(err).__name__}: {err}"))
     if abort:
         return status
     static = {fn.title for fn in checks if getattr(fn, "static", False)}

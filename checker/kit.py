@@ -195,6 +195,7 @@ class Kit:
         self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
+        self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
 
     # -- the module or function under test
 
@@ -204,6 +205,13 @@ class Kit:
 
     def state(self, case: Case, dtype: str):
         """The reference's weights for this case (seeded), loaded into the user's module by name."""
+        key = (case.label, dtype)
+        if key not in self._states:
+            self._states[key] = self._make_state(case, dtype)
+        cached = self._states[key]  # a fresh copy each time: a check may edit the weights it gets
+        return None if cached is None else {k: v.clone() for k, v in cached.items()}
+
+    def _make_state(self, case: Case, dtype: str):
         torch.manual_seed(7919 * case.id)  # before init(case), which may build a module of its own
         init = self.init(case)
         if init is None or not getattr(self.spec, "LOAD_STATE", True):
@@ -258,11 +266,14 @@ class Kit:
         self.reference_seconds = min(runs)
 
     def reference(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
-                  target: str | None = None, init=None, state=None, impl=None):
+                  target: str | None = None, init=None, state=None, impl=None, method: str | None = None,
+                  kwargs: dict | None = None):
         """Call the reference (or impl, a named mistake) the same way the user's code was called."""
         fn = self._reference_callable(case=case, dtype=dtype, target=target, init=init, state=state, impl=impl)
+        if method:
+            fn = getattr(fn, method)
         with torch.no_grad():
-            return fn(*_clone(args))
+            return fn(*_clone(args), **(kwargs or {}))
 
     def _reference_callable(self, *, case=None, dtype="float64", target=None, init=None, state=None, impl=None):
         if case is not None:

@@ -1,0 +1,294 @@
+"""Hidden checks: the copy task (seed 003): make_copy_batch, train_step, and a short training run.
+
+make_copy_batch is compared exactly (the tokens come from one documented torch.randint call with
+the caller's generator). train_step is run once in the child (checker.drivers.train_step_once) on
+a batch with PAD, with an SGD optimizer and stale gradients planted beforehand; its loss and the weights afterwards
+are compared with the reference doing the same. Then checker.drivers.copy_task_training trains a
+fresh small Transformer with both functions: the loss must fall and the checker's own greedy
+decoding must copy held-out sequences.
+"""
+
+import types
+
+import torch
+import torch.nn.functional as F
+
+from checker import drivers
+from checker import fixtures_transformer as fixtures
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+
+TARGET = "make_copy_batch"
+OUTPUTS = [("src", "(B, T)"), ("tgt_inp", "(B, T_t)"), ("tgt_out", "(B, T_t)")]
+GRADIENTS = False  # integer outputs
+
+# Every dimension its own size. Case 3 swaps the ids of BOS and EOS: nothing may be hard-coded.
+CASES = [
+    case(1, B=3, T=5, T_t=6, V=9, pad_id=0, bos_id=1, eos_id=2),
+    case(2, B=6, T=4, T_t=5, V=20, pad_id=0, bos_id=1, eos_id=2),
+    case(3, B=4, T=7, T_t=8, V=5, pad_id=0, bos_id=2, eos_id=1),
+]
+
+
+def inputs(c, dtype):
+    return c.B, c.T, c.V, c.generator(salt=1), c.pad_id, c.bos_id, c.eos_id
+
+
+# ----------------------------------------------------------------------------- make_copy_batch mistakes
+
+
+def batch_with(batch_size, seq_len, vocab_size, generator, pad_id=0, bos_id=1, eos_id=2, *, low=3, high=0,
+               swap=False, shift=True, bos=True, hard_ids=False):
+    """make_copy_batch with knobs; every knob at its default gives the right answer."""
+    bos_id, eos_id = (1, 2) if hard_ids else (bos_id, eos_id)
+    tokens = torch.randint(low, vocab_size + high, (batch_size, seq_len), generator=generator)
+    first = torch.full((batch_size, 1), bos_id, dtype=torch.long)
+    last = torch.full((batch_size, 1), eos_id, dtype=torch.long)
+    tgt_inp = torch.cat([first, tokens], 1) if bos else torch.cat([tokens, last], 1)
+    tgt_out = torch.cat([tokens, last], 1) if shift else tgt_inp
+    return (tokens, tgt_out, tgt_inp) if swap else (tokens, tgt_inp, tgt_out)
+
+
+def _batch_variant(**knobs):
+    return lambda *args: batch_with(*args, **knobs)
+
+
+MISTAKES = [
+    Mistake("tgt_inp and tgt_out swapped", _batch_variant(swap=True),
+            "your tgt_inp and tgt_out are swapped: the decoder reads tgt_inp = BOS + tokens and must predict "
+            "tgt_out = tokens + EOS"),
+    Mistake("tgt_out not shifted", _batch_variant(shift=False),
+            "your tgt_out equals tgt_inp (BOS + tokens), so each position would be trained to repeat its own input: "
+            "tgt_out is the sequence shifted left by one, tokens + EOS"),
+    Mistake("tgt_inp without BOS", _batch_variant(bos=False),
+            "your tgt_inp is tokens + EOS: the decoder input starts with BOS (BOS + tokens)"),
+    Mistake("tokens from 0", _batch_variant(low=0),
+            "your tokens are drawn from 0 .. V-1, which includes PAD, BOS and EOS: "
+            "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)"),
+    Mistake("tokens from 1", _batch_variant(low=1),
+            "your tokens are drawn from 1 .. V-1: ids 0, 1, 2 are special, draw from 3: "
+            "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)"),
+    Mistake("tokens up to V-2", _batch_variant(high=-1),
+            "your tokens stop at V-2: torch.randint's upper bound is exclusive, so draw with "
+            "torch.randint(3, vocab_size, ...)"),
+    Mistake("BOS and EOS hard-coded", _batch_variant(hard_ids=True),
+            "your batch uses BOS = 1 and EOS = 2 whatever the arguments say: use bos_id and eos_id"),
+]
+
+
+# ----------------------------------------------------------------------------- train_step cases and mistakes
+
+# One optimisation step on a batch with PAD; case 12 uses pad_id = 4 (a hard-coded ignore_index=0 shows).
+STEP_CASES = [
+    case(11, B=4, T_s=5, T_t=6, V=10, D=8, H=2, pad_id=0),
+    case(12, B=3, T_s=6, T_t=7, V=9, D=12, H=3, pad_id=4),
+]
+STEP_LR = 0.5
+
+
+def step_model(c):
+    """A seeded RecordingTransformer in float64 and eval mode (train_step must switch it to training)."""
+    return fixtures.seeded_model(c.id, vocab=c.V, d_model=c.D, num_heads=c.H, d_ff=2 * c.D, num_layers=1,
+                                 pad_id=c.pad_id)
+
+
+def step_batch(c):
+    """(src (B, T_s), tgt_inp (B, T_t), tgt_out (B, T_t)): rows of different lengths, PAD after them."""
+    g = c.generator(salt=2)
+    real = torch.tensor([t for t in range(c.V) if t not in (c.pad_id, 1, 2)])
+    tokens = real[torch.randint(len(real), (c.B, c.T_s), generator=g)]
+    lengths = [c.T_s] + [int(n) for n in torch.randint(2, c.T_s, (c.B - 1,), generator=g)]
+    src = torch.full((c.B, c.T_s), c.pad_id)
+    tgt_inp = torch.full((c.B, c.T_t), c.pad_id)
+    tgt_out = torch.full((c.B, c.T_t), c.pad_id)
+    for b, n in enumerate(lengths):
+        src[b, :n] = tokens[b, :n]
+        tgt_inp[b, 0], tgt_inp[b, 1:n + 1] = 1, tokens[b, :n]
+        tgt_out[b, :n], tgt_out[b, n] = tokens[b, :n], 2
+    return src, tgt_inp, tgt_out
+
+
+def step_with(model, optimizer, src, tgt_inp, tgt_out, pad_id=0, *, ignore=True, zero_grad="before", step=True,
+              target="tgt_out", decoder_input="tgt_inp", flatten="same", reduction="mean", train=True):
+    """train_step with knobs; every knob at its default gives the right answer."""
+    if train:
+        model.train()
+    feed = {"tgt_inp": tgt_inp, "tgt_out": tgt_out}
+    logits = model(src, feed[decoder_input])
+    wanted = {"tgt_out": tgt_out, "tgt_inp": tgt_inp}[target]
+    flat = wanted.reshape(-1) if flatten == "same" else wanted.t().reshape(-1)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), flat, ignore_index=pad_id if ignore else -100,
+                           reduction=reduction)
+    if zero_grad == "before":
+        optimizer.zero_grad()
+    loss.backward()
+    if zero_grad == "after":
+        optimizer.zero_grad()
+    if step:
+        optimizer.step()
+    return loss.item()
+
+
+def _step_variant(**knobs):
+    return types.SimpleNamespace(train_step=lambda *args: step_with(*args, **knobs))
+
+
+STEP_MISTAKES = [
+    Mistake("PAD targets counted", _step_variant(ignore=False),
+            "your loss counts the PAD targets too: F.cross_entropy(..., ignore_index=pad_id) (nn.CrossEntropyLoss("
+            "ignore_index=pad_id)), so padded positions count for nothing"),
+    Mistake("no zero_grad", _step_variant(zero_grad="never"),
+            "your step used gradients accumulated from before (no optimizer.zero_grad()): clear them before "
+            "loss.backward()"),
+    Mistake("no update", _step_variant(step=False),
+            "your weights did not change: call optimizer.step() after loss.backward(), and do not call "
+            "optimizer.zero_grad() between backward() and step() (it throws the new gradients away)"),
+    Mistake("targets are the decoder input", _step_variant(target="tgt_inp"),
+            "your loss compares the logits with tgt_inp, so each position learns to repeat its own input: "
+            "the targets are tgt_out (the same sequence shifted left by one)"),
+    Mistake("decoder fed tgt_out", _step_variant(decoder_input="tgt_out"),
+            "your decoder reads tgt_out, the answers it must predict: feed model(src, tgt_inp), compare with tgt_out"),
+    Mistake("targets flattened in another order", _step_variant(flatten="transposed"),
+            "your targets are flattened in a different order from the logits: logits.reshape(-1, V) goes row by "
+            "row (batch, then position), so flatten tgt_out the same way, tgt_out.reshape(-1)"),
+    Mistake("loss summed", _step_variant(reduction="sum"),
+            "your loss is the sum over the targets: average it over the non-PAD targets (the default reduction='mean')"),
+]
+
+TRAINING = {"seed": 1, "vocab": 8, "seq_len": 4, "batch": 32, "d_model": 32, "num_heads": 4, "d_ff": 64,
+            "num_layers": 1, "lr": 1e-2, "steps": 60, "held_out": 64}
+# The reference ends this run near loss 0.1 with ~97% of held-out tokens copied (see the statement);
+# the thresholds leave room for a correct implementation that rounds differently.
+MAX_FINAL_LOSS, MIN_TOKEN_ACCURACY = 0.5, 0.8
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "make_copy_batch and train_step are functions with the documented parameters")
+def structure(kit):
+    expect_structure(kit, "make_copy_batch", module=False,
+                     params=["batch_size", "seq_len", "vocab_size", "generator", "pad_id", "bos_id", "eos_id"])
+    expect_structure(kit, "train_step", module=False,
+                     params=["model", "optimizer", "src", "tgt_inp", "tgt_out", "pad_id"])
+
+
+@check("properties", "make_copy_batch: tgt_inp is BOS + src, tgt_out is src + EOS, tokens in 3 .. V-1")
+def batch_layout(kit):
+    for c in CASES:
+        value = kit.user(kit.inputs(c))
+        if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
+            raise Fail(f"{c.label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors")
+        src, tgt_inp, tgt_out = value
+        if src.shape != (c.B, c.T) or tgt_inp.shape != (c.B, c.T_t) or tgt_out.shape != (c.B, c.T_t):
+            continue  # the shapes check says what is wrong
+        if src.min() < 3 or src.max() >= c.V:
+            raise Fail(f"{c.label}: src holds ids from {int(src.min())} to {int(src.max())}; the tokens to copy are "
+                       f"3 .. vocab_size-1 = {c.V - 1} (ids 0, 1, 2 are PAD, BOS, EOS)")
+        if (tgt_inp[:, 0] != c.bos_id).any() or not torch.equal(tgt_inp[:, 1:], src):
+            raise Fail(f"{c.label}: tgt_inp[0] = {tgt_inp[0].tolist()} for src[0] = {src[0].tolist()}: tgt_inp should "
+                       f"be BOS (bos_id = {c.bos_id}) followed by the tokens of src")
+        if (tgt_out[:, -1] != c.eos_id).any() or not torch.equal(tgt_out[:, :-1], src):
+            raise Fail(f"{c.label}: tgt_out[0] = {tgt_out[0].tolist()} for src[0] = {src[0].tolist()}: tgt_out should "
+                       f"be the tokens of src followed by EOS (eos_id = {c.eos_id})")
+
+
+@check("properties", "make_copy_batch draws with the generator it is given: the same seed gives the same batch")
+def uses_generator(kit):
+    c = CASES[0]
+    first, second = (kit.user(kit.inputs(c)) for _ in range(2))
+    if not (isinstance(first, (tuple, list)) and isinstance(second, (tuple, list))):
+        raise Fail(f"{c.label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors")
+    if not all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+               for a, b in zip(first, second)):
+        raise Fail(f"{c.label}: two calls with generators seeded alike gave different batches: draw the tokens with "
+                   "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global RNG")
+
+
+def _step(kit, c, module=None):
+    """train_step_once on the case: in the child with the user's code, or here with module's train_step."""
+    args = (step_batch(c), c.pad_id, STEP_LR, 100 + c.id)
+    if module is None:
+        return kit.drive("train_step_once", step_model(c), *args)
+    return drivers.train_step_once(module, step_model(c), *args)
+
+
+def _loss(value) -> torch.Tensor:
+    return torch.tensor(value, dtype=torch.float64)  # float64: a Python float's own precision
+
+
+def _same_step(got, want) -> bool:
+    return (isinstance(got["loss"], float) and matches(_loss(got["loss"]), _loss(want["loss"]))
+            and all(matches(got["params"][n], p) for n, p in want["params"].items()))
+
+
+def _diagnose_step(kit, c, got) -> str:
+    for mistake in STEP_MISTAKES:
+        try:
+            wrong = _step(kit, c, mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
+            continue
+        if _same_step(got, wrong):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return f". Diagnosis: {mistake.explain}"
+    return ""
+
+
+@check("numerics", "train_step returns the batch's loss as a float: cross-entropy averaged over non-PAD targets")
+def step_loss(kit):
+    for c in STEP_CASES:
+        got, want = _step(kit, c), _step(kit, c, kit.solution)
+        loss = got["loss"]
+        if isinstance(loss, torch.Tensor):
+            raise Fail(f"{c.label}: train_step returned a tensor; return the loss as a Python float (loss.item())")
+        if not isinstance(loss, float):
+            raise Fail(f"{c.label}: train_step should return the loss as a Python float (loss.item()), got "
+                       f"{type(loss).__name__}")
+        try:
+            compare(_loss(loss), _loss(want["loss"]), "loss")
+        except Fail as fail:
+            raise Fail(f"{c.label}, a batch with PAD (pad_id = {c.pad_id}): {fail}{_diagnose_step(kit, c, got)}") from None
+
+
+@check("numerics", "train_step updates every weight once, from fresh gradients (zero_grad, backward, step)")
+def step_update(kit):
+    for c in STEP_CASES:
+        got, want = _step(kit, c), _step(kit, c, kit.solution)
+        try:
+            for name, p in want["params"].items():
+                if name not in got["params"]:
+                    raise Fail(f"the model lost its parameter {name}")
+                compare(got["params"][name], p, f"{name} after the step")
+        except Fail as fail:
+            raise Fail(f"{c.label}, SGD(lr={STEP_LR}) with stale gradients left in .grad: {fail}"
+                       f"{_diagnose_step(kit, c, got)}") from None
+
+
+@check("properties", "train_step puts the model in training mode before the forward pass")
+def step_train_mode(kit):
+    c = STEP_CASES[0]
+    calls = _step(kit, c)["calls"]  # the model arrives in eval mode
+    if not calls:
+        raise Fail(f"{c.label}: train_step never called the model: logits = model(src, tgt_inp)")
+    if any(not training for _, training, _ in calls):
+        raise Fail(f"{c.label}: the model arrived in eval mode and ran its forward pass still in eval mode: "
+                   "call model.train() at the start of train_step (dropout must act while training)")
+
+
+@check("properties", "training with both functions: the loss falls and greedy decoding copies held-out sequences")
+def training_run(kit):
+    cfg = TRAINING
+    reply = kit.drive("copy_task_training", cfg)
+    losses, src, pred = reply["losses"], reply["src"], reply["pred"]
+    first, final = sum(losses[:3]) / 3, sum(losses[-5:]) / 5
+    T = cfg["seq_len"]
+    copied = (pred[:, 1:T + 1] == src).float().mean().item() if pred.size(1) >= T + 1 else 0.0
+    setup = (f"{cfg['steps']} steps of Adam(lr={cfg['lr']}), batches of {cfg['batch']} from your make_copy_batch "
+             f"(seq_len={T}, vocab_size={cfg['vocab']}), a 1-layer Transformer (d_model={cfg['d_model']})")
+    if not final < min(MAX_FINAL_LOSS, first / 3):
+        raise Fail(f"{setup}: the loss went from {first:.3f} (first 3 steps) to {final:.3f} (last 5); the reference "
+                   f"ends below 0.2. Check that train_step calls optimizer.step() and zero_grad(), and that the targets "
+                   "are tgt_out")
+    if copied < MIN_TOKEN_ACCURACY:
+        raise Fail(f"{setup}: the loss fell to {final:.3f}, but greedy decoding copies only {copied:.0%} of the held-out "
+                   f"tokens (the reference ~97%); e.g. src {src[0].tolist()} gave {pred[0].tolist()}. Check the "
+                   "teacher forcing: model(src, tgt_inp) compared with tgt_out")

@@ -1,0 +1,181 @@
+"""Hidden checks: greedy decoding (seed 003's greedy_decode, with early stop and PAD after EOS).
+
+The model handed to the user's code is checker.fixtures_transformer.copy_machine(): a real
+Transformer whose weights are set by hand so that greedy decoding copies the source. A source
+row holding EOS at index L therefore ends at step L + 1, a row without EOS never ends, so each
+case fixes exactly when every sequence finishes. Its logits keep a gap of ~1.4 between the best
+and the second-best token: far above float32 rounding, small enough that sampling would stray.
+"""
+
+import torch
+
+from checker import fixtures_transformer as fixtures
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+
+TARGET = "greedy_decode"
+OUTPUTS = [("ids", "(B, T_out)")]
+GRADIENTS = False  # the output is integer ids
+
+# eos_at: per row, the source index of EOS (the row ends at step eos_at + 1), or None: no EOS.
+# after_eos: what the source holds after EOS: PAD, or more tokens (then a finished row would go
+# on with those tokens, not with EOS again: seed 003's stop rule then never fires early).
+# Every dimension its own size, T_out included (1 + the step at which the last row ends).
+CASES = [
+    case(1, B=3, T_s=6, max_new=7, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(4, 2, 3), after_eos="tokens"),
+    case(2, B=4, T_s=7, max_new=5, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(None, 2, None, 3), after_eos="PAD"),
+    case(3, B=2, T_s=5, max_new=9, T_out=4, pad_id=4, bos_id=0, eos_id=7, eos_at=(2, 1), after_eos="PAD"),
+]
+TIMING = case(4, B=16, T_s=12, max_new=12, T_out=13, pad_id=0, bos_id=1, eos_id=2, eos_at=(None,) * 16, after_eos="PAD")
+
+
+def make_src(c) -> torch.Tensor:
+    """(B, T_s) ids: content tokens, EOS at eos_at (then PAD or tokens), two different tokens first."""
+    content = [t for t in range(9) if t not in (c.pad_id, c.bos_id, c.eos_id)]
+    g = c.generator(salt=1)
+    src = torch.tensor(content)[torch.randint(len(content), (c.B, c.T_s), generator=g)]
+    for b, at in enumerate(c.eos_at):
+        if src[b, 0] == src[b, 1]:  # so "the argmax at position 0" repeats a token the copy does not
+            src[b, 1] = content[(content.index(int(src[b, 0])) + 1) % len(content)]
+        if at is not None:
+            src[b, at] = c.eos_id
+            if c.after_eos == "PAD":
+                src[b, at + 1:] = c.pad_id
+    return src
+
+
+def make_model(c, dtype="float64", dropout=0.0):
+    return fixtures.copy_machine(pad_id=c.pad_id, bos_id=c.bos_id, dropout=dropout).to(getattr(torch, dtype))
+
+
+def inputs(c, dtype):
+    return make_model(c, dtype), make_src(c), c.bos_id, c.eos_id, c.max_new
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+@torch.no_grad()
+def decode_with(model, src, bos_id, eos_id, max_new_tokens, *, position=-1, keep_bos=True, early_stop=True,
+                pad_after=True, fill=None, stop_rule="all finished", steps=0, append_last=True):
+    """Greedy decoding with knobs; every knob at its default gives the right answer."""
+    model.eval()
+    memory = model.encode(src)
+    ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long)
+    finished = torch.zeros(src.size(0), dtype=torch.bool)
+    for _ in range(max_new_tokens + steps):
+        next_id = model.out_proj(model.decode(ys, memory, src)[:, position]).argmax(-1)
+        if pad_after:
+            next_id = next_id.masked_fill(finished, {"eos": eos_id, "zero": 0}.get(fill, model.pad_id))
+        done = finished | (next_id == eos_id)
+        if not append_last and done.all():
+            break
+        ys = torch.cat([ys, next_id[:, None]], dim=1)
+        finished = done
+        stop = (next_id == eos_id).all() if stop_rule == "same step" else finished.all()
+        if early_stop and stop:
+            break
+    return ys if keep_bos else ys[:, 1:]
+
+
+def _variant(**knobs):
+    return lambda model, src, bos_id, eos_id, max_new_tokens: decode_with(
+        model, src, bos_id, eos_id, max_new_tokens, **knobs)
+
+
+MISTAKES = [
+    Mistake("argmax at position 0", _variant(position=0),
+            "your ids repeat the first token: you take the logits at position 0 of the prefix (or decode only the "
+            "last token, which sits at position 0): decode the whole prefix and take model.out_proj(hidden[:, -1])"),
+    Mistake("BOS missing", _variant(keep_bos=False),
+            "your ids equal the right ones without the BOS column: return the whole prefix, starting with BOS"),
+    Mistake("no early stop", _variant(early_stop=False),
+            "your ids run all max_new_tokens steps although every sequence had finished earlier: "
+            "stop the loop as soon as every sequence has produced EOS (if finished.all(): break)"),
+    Mistake("no PAD after EOS", _variant(pad_after=False),
+            "after EOS your sequences go on with the model's tokens: a finished sequence receives model.pad_id "
+            "(next_id.masked_fill(finished, model.pad_id)) until the loop stops"),
+    Mistake("EOS repeated after EOS", _variant(fill="eos"),
+            "after EOS your sequences repeat EOS: a finished sequence receives model.pad_id, not eos_id"),
+    Mistake("PAD hard-coded as 0", _variant(fill="zero"),
+            "after EOS your sequences hold 0, but this model's PAD id is another: use model.pad_id, not a hard-coded 0"),
+    Mistake("seed 003's stop rule", _variant(pad_after=False, stop_rule="same step"),
+            "you stop only when every sequence produces EOS at the same step (seed 003's `if (next_token == eos_id)"
+            ".all()`), and tokens after EOS are not replaced: remember which sequences are finished "
+            "(finished |= next_id == eos_id), give them model.pad_id, stop when finished.all()"),
+    Mistake("last EOS not appended", _variant(append_last=False),
+            "your loop stops before appending the step that finishes the last sequence, so its EOS is missing: "
+            "append the token first, then check whether every sequence is finished"),
+    Mistake("one step short", _variant(steps=-1),
+            "your ids stop one step short: run up to max_new_tokens steps (range(max_new_tokens))"),
+]
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "greedy_decode is a function taking (model, src, bos_id, eos_id, max_new_tokens)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["model", "src", "bos_id", "eos_id", "max_new_tokens"])
+
+
+@check("properties", "after its EOS a sequence holds only pad_id")
+def pad_after_eos(kit):
+    for c in CASES:
+        ids = _ids(kit.user(kit.inputs(c)), c)
+        for b in range(c.B):
+            row = ids[b, 1:].tolist()
+            if c.eos_id in row:
+                after = row[row.index(c.eos_id) + 1:]
+                if any(t != c.pad_id for t in after):
+                    raise Fail(f"{c.label}: row {b} is {ids[b].tolist()}; after its EOS ({c.eos_id}) it should hold only "
+                               f"pad_id = {c.pad_id}: give finished sequences model.pad_id (not a hard-coded 0)")
+
+
+@check("properties", "stops as soon as every sequence has produced EOS")
+def early_stop(kit):
+    c = CASES[0]  # every row ends by step T_out - 1 < max_new_tokens
+    ids = _ids(kit.user(kit.inputs(c)), c)
+    if ids.size(1) > c.T_out:
+        raise Fail(f"{c.label}: every sequence has produced EOS by step {c.T_out - 1}, yet your ids have "
+                   f"{ids.size(1)} columns: stop the loop when every sequence is finished (they should have {c.T_out})")
+
+
+@check("properties", "picks the argmax: the same call twice gives the same ids")
+def deterministic(kit):
+    c = CASES[1]
+    first, second = (_ids(kit.user(kit.inputs(c)), c) for _ in range(2))
+    if first.shape != second.shape or not torch.equal(first, second):
+        raise Fail(f"{c.label}: two identical calls gave different ids ({first[0].tolist()} then {second[0].tolist()}): "
+                   "greedy decoding takes the argmax of the logits at every step; do not sample (torch.multinomial)")
+
+
+@check("properties", "decodes in eval mode without gradients, even when the model arrives in training mode")
+def eval_mode(kit):
+    c = CASES[0]
+    model = make_model(c, dropout=0.3).train()  # dropout 0.3 in training mode: copying breaks down
+    reply = kit.drive("greedy_decode_calls", model, make_src(c), c.bos_id, c.eos_id, c.max_new)
+    calls = reply["calls"]
+    in_training = [name for name, training, _ in calls if training]
+    if in_training:
+        raise Fail(f"{c.label}, model handed over in training mode with dropout 0.3: model.{in_training[0]} ran in "
+                   "training mode, so dropout changed the tokens: call model.eval() before decoding")
+    with_grad = [name for name, _, grad in calls if grad]
+    if with_grad:
+        raise Fail(f"{c.label}: model.{with_grad[0]} ran with gradients enabled, building a graph nobody uses: "
+                   "decode under torch.no_grad() (or decorate greedy_decode with @torch.no_grad())")
+    want = kit.reference(inputs(c, "float64"))
+    compare(_ids(reply["ids"], c), want, f"{c.label}, model handed over in training mode: ids", "(B, T_out)")
+
+
+@check("properties", "max_new_tokens = 0 gives the BOS column alone")
+def zero_steps(kit):
+    c = CASES[2]
+    model, src, bos_id, eos_id, _ = kit.inputs(c)
+    ids = kit.user((model, src, bos_id, eos_id, 0))
+    compare(ids, torch.full((c.B, 1), c.bos_id, dtype=torch.long), f"{c.label}, max_new_tokens=0: ids", "(B, 1)")
+
+
+def _ids(value, c):
+    if not isinstance(value, torch.Tensor) or value.dim() != 2 or value.size(0) != c.B:
+        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise Fail(f"{c.label}: greedy_decode should return a (B, T_out) tensor of ids with B = {c.B}, got {shape}")
+    return value

@@ -1,0 +1,354 @@
+"""A small fixed Transformer the checks hand to the user's code (greedy_decode, copy_task).
+
+Importable in the child (checker.fixtures_transformer), so a model instance pickled in the
+parent arrives whole. Its classes are copies of solutions/torch/transformer.py (kept equal by
+tests/test_reference_torch_transformer.py); below them: a Transformer that records how it is
+called, the checker's own greedy decoder, and the crafted models of the checks.
+"""
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+class PositionalEncoding(nn.Module):
+    """Adds the fixed sin/cos table to x: forward(x) = dropout(x + pe[:, :T])."""
+
+    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        # 1) one angle per (position, column pair); float64 keeps the table exact to float32 rounding
+        position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(D/2),) even column indices 2i
+        angle = position / 10000.0 ** (two_i / d_model)  # (max_len, 1) / (ceil(D/2),) -> (max_len, ceil(D/2))
+        # 2) even columns sin, odd columns cos; an odd d_model has one cos column fewer
+        pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(angle)
+        pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+        # 3) a buffer, not a parameter: saved in state_dict, moved by .to(), never trained
+        self.register_buffer("pe", pe.unsqueeze(0).to(torch.get_default_dtype()))  # (1, max_len, D)
+
+    def forward(self, x: Tensor) -> Tensor:
+        T = x.size(1)
+        return self.dropout(x + self.pe[:, :T])  # (B, T, D) + (1, T, D) -> (B, T, D)
+
+
+class MultiHeadAttention(nn.Module):
+    """Concat(head_1..head_H) W_o with head_h = softmax(Q_h K_hᵀ / √d_k) V_h; returns (out, attn)."""
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+        super().__init__()
+        assert d_model % num_heads == 0, "num_heads must divide d_model"
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, T, D) -> (B, T, H, d_k) -> (B, H, T, d_k)
+
+    def _combine_heads(self, x: Tensor) -> Tensor:
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, D)
+
+    def _attention(self, Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T_q, d_k) x (B, H, d_k, T_k) -> (B, H, T_q, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # hidden keys: -inf, so weight 0
+        weights = scores.softmax(dim=-1)  # over the keys
+        if mask is not None:
+            weights = weights.masked_fill(~mask, 0.0)  # a row with no visible key: NaN -> 0
+        return self.dropout(weights) @ V, weights  # (B, H, T_q, T_k) x (B, H, T_k, d_k) -> (B, H, T_q, d_k)
+
+    def forward(self, x_q: Tensor, x_kv: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        # 1) project: queries from x_q, keys and values from x_kv; then split into heads
+        Q = self._split_heads(self.W_q(x_q))  # (B, T_q, D) -> (B, H, T_q, d_k)
+        K = self._split_heads(self.W_k(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        V = self._split_heads(self.W_v(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        # 2) attend in every head at once
+        out, attn = self._attention(Q, K, V, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+        # 3) concatenate the heads and project back to d_model
+        out = self.W_o(self._combine_heads(out))  # (B, H, T_q, d_k) -> (B, T_q, D)
+        return out, attn
+
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # nn.GELU() is the exact erf form
+
+
+class FeedForward(nn.Module):
+    """Expands each position to d_ff, applies the activation, projects back to d_model."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.fc1 = nn.Linear(d_model, d_ff)  # weight (d_ff, D)
+        self.fc2 = nn.Linear(d_ff, d_model)  # weight (D, d_ff)
+        self.act = ACTIVATIONS[activation]()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = self.act(self.fc1(x))  # (..., D) @ (D, d_ff) -> (..., d_ff)
+        return self.fc2(self.dropout(hidden))  # (..., d_ff) @ (d_ff, D) -> (..., D)
+
+
+class EncoderLayer(nn.Module):
+    """Seed 003's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, src_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        # 1) self-attention: queries, keys and values all come from x
+        sa_out, attn = self.self_attn(x, x, src_mask)  # (B, T, D), (B, H, T, T)
+        # 2) residual + LayerNorm (post-LN: normalize the sum)
+        x = self.norm1(x + self.dropout(sa_out))  # (B, T, D)
+        # 3) position-wise FFN on the normalized x, residual from that same x, LayerNorm
+        x = self.norm2(x + self.dropout(self.ffn(x)))  # (B, T, D) -> (B, T, d_ff) -> (B, T, D)
+        return x, attn
+
+
+class DecoderLayer(nn.Module):
+    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, y: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        # 1) masked self-attention: Q = K = V = y, position i sees only the target keys tgt_mask allows
+        sa_out, self_weights = self.self_attn(y, y, tgt_mask)  # (B, T_t, D), (B, H, T_t, T_t)
+        y = self.norm1(y + self.dropout(sa_out))  # residual from the sublayer's input, then LN
+        # 2) cross-attention: Q from the decoder, K and V from the encoder memory
+        ca_out, cross_weights = self.cross_attn(y, memory, memory_mask)  # (B, T_t, D), (B, H, T_t, T_s)
+        y = self.norm2(y + self.dropout(ca_out))
+        # 3) position-wise feed-forward network
+        y = self.norm3(y + self.dropout(self.ffn(y)))  # (B, T_t, D)
+        return y, self_weights, cross_weights
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer (seed 003): forward(src, tgt) -> logits (B, T_t, V_t)."""
+
+    def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int = 256, num_heads: int = 8, d_ff: int = 512,
+                 num_layers: int = 4, dropout: float = 0.1, max_len: int = 512, pad_id: int = 0):
+        super().__init__()
+        self.pad_id = pad_id
+        self.src_embed = nn.Embedding(src_vocab, d_model)
+        self.tgt_embed = nn.Embedding(tgt_vocab, d_model)
+        self.pos_enc = PositionalEncoding(d_model, max_len, dropout)  # one table, shared by both sides
+        self.encoder_layers = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers))
+        self.out_proj = nn.Linear(d_model, tgt_vocab)
+
+    def encode(self, src: Tensor) -> Tensor:
+        # 1) mask: every query sees the real (non-PAD) source keys
+        src_mask = (src != self.pad_id)[:, None, None, :]  # (B, T_s) -> (B, 1, 1, T_s)
+        # 2) embed, add positions, run the layers one after the other
+        x = self.pos_enc(self.src_embed(src))  # (B, T_s) -> (B, T_s, D)
+        for layer in self.encoder_layers:
+            x, _ = layer(x, src_mask)  # (B, T_s, D)
+        return x
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        # 1) masks: target keys that are real and not in the future; real source keys
+        T_t = tgt.size(1)
+        causal = torch.ones(T_t, T_t, dtype=torch.bool, device=tgt.device).tril()  # (T_t, T_t): key j <= query i
+        tgt_mask = (tgt != self.pad_id)[:, None, None, :] & causal  # (B, 1, 1, T_t) & (T_t, T_t) -> (B, 1, T_t, T_t)
+        memory_mask = (src != self.pad_id)[:, None, None, :]  # (B, T_s) -> (B, 1, 1, T_s)
+        # 2) embed, add positions, run the layers; each cross-attends to the encoder's output
+        y = self.pos_enc(self.tgt_embed(tgt))  # (B, T_t) -> (B, T_t, D)
+        for layer in self.decoder_layers:
+            y, _, _ = layer(y, memory, tgt_mask, memory_mask)  # (B, T_t, D)
+        return y
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        memory = self.encode(src)  # (B, T_s, D)
+        return self.out_proj(self.decode(tgt, memory, src))  # (B, T_t, D) -> (B, T_t, V_t)
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+
+class RecordingTransformer(Transformer):
+    """The Transformer above, noting (method, training mode, gradients enabled) at every call."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[str, bool, bool]] = []
+        self.made_by = ""  # how the checks built it, shown instead of the long module tree
+
+    def __repr__(self) -> str:
+        return self.made_by or super().__repr__()
+
+    def _note(self, method: str) -> None:
+        self.calls.append((method, self.training, torch.is_grad_enabled()))
+
+    def encode(self, src: Tensor) -> Tensor:
+        self._note("encode")
+        return super().encode(src)
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        self._note("decode")
+        return super().decode(tgt, memory, src)
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        self._note("forward")
+        return super().forward(src, tgt)
+
+
+def seeded_model(seed: int, *, vocab: int, d_model: int, num_heads: int, d_ff: int, num_layers: int,
+                 dropout: float = 0.0, pad_id: int = 0, max_len: int = 64, spread: float = 1.0,
+                 embed: float = 1.0, bias: dict | None = None, cls=RecordingTransformer) -> Transformer:
+    """A model whose every weight comes from a local generator (the global RNG is not touched).
+
+    spread scales the output projection (how peaked the logits are); embed scales the target
+    embeddings (small: the positions dominate, so the tokens vary along a sequence); bias adds
+    to chosen out_proj.bias entries, e.g. {pad_id: -30.0} so PAD is never predicted.
+    """
+    g = torch.Generator().manual_seed(seed)
+    model = cls(vocab, vocab, d_model=d_model, num_heads=num_heads, d_ff=d_ff, num_layers=num_layers,
+                dropout=dropout, max_len=max_len, pad_id=pad_id).double()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            if ".norm" in name:  # LayerNorm: gamma near 1, beta near 0
+                p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.1 * noise)
+            elif p.dim() == 2 and "embed" not in name:
+                p.copy_(noise / math.sqrt(p.shape[1]))
+            else:
+                p.copy_(noise * (0.1 if p.dim() == 1 else 1.0))
+        model.out_proj.weight.mul_(spread)
+        model.tgt_embed.weight.mul_(embed)
+        for token, value in (bias or {}).items():
+            model.out_proj.bias[token] += value
+    if isinstance(model, RecordingTransformer):
+        model.made_by = (f"a Transformer (d_model={d_model}, num_layers={num_layers}) with seeded random weights: "
+                         f"checker.fixtures_transformer.seeded_model({seed}, vocab={vocab}, ...)")
+    return model.eval()
+
+
+@torch.no_grad()
+def greedy(model: Transformer, src: Tensor, bos_id: int, eos_id: int, max_new_tokens: int) -> Tensor:
+    """The checker's own greedy decoder (same rule as the greedy_decode kata): (B, T_out) ids."""
+    model.eval()
+    memory = model.encode(src)  # (B, T_s, D)
+    ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long)  # (B, 1)
+    finished = torch.zeros(src.size(0), dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        next_id = model.out_proj(model.decode(ys, memory, src)[:, -1]).argmax(-1)  # (B,)
+        next_id = next_id.masked_fill(finished, model.pad_id)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)
+        finished |= next_id == eos_id
+        if finished.all():
+            break
+    return ys
+
+
+def copy_machine(*, vocab: int = 9, pad_id: int = 0, bos_id: int = 1, dropout: float = 0.0,
+                 spread: float = 0.25) -> RecordingTransformer:
+    """A Transformer whose weights are set by hand so that greedy decoding copies the source.
+
+    Decoder position i cross-attends to source position i and predicts the token found there,
+    so greedy decoding from BOS yields src[0], src[1], ... : a source row holding EOS at index L
+    ends at step L + 1, a row without EOS never ends. PAD and BOS are never predicted. spread
+    sets the gap between the best and the second-best logit (~5.5 * spread): small enough that
+    sampling from the softmax would stray, far above float32 rounding.
+
+    How: d_model = 32, one layer each, one head; every sublayer is zero except the decoder's
+    cross-attention. The tokens are one-hot (height 8) in the sin columns of the slow half of
+    the positional table (nearly constant over positions; the last is a reference column that
+    cancels LayerNorm's mean). Q and K read the three fastest sin/cos pairs, whose dot product
+    peaks at equal positions; V and the output projection read the token columns.
+    """
+    D, A, g, gain = 32, 8.0, 8.0, 3.0
+    model = RecordingTransformer(vocab, vocab, d_model=D, num_heads=1, d_ff=4, num_layers=1, dropout=dropout,
+                                 max_len=64, pad_id=pad_id).double()
+    content = [t for t in range(vocab) if t not in (pad_id, bos_id)]
+    sin_cols = list(range(D // 2, D, 2))
+    ref, columns = sin_cols[-1], dict(zip(content, sin_cols[:-1]))
+    assert len(content) <= len(sin_cols) - 1, "copy_machine holds at most 7 content tokens"
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.fill_(1.0 if ".norm" in name and name.endswith("weight") else 0.0)
+        cross = model.decoder_layers[0].cross_attn
+        for c in range(6):  # positions: Q and K see the three fastest sin/cos pairs
+            for W in (cross.W_q, cross.W_k):
+                W.weight[c, c], W.weight[c, ref] = g, -g
+        for token, c in columns.items():  # tokens: embedded one-hot, carried by V, read by out_proj
+            model.src_embed.weight[token, c] = A
+            cross.W_v.weight[c, c], cross.W_v.weight[c, ref] = 1.0, -1.0
+            cross.W_o.weight[c, c] = gain
+            model.out_proj.weight[token, c], model.out_proj.weight[token, ref] = spread, -spread
+        model.out_proj.bias[pad_id] = model.out_proj.bias[bos_id] = -30.0
+    model.made_by = (f"a Transformer (d_model={D}, 1 layer, dropout={dropout}) whose weights copy the source: "
+                     f"checker.fixtures_transformer.copy_machine(pad_id={pad_id}, bos_id={bos_id}, dropout={dropout})")
+    return model.eval()
+
+
+# ---------------------------------------------------------------------------- optimizers
+# The copy-task checks hand train_step these instead of torch.optim's: building the first
+# torch.optim optimizer in a process imports torch._dynamo, 2-4 s, more than the whole check.
+# They update exactly as torch.optim.SGD / torch.optim.Adam with default settings do
+# (tests/test_reference_torch_copy_task.py compares them), through the same interface that
+# train_step uses: zero_grad() and step().
+
+
+class SGD:
+    """torch.optim.SGD(params, lr): p -= lr * p.grad."""
+
+    def __init__(self, params, lr: float):
+        self.param_groups = [{"params": list(params), "lr": lr}]
+        self.state: dict = {}
+
+    def _params(self):
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self._params():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.detach_().zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+
+
+class Adam(SGD):
+    """torch.optim.Adam(params, lr) with betas (0.9, 0.999), eps 1e-8, no weight decay."""
+
+    betas, eps = (0.9, 0.999), 1e-8
+
+    @torch.no_grad()
+    def step(self) -> None:
+        beta1, beta2 = self.betas
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                s = self.state.setdefault(p, {"step": 0, "m": torch.zeros_like(p), "v": torch.zeros_like(p)})
+                s["step"] += 1
+                s["m"].lerp_(p.grad, 1 - beta1)
+                s["v"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                denom = (s["v"].sqrt() / math.sqrt(1 - beta2 ** s["step"])).add_(self.eps)
+                p.addcdiv_(s["m"], denom, value=-group["lr"] / (1 - beta1 ** s["step"]))

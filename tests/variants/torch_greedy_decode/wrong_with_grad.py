@@ -1,0 +1,18 @@
+# expect: decode under torch.no_grad()
+"""Calls model.eval() but builds an autograd graph at every step (no torch.no_grad)."""
+import torch
+
+
+def greedy_decode(model, src, bos_id, eos_id, max_new_tokens):
+    model.eval()
+    memory = model.encode(src)
+    ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long)
+    finished = torch.zeros(src.size(0), dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        next_id = model.out_proj(model.decode(ys, memory, src)[:, -1]).argmax(-1)
+        next_id = next_id.masked_fill(finished, model.pad_id)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)
+        finished |= next_id == eos_id
+        if finished.all():
+            break
+    return ys
