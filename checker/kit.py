@@ -11,6 +11,7 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
     BATCH_INDEPENDENT  optional True: adds "changing batch item 0 leaves the others unchanged" (dims need B)
     GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
+    DEVICE       optional False to skip the device check (torch track: the inputs are moved to meta)
     FLOAT32      optional False to skip the float32 check (inputs that are not floats)
     TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
     LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
@@ -39,6 +40,8 @@ RTOL_F64, ATOL_F64 = 1e-9, 1e-10
 RTOL_F32, ATOL_F32 = 1e-4, 1e-5
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+# How PyTorch words an operation that mixes devices (checked with torch 2.x on the meta device).
+DEVICE_MISMATCH = ("same device", "expected device", "device type", "on the expected device", "Expected all tensors")
 
 
 class Fail(Exception):
@@ -462,7 +465,33 @@ def standard_checks(spec) -> list:
             except Fail as fail:
                 raise Fail(f"{c.label}: {fail}") from None
 
+    @check("properties", "tensors made inside follow the inputs' device (run on the meta device)")
+    def device(kit):
+        for c in spec.CASES:
+            if any(isinstance(a, torch.Tensor) for a in kit.inputs(c)):
+                _on_meta(kit, spec, c)
+
+    def _on_meta(kit, spec, c):
+        try:
+            layout = kit.sandbox.request("call", target=spec.TARGET, init=kit.init(c), state=None,
+                                         dtype="float64", args=kit.inputs(c), device="meta")["value"]
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if not any(word in err.message for word in DEVICE_MISMATCH):
+                return  # an operation the meta device lacks (data-dependent code): no verdict either way
+            raise Fail(f"{c.label}, inputs on another device (meta): {err.message.splitlines()[0]}. A tensor made "
+                       "inside (a mask, positions, a constant) was created on the CPU: pass device=x.device "
+                       "(e.g. torch.ones(T, T, dtype=torch.bool, device=x.device)) or use x.new_ones(...)") from None
+        stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
+        if stray:
+            raise Fail(f"{c.label}: with every input on the meta device, your result came back on {stray[0]}: "
+                       "create it on the inputs' device")
+
     checks = [shapes, numerics64, hygiene] + ([numerics32] if getattr(spec, "FLOAT32", True) else [])
+    takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
+    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "DEVICE", True) and takes_tensors:
+        checks.append(device)
     if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "GRADIENTS", True):
         checks.append(gradients)
     if getattr(spec, "DROPOUT", False):

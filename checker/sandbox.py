@@ -198,17 +198,23 @@ def _inspect(req):
 def _call(req):
     obj = getattr(_user, req["target"])
     dtype = getattr(torch, req["dtype"]) if req.get("dtype") else None
+    device = req.get("device")
     if req.get("init") is not None:
         module = obj(**req["init"])
         if dtype is not None:
             module = module.to(dtype)
         if req.get("state") is not None:
             module.load_state_dict(req["state"], strict=True)
+        if device:
+            module = module.to(device)
         module.train(bool(req.get("train")))
         fn = getattr(module, req["method"]) if req.get("method") else module
     else:
         fn = obj
     args, kwargs = req.get("args", ()), req.get("kwargs", {})
+    if device:  # only where tensors live is reported, not their values
+        args = [a.to(device) if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
+        return {"value": _layout(fn(*args, **kwargs)), "seconds": 0.0}
     if req.get("cotangents") is not None:
         return _backward(fn, args, req["cotangents"], module if req.get("init") is not None else None)
     seconds = []
@@ -220,6 +226,13 @@ def _call(req):
     if req.get("return_args"):
         reply["args_after"] = encode(list(args))
     return reply
+
+
+def _layout(value):
+    """Device, dtype and shape of every tensor in a returned value (for values on the meta device)."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return [{"device": str(v.device), "dtype": str(v.dtype), "shape": list(v.shape)}
+            if isinstance(v, torch.Tensor) else None for v in items]
 
 
 def _encode_result(value):

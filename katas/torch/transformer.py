@@ -31,8 +31,8 @@ Methods:
     decode(tgt, memory, src)    tgt (B, T_t) long, memory (B, T_s, D), src (B, T_s) long -> (B, T_t, D)
     forward(src, tgt)           -> logits (B, T_t, V_t), float, in the dtype of the weights
 
-Masks (built inside from the PAD id; bool, True = this query may attend to this key; they hide
-KEYS only, never query rows):
+Masks (built inside from the PAD id, on the device of the token ids; bool, True = this query may
+attend to this key; they hide KEYS only, never query rows):
     encoder self-attention   (B, 1, 1, T_s)    the source key is not PAD
     decoder self-attention   (B, 1, T_t, T_t)  the target key is not PAD AND key j <= query i
     cross-attention          (B, 1, 1, T_s)    the source key is not PAD

@@ -13,7 +13,7 @@ class ScaledDotProductAttention(nn.Module):
     def forward(self, Q, K, V, mask=None):
         B, H, T_q, d_k = Q.shape
         T_k = K.shape[2]
-        visible = torch.ones(B, H, T_q, T_k, dtype=torch.bool) if mask is None else mask.expand(B, H, T_q, T_k)
+        visible = torch.ones(B, H, T_q, T_k, dtype=torch.bool, device=Q.device) if mask is None else mask.expand(B, H, T_q, T_k)
         outs, weights = [], []
         for b in range(B):
             for h in range(H):

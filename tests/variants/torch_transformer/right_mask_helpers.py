@@ -149,8 +149,8 @@ def key_mask(ids: Tensor, pad_id: int, T_q: int) -> Tensor:
     return ids.ne(pad_id).view(B, 1, 1, T_k).expand(B, 1, T_q, T_k)
 
 
-def no_future(T: int) -> Tensor:
-    return ~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+def no_future(T: int, device=None) -> Tensor:
+    return ~torch.triu(torch.ones(T, T, dtype=torch.bool, device=device), diagonal=1)
 
 
 class Transformer(nn.Module):
@@ -176,7 +176,7 @@ class Transformer(nn.Module):
 
     def decode(self, tgt, memory, src):
         T_t = tgt.size(1)
-        self_mask = key_mask(tgt, self.pad_id, T_t) & no_future(T_t)
+        self_mask = key_mask(tgt, self.pad_id, T_t) & no_future(T_t, tgt.device)
         cross_mask = key_mask(src, self.pad_id, T_t)
         h = self.pos_enc(self.tgt_embed(tgt))
         for layer in self.decoder_layers:
