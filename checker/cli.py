@@ -1,29 +1,30 @@
-"""The `kata` command. main(argv) -> exit status; one function per command.
+"""The `kata` command. main(argv) -> exit status; one function per command (COMMANDS).
 
-Only `check` imports torch (lazily); `list`, `show`, `init` and `--help` stay fast.
+Only `check`, `watch` and `drill` import torch (lazily); every other command and `--help` stay fast.
+The practice commands live in checker.practice (hint, solution, reset, stats, next) and
+checker.live (watch, drill); what all commands share is in checker.terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import json
-import os
+import importlib
 import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
 from checker import __version__, catalogue, workspace
 from checker.catalogue import UnknownKata
+from checker.lang import LANGUAGES, language
 from checker.paths import SOLUTIONS
 from checker.progress import Progress, ProgressError
+from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
+                              open_workspace, print_json, warn)
 from checker.workspace import WorkspaceError
-
-EXIT_OK, EXIT_NOT_PASSED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 EPILOG = """\
 exit status:
@@ -35,10 +36,6 @@ exit status:
 
 mask convention (every kata): a boolean mask, True = this query may attend to this key.
 """
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit status 2 with this message."""
 
 
 # ----------------------------------------------------------------------------- commands
@@ -59,14 +56,14 @@ def cmd_init(args, console: Console) -> int:
 
 
 def cmd_list(args, console: Console) -> int:
-    ws = _workspace(args, console)
+    ws = open_workspace(args, console)
     summary = _summary(ws, console)
     rows = [{"name": k.id, "track": k.track, "title": k.title, "difficulty": k.difficulty,
              "status": summary.get(k.id, {}).get("status", "not_started"),
              "attempts": summary.get(k.id, {}).get("attempts", 0),
              "best_seconds": summary.get(k.id, {}).get("best")} for k in catalogue.all_katas()]
     if args.json:
-        _print_json({"katas": rows})
+        print_json({"katas": rows})
         return EXIT_OK
     from checker.report import duration, status_text
 
@@ -90,7 +87,9 @@ def cmd_list(args, console: Console) -> int:
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    lang = args.lang or _locale_language()
+    from rich.markdown import Markdown  # markdown-it: only here
+
+    lang = language(args.lang)
     path = kata.statement_path(lang)
     if not path.exists():
         if args.lang:
@@ -113,13 +112,13 @@ def cmd_check(args, console: Console) -> int:
 
     if args.case is not None:
         return _print_case(console, engine, katas[0], args.case)
-    ws = None if args.solution else _workspace(args, console)
+    ws = None if args.solution else open_workspace(args, console)
     progress = None
     if ws is not None:
         try:
             progress = Progress(workspace.database(ws))
         except ProgressError as err:
-            _warn(console, args, str(err))
+            warn(console, str(err))
     results = []
     for kata in katas:
         path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
@@ -132,10 +131,10 @@ def cmd_check(args, console: Console) -> int:
             try:
                 progress.record(result)
             except ProgressError as err:
-                _warn(console, args, str(err))
+                warn(console, str(err))
                 progress = None
     if args.json:
-        _print_json({"katas": [r.to_json() for r in results]})
+        print_json({"katas": [r.to_json() for r in results]})
     else:
         from checker.report import print_results
 
@@ -159,46 +158,38 @@ def _print_case(console: Console, engine, kata, number: int) -> int:
     return EXIT_OK
 
 
-def _workspace(args, console: Console) -> Path:
-    return workspace.locate(args.workspace, announce=lambda msg: _warn(console, args, msg, style="cyan"))
-
-
 def _summary(ws: Path, console: Console) -> dict:
     try:
         progress = Progress(workspace.database(ws))
     except ProgressError as err:
-        _warn(console, None, str(err))
+        warn(console, str(err))
         return {}
     try:
         return progress.summary()
     except ProgressError as err:
-        _warn(console, None, str(err))
+        warn(console, str(err))
         return {}
     finally:
         progress.close()
 
 
-def _warn(console: Console, args, message: str, style: str = "yellow") -> None:
-    """Notes go to stderr, so that --json output stays one clean document on stdout."""
-    Console(stderr=True, no_color=console.no_color, highlight=False).print(Text(message, style=style))
-
-
-def _print_json(document) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
-
-
-def _locale_language() -> str:
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
-
-
 # ----------------------------------------------------------------------------- parser
 
 
-COMMANDS = {"init": cmd_init, "list": cmd_list, "show": cmd_show, "check": cmd_check}
+# A command is a function, or "module:function" for one imported only when that command runs.
+COMMANDS = {"init": cmd_init, "list": cmd_list, "show": cmd_show, "check": cmd_check,
+            "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
+            "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
+            "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
+            "next": "checker.practice:cmd_next"}
+
+
+def _command(name: str):
+    command = COMMANDS[name]
+    if isinstance(command, str):
+        module, _, function = command.partition(":")
+        command = getattr(importlib.import_module(module), function)
+    return command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,6 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
         return p
 
+    def with_lang(p):
+        p.add_argument("--lang", choices=LANGUAGES, help="language (default: from your locale)")
+
+    def with_json(p):
+        p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+
+    def with_limits(p):
+        p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                       help="seconds one call into your code may take (default: 10)")
+        p.add_argument("--memory", type=float, default=4.0, metavar="GB",
+                       help="memory your code may use on top of torch itself (default: 4)")
+
     def with_workspace(p):
         p.add_argument("--workspace", "-w", metavar="DIR",
                        help="the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
@@ -225,25 +228,75 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("list", "the catalogue in learning order, with your status and best time")
     with_workspace(p)
-    p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+    with_json(p)
 
     p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls, hints")
     p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
-    p.add_argument("--lang", choices=("en", "zh"), help="language (default: from your locale)")
+    with_lang(p)
 
     p = command("check", "run the hidden checks on your file(s) and report what is right and wrong")
     p.add_argument("names", nargs="*", metavar="NAME", help="kata(s), e.g. attention or numpy/attention")
     p.add_argument("--all", action="store_true", help="check every kata")
     p.add_argument("--solution", action="store_true", help="check the reference answers instead of your files")
     p.add_argument("--case", type=int, metavar="N", help="print the inputs of case N (to reproduce a failure)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                   help="seconds one call into your code may take (default: 10)")
-    p.add_argument("--memory", type=float, default=4.0, metavar="GB",
-                   help="memory your code may use on top of torch itself (default: 4)")
+    with_limits(p)
     p.add_argument("--show-weights", action="store_true",
                    help="draw your attention weights beside the expected ones (also shown when masking fails)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
-    p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+    with_json(p)
+    with_workspace(p)
+
+    p = command("watch", "re-check your file on every save (r or Enter: re-check, q: quit)")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help="the kata to watch (default: every kata file, starting with the first not passed)")
+    p.add_argument("--poll", action="store_true",
+                   help="only poll the files' times, without file events (network drives, some containers)")
+    with_limits(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("drill", "a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report")
+    p.add_argument("names", nargs="*", metavar="PRESET|NAME",
+                   help="a preset (see --list) or the katas to drill, e.g. attention multi_head_attention")
+    p.add_argument("--list", action="store_true", help="list the presets")
+    p.add_argument("--minutes", type=float, metavar="M",
+                   help="time allowed (default: the preset's, or 10 minutes per star of difficulty)")
+    p.add_argument("--allow-hints", action="store_true",
+                   help="allow `kata hint` and `kata solution` during the drill (they cost points)")
+    p.add_argument("--poll", action="store_true", help="only poll the files' times, without file events")
+    with_limits(p)
+    with_json(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("hint", "the next hint for a kata: concept, then shapes and steps, then near-code")
+    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
+    with_json(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("solution", "the reference answer, highlighted, with why it is written that way")
+    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask first (needed without a terminal)")
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("reset", "put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups")
+    p.add_argument("names", nargs="*", metavar="NAME", help="kata(s) to reset")
+    p.add_argument("--all", action="store_true", help="reset every kata")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask first (needed without a terminal)")
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("stats", "your history: attempts, pass rate, time to green, hints and solutions used, drills")
+    with_json(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("next", "what to practise now: work in progress, reviews that are due, then new katas in order")
+    p.add_argument("--count", "-n", type=int, default=3, metavar="N", help="how many suggestions (default: 3)")
+    with_json(p)
+    with_lang(p)
     with_workspace(p)
     return parser
 
@@ -267,10 +320,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        return COMMANDS[args.command](args, console)
+        return _command(args.command)(args, console)
     except SystemExit as exit_:  # argparse: --help gives 0, a bad option 2
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    except (UsageError, UnknownKata, WorkspaceError) as err:
+    except (UsageError, UnknownKata, WorkspaceError, ProgressError) as err:
         Console(stderr=True, highlight=False).print(Text(f"kata: {err}", style="bold red"))
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -1,4 +1,9 @@
-"""Every check is recorded in the workspace's SQLite database; `kata list` reads it back."""
+"""All history lives in the workspace's SQLite database: checks, hints, solutions seen, resets, drills.
+
+Each event is written (and committed) as it happens, so a killed watch or drill loses nothing.
+The schema only ever grows, by numbered migrations (PRAGMA user_version); a database that cannot
+be read is reported and left exactly as it is, never recreated.
+"""
 
 from __future__ import annotations
 
@@ -21,9 +26,44 @@ CREATE TABLE IF NOT EXISTS checks (
 CREATE INDEX IF NOT EXISTS checks_by_kata ON checks (kata, at);
 """
 
+# MIGRATIONS[n]: the statements that bring a database from user_version n to n + 1.
+# Never edit one that shipped: add one.
+MIGRATIONS = [
+    (
+        "ALTER TABLE checks ADD COLUMN drill INTEGER",  # the drill it ran in (NULL: the workspace file)
+        "ALTER TABLE checks ADD COLUMN elapsed REAL",  # seconds since the drill started
+        """CREATE TABLE drills (
+            id INTEGER PRIMARY KEY,
+            preset TEXT NOT NULL,        -- preset name, or 'custom'
+            katas TEXT NOT NULL,         -- kata ids, space-separated, in drill order
+            folder TEXT NOT NULL,        -- where its stubs were copied
+            started_at TEXT NOT NULL,    -- UTC, ISO 8601
+            minutes REAL NOT NULL,       -- time allowed
+            allow_hints INTEGER NOT NULL,
+            pid INTEGER,                 -- the process running it, to tell a killed drill from a live one
+            ended_at TEXT,               -- NULL while it runs, or if it was killed
+            end_reason TEXT,             -- time, done, quit or interrupted
+            score INTEGER                -- 0 to 100
+        )""",
+        """CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            kata TEXT NOT NULL,
+            at TEXT NOT NULL,            -- UTC, ISO 8601
+            kind TEXT NOT NULL,          -- hint, solution or reset
+            detail TEXT,                 -- a hint: its level; a reset: the path of the backup
+            drill INTEGER                -- the drill it happened in, if any
+        )""",
+        "CREATE INDEX events_by_kata ON events (kata, at)",
+    ),
+]
+
 
 class ProgressError(Exception):
     """The database cannot be read or written; it is left as it is."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Progress:
@@ -31,35 +71,97 @@ class Progress:
         self.path = path
         try:
             self.db = sqlite3.connect(path, timeout=30)
+            self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA busy_timeout = 30000")
             self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
             self.db.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.Error as err:
             raise ProgressError(f"cannot use the progress database {path}: {err}. "
                                 "It was left untouched; move it aside to start a new history.") from None
 
-    def record(self, result) -> None:
-        passed = sum(c.passed for c in result.checks)
+    def _migrate(self) -> None:
+        """Apply the missing migrations in one write transaction (another process may race us)."""
+        if self.db.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
+            for migration in MIGRATIONS[version:]:
+                for statement in migration:
+                    self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version = {max(version, len(MIGRATIONS))}")
+            self.db.commit()
+        except BaseException:
+            self.db.rollback()
+            raise
+
+    def _write(self, sql: str, values: tuple) -> int:
         try:
             with self.db:
-                self.db.execute(
-                    "INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (result.name, datetime.now(timezone.utc).isoformat(timespec="seconds"), result.status,
-                     result.seconds, result.user_seconds, passed, len(result.checks), result.stage))
+                return self.db.execute(sql, values).lastrowid
         except sqlite3.Error as err:
-            raise ProgressError(f"could not record the check in {self.path}: {err}") from None
+            raise ProgressError(f"could not write to {self.path}: {err}") from None
 
-    def summary(self) -> dict[str, dict]:
-        """Per kata id: last status, attempts, and the best (fastest) passing time of the user's code."""
+    def _read(self, sql: str, values: tuple = ()) -> list[sqlite3.Row]:
         try:
-            rows = self.db.execute(
-                "SELECT kata, COUNT(*), MIN(CASE WHEN status = 'pass' THEN user_seconds END),"
-                " (SELECT status FROM checks c2 WHERE c2.kata = c.kata ORDER BY at DESC, id DESC LIMIT 1)"
-                " FROM checks c GROUP BY kata").fetchall()
+            return self.db.execute(sql, values).fetchall()
         except sqlite3.Error as err:
             raise ProgressError(f"cannot read the progress database {self.path}: {err}") from None
+
+    # ------------------------------------------------------------------------- checks
+
+    def record(self, result, *, drill: int | None = None, elapsed: float | None = None) -> None:
+        passed = sum(c.passed for c in result.checks)
+        self._write("INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage, drill, elapsed)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (result.name, now(), result.status, result.seconds, result.user_seconds, passed,
+                     len(result.checks), result.stage, drill, elapsed))
+
+    def summary(self) -> dict[str, dict]:
+        """Per kata id, for the workspace file (drills aside): last status, attempts, best passing time of the code."""
+        rows = self._read(
+            "SELECT kata, COUNT(*), MIN(CASE WHEN status = 'pass' THEN user_seconds END),"
+            " (SELECT status FROM checks c2 WHERE c2.kata = c.kata AND c2.drill IS NULL"
+            "  ORDER BY at DESC, id DESC LIMIT 1)"
+            " FROM checks c WHERE drill IS NULL GROUP BY kata")
         return {kata: {"attempts": n, "best": best, "status": last} for kata, n, best, last in rows}
+
+    def checks(self) -> list[dict]:
+        return [dict(r) for r in self._read("SELECT * FROM checks ORDER BY at, id")]
+
+    # ------------------------------------------------------------------------- hints, solutions, resets
+
+    def add_event(self, kata: str, kind: str, detail: str | None = None, drill: int | None = None) -> None:
+        self._write("INSERT INTO events (kata, at, kind, detail, drill) VALUES (?, ?, ?, ?, ?)",
+                    (kata, now(), kind, detail, drill))
+
+    def events(self) -> list[dict]:
+        return [dict(r) for r in self._read("SELECT * FROM events ORDER BY at, id")]
+
+    def hints_seen(self, kata: str, drill: int | None) -> int:
+        """Hints shown in this round: inside the drill, or since the kata's last reset."""
+        if drill is not None:
+            sql, values = "SELECT COUNT(*) FROM events WHERE kata = ? AND kind = 'hint' AND drill = ?", (kata, drill)
+        else:
+            sql, values = ("SELECT COUNT(*) FROM events WHERE kata = ? AND kind = 'hint' AND drill IS NULL AND id >"
+                           " COALESCE((SELECT MAX(id) FROM events WHERE kata = ? AND kind = 'reset'), 0)", (kata, kata))
+        return self._read(sql, values)[0][0]
+
+    # ------------------------------------------------------------------------- drills
+
+    def start_drill(self, preset: str, katas: list[str], folder: Path, minutes: float, allow_hints: bool,
+                    pid: int) -> int:
+        return self._write("INSERT INTO drills (preset, katas, folder, started_at, minutes, allow_hints, pid)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (preset, " ".join(katas), str(folder), now(), minutes, int(allow_hints), pid))
+
+    def end_drill(self, drill: int, reason: str, score: int) -> None:
+        self._write("UPDATE drills SET ended_at = ?, end_reason = ?, score = ? WHERE id = ?",
+                    (now(), reason, score, drill))
+
+    def drills(self) -> list[dict]:
+        return [dict(r) for r in self._read("SELECT * FROM drills ORDER BY started_at, id")]
 
     def close(self) -> None:
         self.db.close()

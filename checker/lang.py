@@ -1,0 +1,109 @@
+"""The language of kata's own sentences: --lang, else the locale. One small table, English and Chinese.
+
+say(lang, key, **values) formats one sentence; a key missing in Chinese falls back to English.
+Statements and hints have their own files per language (checker/statements/TRACK/NAME[.zh].md).
+"""
+
+from __future__ import annotations
+
+import os
+
+LANGUAGES = ("en", "zh")
+
+STRINGS: dict[str, tuple[str, str]] = {
+    # kata hint
+    "hint.level": ("Hint {level} of {total} ({name})", "提示 {level}/{total}（{name}）"),
+    "hint.names": ("concept|shapes and steps|near-code", "概念|形状与步骤|接近代码"),
+    "hint.more": ("Run `kata hint {kata}` again for the next level.", "再运行一次 `kata hint {kata}` 看下一级提示。"),
+    "hint.last": ("That was the last hint. Still stuck? `kata solution {kata}` shows the reference.",
+                  "提示已经全部给出。还是卡住？`kata solution {kata}` 显示参考答案。"),
+    "hint.none": ("{kata} has no hints yet.", "{kata} 还没有提示。"),
+    "locked": ("A drill is running until {until}: hints and solutions are locked "
+               "(start a drill with --allow-hints to allow them).",
+               "练习计时进行中（到 {until} 结束）：提示和答案已锁定（用 --allow-hints 开始计时练习可以解锁）。"),
+    # kata solution
+    "solution.ask": ("You have not passed {kata} yet. Show the reference answer anyway?",
+                     "你还没有通过 {kata}。仍然显示参考答案吗？"),
+    "solution.needs_yes": ("you have not passed {kata} yet; pass --yes to see the reference answer anyway",
+                           "你还没有通过 {kata}；要查看参考答案请加 --yes"),
+    "solution.title": ("Reference answer: {kata}", "参考答案：{kata}"),
+    "solution.why": ("Why it is written this way", "为什么这样写"),
+    "solution.pitfalls": ("Pitfalls it avoids", "它避开的易错点"),
+    "not_shown": ("Nothing shown, nothing changed.", "没有显示，也没有改动。"),
+    # kata reset
+    "reset.ask": ("Replace {count} file(s) with the blank stub? Each current version is kept as a dated backup.",
+                  "把 {count} 个文件换成空白模板吗？当前版本会按日期备份。"),
+    "reset.needs_yes": ("reset replaces your file(s); pass --yes to do it without being asked",
+                        "reset 会替换你的文件；不想被询问请加 --yes"),
+    "reset.done": ("{kata}: blank stub restored; your version is kept in {backup}",
+                   "{kata}：已恢复空白模板；你的版本保存在 {backup}"),
+    "reset.restored": ("{kata}: blank stub restored", "{kata}：已恢复空白模板"),
+    "reset.blank": ("{kata}: already the blank stub, left as it is", "{kata}：已经是空白模板，未改动"),
+    # kata stats
+    "stats.katas": ("Per kata", "每个练习"),
+    "stats.drills": ("Drills", "计时练习"),
+    "stats.none": ("No history yet: check a kata (`kata check NAME`) or start a drill (`kata drill --list`).",
+                   "还没有历史记录：先检查一个练习（`kata check NAME`）或开始计时练习（`kata drill --list`）。"),
+    "stats.untouched": ("{count} kata(s) not tried yet; `kata next` suggests one.",
+                        "还有 {count} 个练习没做过；`kata next` 会推荐一个。"),
+    "stats.green": ("best, last, trend: time to green, from a drill's start or a reset to the first pass; "
+                    "tries: checks; pass: share of them that passed; sol.: solutions seen.",
+                    "best、last、trend：从计时练习开始（或 reset）到第一次通过的用时；"
+                    "tries：检查次数；pass：通过的比例；sol.：看答案的次数。"),
+    # kata next
+    "next.title": ("What to practise now", "现在练什么"),
+    "next.continue": ("in progress: your last check ended at {status}", "进行中：上次检查的结果是 {status}"),
+    "next.new": ("new: next on the learning path", "新练习：学习路线上的下一个"),
+    "next.hard": ("review: hard last time ({why}), {ago}", "复习：上次做得吃力（{why}），{ago}"),
+    "next.due": ("review: passed {ago}, due again", "复习：{ago}通过，该复习了"),
+    "next.later": ("review early: next due in {days} day(s)", "提前复习：{days} 天后到期"),
+    "next.run": ("run", "运行"),
+    "next.done": ("Everything is passed and nothing is due; a drill keeps it fresh: `kata drill --list`.",
+                  "全部通过，暂时没有要复习的；计时练习能保持手感：`kata drill --list`。"),
+    "ago.today": ("today", "今天"),
+    "ago.days": ("{days} day(s) ago", "{days} 天前"),
+    "why.solution": ("you looked at the solution", "看了答案"),
+    "why.hints": ("{count} hint(s)", "用了 {count} 个提示"),
+    "why.attempts": ("{count} attempts", "尝试了 {count} 次"),
+    "why.not_green": ("not green in a drill", "计时练习中没有通过"),
+    # kata drill and kata watch
+    "drill.presets": ("Drill presets", "计时练习预设"),
+    "drill.files": ("Drill {id}: {minutes:g} min. Your files (a fresh stub each):",
+                    "计时练习 {id}：{minutes:g} 分钟。你的文件（每个都是新的空白模板）："),
+    "drill.left": ("{time} left", "剩余 {time}"),
+    "drill.keys": ("saving re-checks · r re-check all · q end the drill · Ctrl-C end the drill",
+                   "保存即检查 · r 全部重新检查 · q 结束练习 · Ctrl-C 结束练习"),
+    "drill.report": ("Drill report", "练习报告"),
+    "drill.end.time": ("Time is up.", "时间到。"),
+    "drill.end.done": ("All green!", "全部通过！"),
+    "drill.end.quit": ("Drill ended.", "练习结束。"),
+    "drill.end.interrupted": ("Interrupted (Ctrl-C); the report is written all the same.",
+                              "已中断（Ctrl-C）；报告照常保存。"),
+    "drill.score": ("Score {score}/100", "得分 {score}/100"),
+    "drill.first": ("Your first '{preset}' drill: run it again later to compare.",
+                    "这是你第一次做“{preset}”：以后再做一次就能对比。"),
+    "drill.compare": ("Earlier '{preset}' drills ({count}): last {last}, best {best}. Scores so far: {trend}",
+                      "之前的“{preset}”练习（{count} 次）：上次 {last}，最好 {best}。历次得分：{trend}"),
+    "drill.kept": ("Your files stay in {folder}; `kata stats` lists every drill.",
+                   "你的文件保存在 {folder}；`kata stats` 列出所有计时练习。"),
+    "watch.keys": ("saving re-checks · r or Enter re-check · q quit", "保存即检查 · r 或回车 重新检查 · q 退出"),
+    "watch.watching": ("Watching {count} file(s) in {folder}", "正在监视 {folder} 中的 {count} 个文件"),
+    "watch.next": ("Passed. Next: {kata} ({file})", "通过了。下一个：{kata}（{file}）"),
+    "ready": ("getting ready (importing torch) ...", "准备中（导入 torch）……"),
+}
+
+
+def say(lang: str, key: str, **values) -> str:
+    english, chinese = STRINGS[key]
+    return (chinese if lang == "zh" and chinese else english).format(**values)
+
+
+def language(choice: str | None = None) -> str:
+    """--lang if given, else the locale (LC_ALL, LC_MESSAGES, LANG), else English."""
+    if choice:
+        return choice
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"

@@ -1,0 +1,230 @@
+"""kata watch and kata drill, end to end: on a real terminal (tmux), and without one.
+
+On the terminal: save a wrong file, then a right one, and read what the screen shows; a drill ends
+by success or by Ctrl-C. Without one: a drill that times out, a drill stopped by SIGTERM or killed
+outright, hints locked during a drill, and watch's polling fallback. History is read back with
+`kata stats --json` each time.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from checker import catalogue
+from conftest import _DATA_HOME, ROOT, run_json, run_kata
+
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+NO_SCALE = SOLUTION.replace("/ math.sqrt(d_k)", "")  # wrong: "your output equals attention without the 1/√d_k scale"
+ENV = {"NO_COLOR": "1", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "", "LANG": "C.UTF-8", "LC_ALL": ""}
+
+
+def _until(condition, timeout=60.0, what="condition"):
+    """Poll condition() until it returns something true; that value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def _stats(ws):
+    return run_json("stats", "--workspace", ws)[1]
+
+
+def _drill_folder(ws):
+    return _until(lambda: sorted((ws / "drills").glob("*/torch")) and sorted((ws / "drills").glob("*"))[-1],
+                  what="the drill folder")
+
+
+def _running_drill(ws):
+    return _until(lambda: next((d for d in _stats(ws)["drills"] if d["end"] == "running"), None),
+                  what="a running drill in the history")
+
+
+class Terminal:
+    """One tmux session of a fixed size running one kata command, on a private tmux server."""
+
+    def __init__(self, name):
+        self.tmux = ["tmux", "-u", "-L", f"kata-test-{os.getpid()}-{name}"]
+
+    def start(self, *args, width=130, height=50):
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in ENV.items())
+        command = shlex.join([sys.executable, "-m", "checker", *map(str, args)])
+        # COLUMNS and LINES unset: rich must take the size of the tmux window, not of the test runner.
+        # The shell traps Ctrl-C (a handler, so kata gets the default back) to live on and print kata's status.
+        script = (f"trap : INT; cd {shlex.quote(str(ROOT))} && env -u COLUMNS -u LINES {env} {command};"
+                  " echo EXIT=$?; sleep 600")
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", "kata", "-x", str(width), "-y", str(height),
+                        "sh", "-c", script], check=True)
+
+    def screen(self, history=False) -> str:
+        extra = ["-S", "-1000"] if history else []
+        return subprocess.run([*self.tmux, "capture-pane", "-p", "-J", "-t", "kata", *extra],
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, *texts, timeout=60.0, history=False) -> str:
+        """Wait until every text shows; the screen, flattened to one line."""
+        def shown():  # the screen as one line: rich folds long lines inside panels and tables
+            screen = " ".join(self.screen(history).replace("│", " ").split())
+            return screen if all(t in screen for t in texts) else None
+
+        try:
+            return _until(shown, timeout, what=f"{texts} on the screen")
+        except AssertionError:
+            raise AssertionError(f"{texts} never showed; the screen:\n{self.screen(history=True)}") from None
+
+    def keys(self, *keys):
+        subprocess.run([*self.tmux, "send-keys", "-t", "kata", *keys], check=True)
+
+    def close(self):
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def term(request):
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed: the terminal screens of watch and drill cannot be driven")
+    terminal = Terminal(request.node.name[-20:].strip("[]"))
+    yield terminal
+    terminal.close()
+
+
+# ----------------------------------------------------------------------------- on a terminal
+
+
+def test_watch_screen_turns_red_then_green_as_files_are_saved(term, workspace):
+    mine = workspace / "torch" / "attention.py"
+    term.start("watch", "attention", "--workspace", workspace)
+    term.wait_for("attention ·", "r or Enter re-check")  # the stub's verdict: test_cli's business
+    mine.write_text(NO_SCALE)
+    screen = term.wait_for("attention · FAIL", "without the 1/√d_k scale", "q quit")  # keys last: all drawn
+    assert "torch/attention.py" in screen and "✗ numerics" in screen
+    mine.write_text(SOLUTION)
+    term.wait_for("attention · PASS", "✓ hygiene", "q quit")
+    checked = _stats(workspace)["katas"][0]["attempts"]  # at least the stub, the wrong and the right file
+    term.keys("r")  # re-check by hand
+    _until(lambda: _stats(workspace)["katas"][0]["attempts"] == checked + 1, what="the re-check asked for with r")
+    term.keys("q")
+    term.wait_for("EXIT=0")
+    (row,) = _stats(workspace)["katas"]
+    assert row["name"] == "attention" and row["attempts"] >= 4 and row["passes"] == 2
+
+
+def test_drill_screen_counts_down_and_ends_when_all_is_green(term, workspace):
+    term.start("drill", "attention", "--minutes", "5", "--workspace", workspace)
+    term.wait_for("left", "attention", "NOT STARTED", "q end the drill")
+    folder = _drill_folder(workspace)
+    assert (folder / "torch" / "attention.py").read_text() == (ROOT / "katas" / "torch" / "attention.py").read_text()
+    (folder / "torch" / "attention.py").write_text(NO_SCALE)
+    term.wait_for("FAIL", "without the 1/√d_k scale")
+    (folder / "torch" / "attention.py").write_text(SOLUTION)
+    screen = term.wait_for("All green!", "Score", "EXIT=0", history=True)
+    assert "Drill report" in screen and "custom: attention" in screen and folder.name in screen
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["end"] == "done" and drill["green"] == 1 and drill["score"] >= 70
+    (kata,) = drill["katas"]
+    assert kata["attempts"] == 2 and kata["status"] == "pass" and kata["stage"] == "hygiene"
+    assert 0 < kata["first_green_seconds"] < 300
+    assert run_json("list", "--workspace", workspace)[1]["katas"][0]["status"] == "not_started", \
+        "a drill's checks are not the workspace file's"
+
+
+def test_ctrl_c_ends_a_drill_with_its_report(term, workspace):
+    term.start("drill", "attention-core", "--minutes", "5", "--workspace", workspace)
+    term.wait_for("left", "multi_head_attention")
+    (_drill_folder(workspace) / "torch" / "attention.py").write_text(SOLUTION)
+    term.wait_for("PASS")
+    term.keys("C-c")
+    screen = term.wait_for("EXIT=130", history=True)
+    assert "Interrupted (Ctrl-C)" in screen and "Drill report · attention-core" in screen
+    assert "Your first 'attention-core' drill" in screen
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["end"] == "interrupted" and drill["green"] == 1 and len(drill["katas"]) == 2
+    assert 0 < drill["score"] < 100
+
+
+# ----------------------------------------------------------------------------- without a terminal
+
+
+def test_drills_that_time_out_are_reported_and_compared(workspace):
+    proc, first = run_json("drill", "random-mix", "--minutes", "0.03", "--workspace", workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert first["end"] == "time" and first["score"] == 0 and first["earlier"]["count"] == 0
+    assert sorted(catalogue.find(k["name"]).difficulty for k in first["katas"]) == [1, 2, 3]
+    assert "Drill 1" in proc.stderr, "the notes go to stderr; stdout holds only the JSON report"
+
+    proc = run_kata("drill", "random-mix", "--minutes", "0.03", "--workspace", workspace)
+    assert proc.returncode == 1 and "Time is up." in proc.stdout and "Score 0/100" in proc.stdout
+    assert "Earlier 'random-mix' drills (1)" in proc.stdout
+    drills = _stats(workspace)["drills"]
+    assert [d["end"] for d in drills] == ["time", "time"] and [d["preset"] for d in drills] == ["random-mix"] * 2
+    assert "random-mix" in run_kata("stats", "--workspace", workspace).stdout
+
+
+def test_hints_are_locked_during_a_drill_and_sigterm_ends_it_cleanly(workspace):
+    drill = subprocess.Popen([sys.executable, "-m", "checker", "drill", "attention", "--minutes", "5", "--json",
+                              "--workspace", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, env={**os.environ, **ENV})
+    try:
+        _running_drill(workspace)
+        for command in (["hint", "attention"], ["solution", "attention", "--yes"], ["hint", "numpy/softmax"]):
+            proc = run_kata(*command, "--workspace", workspace)
+            assert proc.returncode == 2 and "locked" in proc.stderr, command
+        drill.send_signal(signal.SIGTERM)
+        out, _ = drill.communicate(timeout=60)
+    finally:
+        drill.kill()
+    assert drill.returncode == 130
+    assert json.loads(out)["end"] == "interrupted"
+    assert run_kata("hint", "attention", "--workspace", workspace).returncode == 0, "unlocked once it ended"
+
+
+def test_allowed_hints_cost_points_and_a_killed_drill_keeps_its_history(workspace):
+    drill = subprocess.Popen([sys.executable, "-m", "checker", "drill", "attention-core", "--minutes", "5",
+                              "--allow-hints", "--workspace", str(workspace)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env={**os.environ, **ENV})
+    try:
+        _running_drill(workspace)
+        proc, hint = run_json("hint", "attention", "--workspace", workspace)
+        assert proc.returncode == 0 and hint["level"] == 1
+        (_drill_folder(workspace) / "torch" / "attention.py").write_text(SOLUTION)
+        _until(lambda: _stats(workspace)["drills"][0]["green"] == 1, what="the drill's check to be recorded")
+    finally:
+        drill.kill()  # SIGKILL: no chance to write anything more
+        drill.wait()
+    (record,) = _stats(workspace)["drills"]
+    assert record["end"] == "killed" and record["katas"][0]["hints"] == 1
+    assert record["katas"][0]["first_green_seconds"] is not None
+    assert record["katas"][0]["score"] <= 90, "a hint costs 10 points"
+    assert run_json("hint", "attention", "--workspace", workspace)[1]["level"] == 1, \
+        "the drill's hints were the drill's; outside it the levels start again"
+
+
+def test_watch_without_a_terminal_polls_and_suggests_the_next_kata(workspace, tmp_path):
+    log = tmp_path / "watch.log"
+    with open(log, "w") as out:
+        watch = subprocess.Popen([sys.executable, "-m", "checker", "watch", "--poll", "--workspace", str(workspace)],
+                                 stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **ENV, "COLUMNS": "120"})
+    try:
+        _until(lambda: "numpy/softmax · " in log.read_text(), what="the first check")
+        softmax = (ROOT / "solutions" / "numpy" / "softmax.py").read_text()
+        (workspace / "numpy" / "softmax.py").write_text(softmax)
+        _until(lambda: "numpy/softmax · PASS" in log.read_text(), what="the re-check after the save")
+        watch.send_signal(signal.SIGINT)
+        watch.wait(timeout=60)
+    finally:
+        watch.kill()
+    text = log.read_text()
+    assert watch.returncode == 130
+    assert "Passed. Next: numpy/masks" in " ".join(text.split())
+    assert "r or Enter" not in text, "no keys without a terminal"
+    assert next(k for k in _stats(workspace)["katas"] if k["name"] == "numpy/softmax")["attempts"] == 2

@@ -1,0 +1,235 @@
+"""hint, solution, reset, stats and next, through the real CLI in a subprocess, without a terminal."""
+
+import json
+import sqlite3
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from conftest import ROOT, run_json, run_kata
+
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+STUB = (ROOT / "katas" / "torch" / "attention.py").read_text(encoding="utf-8")
+
+
+def _db(ws):
+    return sqlite3.connect(ws / ".kata" / "progress.db")
+
+
+def _flat(text):
+    """Output with rich's line wrapping undone."""
+    return " ".join(text.split())
+
+
+def _stats(ws, name):
+    _, doc = run_json("stats", "--workspace", ws)
+    return next((k for k in doc["katas"] if k["name"] == name), None)
+
+
+def test_hint_gives_one_more_level_each_time_up_to_three(workspace):
+    levels = [run_json("hint", "attention", "--workspace", workspace)[1] for _ in range(4)]
+    assert [d["level"] for d in levels] == [1, 2, 3, 3]
+    assert [len(d["hints"]) for d in levels] == [1, 2, 3, 3]
+    assert "weighted average" in levels[0]["hints"][0] and "masked_fill" in levels[2]["hints"][2]
+    assert _stats(workspace, "attention")["hints"] == 4, "every hint asked is in the history"
+
+
+def test_hint_speaks_the_language_asked_for(workspace):
+    proc = run_kata("hint", "attention", "--lang", "zh", "--workspace", workspace)
+    assert proc.returncode == 0 and "提示 1/3" in proc.stdout and "加权平均" in proc.stdout
+    proc = run_kata("hint", "attention", "--workspace", workspace, env={"LANG": "zh_CN.UTF-8", "LC_ALL": ""})
+    assert "提示 2/3" in proc.stdout, "the locale chooses when --lang is not given"
+    proc = run_kata("hint", "attention", "--lang", "en", "--workspace", workspace)
+    assert "Hint 3 of 3 (near-code)" in proc.stdout and "kata solution attention" in proc.stdout
+
+
+def test_hint_levels_start_again_after_a_reset(workspace):
+    run_kata("hint", "attention", "--workspace", workspace)
+    run_kata("hint", "attention", "--workspace", workspace)
+    (workspace / "torch" / "attention.py").write_text("# my try\n")
+    assert run_kata("reset", "attention", "--yes", "--workspace", workspace).returncode == 0
+    assert run_json("hint", "attention", "--workspace", workspace)[1]["level"] == 1
+
+
+def test_solution_asks_first_and_refuses_without_a_terminal(workspace):
+    proc = run_kata("solution", "attention", "--workspace", workspace)
+    assert proc.returncode == 2 and "--yes" in proc.stderr and not proc.stdout
+    assert _stats(workspace, "attention") is None, "nothing recorded when nothing was shown"
+
+    proc = run_kata("solution", "attention", "--yes", "--workspace", workspace)
+    assert proc.returncode == 0
+    assert "class ScaledDotProductAttention" in proc.stdout
+    assert "Why it is written this way" in proc.stdout and "softmax does not saturate" in proc.stdout
+    assert "Pitfalls it avoids" in proc.stdout and "1/√d_k" in proc.stdout
+    assert _stats(workspace, "attention")["solutions"] == 1
+
+
+def test_solution_is_shown_without_asking_once_the_kata_passes(workspace):
+    (workspace / "torch" / "attention.py").write_text(SOLUTION)
+    assert run_kata("check", "attention", "--workspace", workspace).returncode == 0
+    proc = run_kata("solution", "attention", "--lang", "zh", "--workspace", workspace)
+    assert proc.returncode == 0 and "参考答案" in proc.stdout and "为什么这样写" in proc.stdout
+
+
+def test_reset_keeps_a_dated_backup_and_asks_first(workspace):
+    mine = workspace / "torch" / "attention.py"
+    mine.write_text("# my work in progress\n")
+    proc = run_kata("reset", "attention", "--workspace", workspace)
+    assert proc.returncode == 2 and "--yes" in proc.stderr
+    assert mine.read_text() == "# my work in progress\n", "refused: nothing touched"
+
+    proc = run_kata("reset", "attention", "--yes", "--workspace", workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert mine.read_text() == STUB
+    (backup,) = (workspace / "backups").glob("*/torch/attention.py")
+    assert backup.read_text() == "# my work in progress\n"
+    assert backup.parent.parent.name[:8].isdigit(), "the backup folder is dated"
+    assert str(backup) in proc.stdout.replace("\n", "")  # long paths are folded, not wrapped at spaces
+
+    proc = run_kata("reset", "attention", "--yes", "--workspace", workspace)
+    assert proc.returncode == 0 and "already the blank stub" in proc.stdout
+
+
+def test_reset_all_restores_every_changed_or_missing_stub(workspace):
+    (workspace / "torch" / "attention.py").write_text("# a\n")
+    (workspace / "numpy" / "softmax.py").unlink()
+    proc = run_kata("reset", "--all", "--yes", "--workspace", workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "torch" / "attention.py").read_text() == STUB
+    assert (workspace / "numpy" / "softmax.py").is_file()
+    assert len(list((workspace / "backups").glob("*/*/*.py"))) == 1, "a missing file has nothing to back up"
+    assert run_kata("reset", "--workspace", workspace).returncode == 2, "no kata named"
+
+
+def test_stats_counts_attempts_pass_rate_and_time_to_green(workspace):
+    proc, doc = run_json("stats", "--workspace", workspace)
+    assert proc.returncode == 0 and doc == {"katas": [], "drills": []}
+    assert "No history yet" in run_kata("stats", "--workspace", workspace).stdout
+
+    mine = workspace / "torch" / "attention.py"
+    mine.write_text("x = 1\n")
+    run_kata("reset", "attention", "--yes", "--workspace", workspace)  # a round with a known start
+    mine.write_text(SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    run_kata("check", "attention", "--workspace", workspace)
+    mine.write_text(SOLUTION)
+    run_kata("check", "attention", "--workspace", workspace)
+    row = _stats(workspace, "attention")
+    assert row["attempts"] == 2 and row["passes"] == 1 and row["pass_rate"] == 0.5
+    assert row["best_seconds_to_green"] is not None and row["seconds_to_green"] == [row["last_seconds_to_green"]]
+    table = run_kata("stats", "--workspace", workspace).stdout
+    assert "attention" in table and "50%" in table and "today" in table
+
+
+def test_next_in_a_new_workspace_follows_the_learning_path(workspace):
+    proc, doc = run_json("next", "--workspace", workspace)
+    assert proc.returncode == 0
+    first = [k for k in json.loads(run_kata("list", "--json", "--workspace", workspace).stdout)["katas"]][:3]
+    assert [p["name"] for p in doc["next"]] == [k["name"] for k in first]
+    assert {p["kind"] for p in doc["next"]} == {"new"}
+    assert "kata watch numpy/softmax" in run_kata("next", "--workspace", workspace).stdout
+
+
+def test_next_in_an_experienced_workspace_brings_back_hard_and_old_katas(workspace):
+    """softmax passed 40 days ago, attention 2 days ago after looking at the solution, masks today;
+    layer_norm is failing: work in progress first, then due reviews (most overdue first), then new
+    katas in order, then reviews that are not due yet."""
+    for name in ("softmax", "masks", "layer_norm"):
+        text = (ROOT / "solutions" / "numpy" / f"{name}.py").read_text()
+        if name == "layer_norm":
+            text = "def layer_norm(*args, **kwargs):\n    return 0\n"
+        (workspace / "numpy" / f"{name}.py").write_text(text)
+    (workspace / "torch" / "attention.py").write_text(SOLUTION)
+    run_kata("solution", "attention", "--yes", "--workspace", workspace)
+    run_kata("check", "numpy/softmax", "numpy/masks", "numpy/layer_norm", "attention", "--workspace", workspace)
+    with _db(workspace) as db:
+        for kata, days in (("numpy/softmax", 40), ("attention", 2)):
+            old = (datetime.now(timezone.utc) - timedelta(days=days)).isoformat(timespec="seconds")
+            db.execute("UPDATE checks SET at = ? WHERE kata = ?", (old, kata))
+            db.execute("UPDATE events SET at = ? WHERE kata = ?", (old, kata))
+
+    _, doc = run_json("next", "--count", "30", "--workspace", workspace)
+    picks = {p["name"]: p for p in doc["next"]}
+    order = [p["name"] for p in doc["next"]]
+    assert order[0] == "numpy/layer_norm" and picks["numpy/layer_norm"]["kind"] == "continue"
+    assert order[1] == "numpy/softmax" and "40 day(s) ago" in picks["numpy/softmax"]["reason"]
+    assert order[2] == "attention" and "solution" in picks["attention"]["reason"]
+    assert picks["attention"]["command"] == "kata drill attention"
+    assert order[3] == "numpy/attention" and picks["numpy/attention"]["kind"] == "new"
+    assert order[-1] == "numpy/masks" and picks["numpy/masks"]["due_in_days"] > 0, "recent and easy: not due yet"
+    assert "现在练什么" in run_kata("next", "--lang", "zh", "--workspace", workspace).stdout
+
+
+def test_an_old_database_is_migrated_and_keeps_its_history(workspace):
+    db_path = workspace / ".kata" / "progress.db"
+    db_path.unlink(missing_ok=True)
+    with sqlite3.connect(db_path) as db:  # the schema of the first release, with one check in it
+        db.executescript("""
+            CREATE TABLE checks (id INTEGER PRIMARY KEY, kata TEXT NOT NULL, at TEXT NOT NULL, status TEXT NOT NULL,
+                seconds REAL NOT NULL, user_seconds REAL, passed INTEGER NOT NULL, total INTEGER NOT NULL, stage TEXT);
+            INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage)
+                VALUES ('attention', '2024-01-02T03:04:05+00:00', 'pass', 0.5, 0.001, 10, 10, 'hygiene');
+        """)
+    proc, doc = run_json("list", "--workspace", workspace)
+    assert {k["name"]: k for k in doc["katas"]}["attention"]["status"] == "pass"
+    assert _stats(workspace, "attention")["attempts"] == 1
+    run_kata("hint", "attention", "--workspace", workspace)
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
+        assert db.execute("SELECT at FROM checks").fetchall() == [("2024-01-02T03:04:05+00:00",)]
+
+
+def test_a_corrupt_database_is_reported_and_left_alone(workspace):
+    db_path = workspace / ".kata" / "progress.db"
+    db_path.write_bytes(b"this is not a database" * 100)
+    for command in (["stats"], ["next"], ["hint", "attention"], ["drill", "attention", "--minutes", "1"]):
+        proc = run_kata(*command, "--workspace", workspace)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "progress database" in proc.stderr and "left untouched" in _flat(proc.stderr)
+    assert db_path.read_bytes() == b"this is not a database" * 100
+
+
+def test_drill_presets_are_listed(workspace):
+    proc, doc = run_json("drill", "--list")
+    assert proc.returncode == 0
+    presets = {p["name"]: p for p in doc["presets"]}
+    assert presets["attention-core"]["katas"] == ["attention", "multi_head_attention"]
+    assert presets["attention-core"]["minutes"] == 30 and presets["random-mix"]["difficulties"] == [1, 2, 3]
+    assert "full-transformer" in presets and "numpy-basics" in presets
+    assert "attention-core" in run_kata("drill", "--list").stdout
+
+
+@pytest.mark.parametrize("args", [["drill"], ["drill", "attention-core", "attention"],
+                                  ["drill", "attention", "--minutes", "0"], ["drill", "attentoin"],
+                                  ["hint", "attentoin"], ["solution"], ["next", "--count", "x"]])
+def test_usage_errors_exit_2(workspace, args):
+    proc = run_kata(*args, "--workspace", workspace)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip()
+
+
+@pytest.mark.parametrize("command", ["watch", "drill", "hint", "solution", "reset", "stats", "next"])
+def test_every_new_command_has_help(command):
+    proc = run_kata(command, "--help")
+    assert proc.returncode == 0 and "exit status" in proc.stdout and command in proc.stdout
+
+
+@pytest.mark.parametrize("command", [["list"], ["hint", "attention"], ["stats"], ["next"], ["drill", "--list"],
+                                     ["solution", "attention", "--yes"], ["reset", "attention", "--yes"], ["--help"]])
+def test_commands_outside_watch_drill_and_check_never_import_torch(workspace, command):
+    proc = _importtime(command, workspace)
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "torch" not in imported and "numpy" not in imported
+
+
+def _importtime(command, ws):
+    import os
+    import subprocess
+
+    args = command if command == ["--help"] else [*command, "--workspace", str(ws)]
+    env = {**os.environ, "NO_COLOR": "1", "KATA_WORKSPACE": ""}
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "checker", *args], capture_output=True,
+                          text=True, env=env, timeout=60)
