@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from checker.lang import LANGUAGES  # noqa: F401 - the languages statements come in
 from checker.paths import PACKAGE
 
 TRACKS = ("numpy", "torch")
@@ -79,7 +80,6 @@ def find(name: str) -> Kata:
 
 
 HINTS_HEADINGS = ("\n## Hints", "\n## 提示")
-LANGUAGES = ("en", "zh")
 
 
 def hints(kata: Kata, lang: str = "en") -> list[str]:

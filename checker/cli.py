@@ -19,7 +19,7 @@ from rich.text import Text
 
 from checker import __version__, catalogue, workspace
 from checker.catalogue import UnknownKata
-from checker.lang import LANGUAGES, language
+from checker.lang import LANGUAGES, language, say
 from checker.paths import SOLUTIONS
 from checker.progress import Progress, ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
@@ -97,8 +97,9 @@ def cmd_show(args, console: Console) -> int:
         path = kata.statement_path("en")
     text = path.read_text(encoding="utf-8")
     console.print(Markdown(text))
-    console.print(Text(f"\nYour file: {kata.file} in your workspace.  Check it with `kata check {kata.id}`.",
-                       style="dim"))
+    if kata.forbidden:  # from the registry, the one list the checks enforce
+        console.print(Text("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))
+    console.print(Text("\n" + say(lang, "show.file", file=kata.file, kata=kata.id), style="dim"))
     return EXIT_OK
 
 

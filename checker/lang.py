@@ -11,6 +11,10 @@ import os
 LANGUAGES = ("en", "zh")
 
 STRINGS: dict[str, tuple[str, str]] = {
+    # kata show
+    "show.forbidden": ("Off limits in this kata: {names}.", "本题禁止使用：{names}。"),
+    "show.file": ("Your file: {file} in your workspace.  Check it with `kata check {kata}`.",
+                  "你的文件：工作区里的 {file}。用 `kata check {kata}` 检查。"),
     # kata hint
     "hint.level": ("Hint {level} of {total} ({name})", "提示 {level}/{total}（{name}）"),
     "hint.names": ("concept|shapes and steps|near-code", "概念|形状与步骤|接近代码"),
