@@ -164,3 +164,38 @@ def test_init_into_a_file_is_a_usage_error(tmp_path):
     target.write_text("x")
     proc = run_kata("init", target)
     assert proc.returncode == 2 and "not a folder" in proc.stderr
+
+
+def test_concurrent_checks_lose_no_record(workspace):
+    import subprocess
+    import sys
+
+    (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
+    run_kata("check", "attention", "--workspace", workspace)  # the database exists before the race
+    procs = [subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--workspace", str(workspace)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    assert not any("progress database" in p.stderr.read() for p in procs)
+    db = sqlite3.connect(workspace / ".kata" / "progress.db")
+    assert db.execute("SELECT COUNT(*) FROM checks").fetchone()[0] == 5
+
+
+def test_a_check_killed_midway_leaves_the_database_readable(workspace):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (workspace / "torch" / "attention.py").write_text(SOLUTION, encoding="utf-8")
+    run_kata("check", "attention", "--workspace", workspace)
+    for delay in (0.5, 1.5, 3.0):  # before, during and around the write
+        proc = subprocess.Popen([sys.executable, "-m", "checker", "check", "--all", "--workspace", str(workspace)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    db = sqlite3.connect(workspace / ".kata" / "progress.db")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    proc, doc = run_json("list", "--workspace", workspace)
+    assert proc.returncode == 0
+    assert {k["name"]: k["status"] for k in doc["katas"]}["attention"] == "pass"
