@@ -188,12 +188,17 @@ def test_hints_are_locked_during_a_drill_and_sigterm_ends_it_cleanly(workspace):
     assert run_kata("hint", "attention", "--workspace", workspace).returncode == 0, "unlocked once it ended"
 
 
-def test_allowed_hints_cost_points_and_a_killed_drill_keeps_its_history(workspace):
-    drill = subprocess.Popen([sys.executable, "-m", "checker", "drill", "attention-core", "--minutes", "5",
-                              "--allow-hints", "--workspace", str(workspace)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, env={**os.environ, **ENV})
+def test_allowed_hints_cost_points_and_a_killed_drill_keeps_its_history(workspace, tmp_path):
+    log = tmp_path / "drill.log"
+    with open(log, "w") as out:
+        drill = subprocess.Popen([sys.executable, "-m", "checker", "drill", "attention-core", "--minutes", "5",
+                                  "--allow-hints", "--workspace", str(workspace)], stdout=out,
+                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env={**os.environ, **ENV})
     try:
-        _running_drill(workspace)
+        try:
+            _running_drill(workspace)
+        except AssertionError:  # say what the drill printed, and whether it is still alive
+            raise AssertionError(f"drill exit status {drill.poll()}, output:\n{log.read_text()}") from None
         proc, hint = run_json("hint", "attention", "--workspace", workspace)
         assert proc.returncode == 0 and hint["level"] == 1
         (_drill_folder(workspace) / "torch" / "attention.py").write_text(SOLUTION)
