@@ -52,6 +52,16 @@ class KataResult:
         return asdict(self)
 
 
+def warm_up() -> None:
+    """Import in this process what the first check would otherwise import in every forked child.
+
+    The device check runs the user's code on the meta device, whose first use imports torch's
+    meta kernels (about 1 s). A long-lived process (watch, drill) calls this once at start.
+    """
+    probe = torch.ones(2, 3, device="meta")
+    (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
+
+
 def load_solution(kata: Kata):
     """Import the reference answer from solutions/ (never from the user's workspace)."""
     path = SOLUTIONS / kata.file

@@ -11,7 +11,9 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
     BATCH_INDEPENDENT  optional True: adds "changing batch item 0 leaves the others unchanged" (dims need B)
     GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
-    DEVICE       optional False to skip the device check (torch track: the inputs are moved to meta)
+    DEVICE       optional True for the device check (torch track): the inputs are moved to the meta
+                 device and tensors made inside must follow. Its first use in a process costs ~1 s of
+                 imports, so it is on for the katas that build masks or positions inside
     FLOAT32      optional False to skip the float32 check (inputs that are not floats)
     TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
     LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
@@ -490,7 +492,7 @@ def standard_checks(spec) -> list:
 
     checks = [shapes, numerics64, hygiene] + ([numerics32] if getattr(spec, "FLOAT32", True) else [])
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
-    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "DEVICE", True) and takes_tensors:
+    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "DEVICE", False) and takes_tensors:
         checks.append(device)
     if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "GRADIENTS", True):
         checks.append(gradients)

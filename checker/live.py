@@ -141,6 +141,7 @@ class Checker:
     def __init__(self, progress, args, console: Console):
         from checker import engine  # torch is imported here
 
+        engine.warm_up()  # a long-lived process pays once what every forked check would pay again
         self.engine, self.progress, self.args, self.console = engine, progress, args, console
 
     def run(self, kata, path: Path, **where):

@@ -8,6 +8,7 @@ from torch import nn
 from checker.kit import Fail, Mistake, case, check, expect_structure, matches
 
 TARGET = "SimpleDecoder"
+DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("output", "(B, T, D)")]
 

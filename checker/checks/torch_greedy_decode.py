@@ -15,7 +15,6 @@ from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 TARGET = "greedy_decode"
 OUTPUTS = [("ids", "(B, T_out)")]
 GRADIENTS = False  # the output is integer ids
-DEVICE = False  # the model is the checker's own fixture; its loop is data-dependent (stops at EOS)
 
 # eos_at: per row, the source index of EOS (the row ends at step eos_at + 1), or None: no EOS.
 # after_eos: what the source holds after EOS: PAD, or more tokens (then a finished row would go

@@ -10,6 +10,7 @@ import torch
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "make_pad_mask"
+DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
 GRADIENTS = False  # masks are bool: nothing to differentiate
 OUTPUTS = [("mask", "(B, 1, 1, T)")]
 

@@ -8,6 +8,7 @@ from checker import fixtures_transformer as fixtures
 from checker.kit import DTYPES, Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "Transformer"
+DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("logits", "(B, T_t, V_t)")]
 
