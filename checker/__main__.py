@@ -1,5 +1,3 @@
-import sys
+from checker.cli import run
 
-from checker.cli import main
-
-sys.exit(main())
+run()
