@@ -88,7 +88,7 @@ def cmd_list(args, console: Console) -> int:
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    from rich.markdown import Markdown  # markdown-it: only here
+    from checker.statement import render
 
     lang = language(args.lang)
     path = kata.statement_path(lang)
@@ -97,7 +97,7 @@ def cmd_show(args, console: Console) -> int:
             console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
         path = kata.statement_path("en")
     text = path.read_text(encoding="utf-8")
-    console.print(Markdown(text))
+    console.print(render(text))
     if kata.forbidden:  # from the registry, the one list the checks enforce
         console.print(Text("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))
     console.print(Text("\n" + say(lang, "show.file", file=kata.file, kata=kata.id), style="dim"))

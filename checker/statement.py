@@ -1,0 +1,97 @@
+"""Draws a kata's statement: the small part of Markdown the statements use, without markdown-it.
+
+Headings, paragraphs, lists, tables, code blocks (fenced or indented), `code` and **bold**.
+rich.markdown would do it too, but importing it costs ~45 ms, which `kata show` cannot afford
+(issue 5: at most twice `python -c "import rich.console"`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+_INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
+
+
+def inline(line: str, style: str = "") -> Text:
+    text = Text(style=style)
+    for part in _INLINE.split(line):
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            text.append(part[1:-1], style="bold cyan")
+        elif part.startswith("**") and part.endswith("**") and len(part) > 3:
+            text.append(part[2:-2], style="bold")
+        else:
+            text.append(part)
+    return text
+
+
+def _table(rows: list[str]) -> Table:
+    cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows]
+    body = [r for r in cells[1:] if not all(set(c) <= set("-: ") for c in r)]
+    table = Table(show_lines=False)
+    for head in cells[0]:
+        table.add_column(inline(head))
+    for r in body:
+        table.add_row(*(inline(c) for c in r))
+    return table
+
+
+def _starts_block(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith(("#", "|", "```", "- ")) or bool(re.match(r"\d+\. ", stripped))
+
+
+def render(markdown: str) -> Group:
+    parts: list = []
+    lines = markdown.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
+            parts.append(Padding(Text("\n".join(lines[i + 1:end]), style="cyan"), (0, 0, 0, 4)))
+            i = end + 1
+        elif line.startswith("    ") and line.strip():
+            end = i
+            while end < len(lines) and (lines[end].startswith("    ") or not lines[end].strip()):
+                end += 1
+            block = "\n".join(x[4:] for x in lines[i:end]).rstrip("\n")
+            parts += [Padding(Text(block, style="cyan"), (0, 0, 0, 4)), Text("")]
+            i = end
+        elif line.startswith("|"):
+            end = i
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            parts.append(_table(lines[i:end]))
+            i = end
+        elif line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            title = line.lstrip("#").strip()
+            parts.append(inline(title, "bold underline" if level == 1 else "bold magenta"))
+            i += 1
+        elif not line.strip():
+            parts.append(Text(""))
+            i += 1
+        else:  # a paragraph or a list item, with its continuation lines
+            end = i + 1
+            while end < len(lines) and lines[end].strip() and not _starts_block(lines[end]):
+                end += 1
+            joined = " ".join([line.rstrip()] + [x.strip() for x in lines[i + 1:end]])
+            indent = len(joined) - len(joined.lstrip())
+            bullet = re.match(r"(\s*)(- |\d+\. )", joined)
+            if bullet:
+                marker = "• " if bullet.group(2) == "- " else bullet.group(2)
+                body = inline(joined[bullet.end():])
+                grid = Table.grid(padding=(0, 0))
+                grid.add_column(width=indent + len(marker))
+                grid.add_column(ratio=1)
+                grid.add_row(" " * indent + marker, body)
+                parts.append(grid)
+            else:
+                parts.append(inline(joined))
+            i = end
+    return Group(*parts)
