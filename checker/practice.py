@@ -428,8 +428,9 @@ def cmd_solution(args, console: Console) -> int:
         console.print(Text(say(lang, "not_shown"), style="dim"))
         return EXIT_OK
     progress.add_event(kata.id, "solution", None, drill)
-    from rich.markdown import Markdown  # markdown-it and pygments: only here
-    from rich.syntax import Syntax
+    from rich.syntax import Syntax  # pygments: only here
+
+    from checker.statement import render
 
     source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
     console.print(Text(say(lang, "solution.title", kata=kata.id), style="bold"))
@@ -438,7 +439,7 @@ def cmd_solution(args, console: Console) -> int:
     for line in why_lines(source):
         console.print(Text(f"  {line}"))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
-    console.print(Markdown("\n".join(f"- {item}" for item in pitfalls(kata, lang))))
+    console.print(render("\n".join(f"- {item}" for item in pitfalls(kata, lang))))
     return EXIT_OK
 
 
