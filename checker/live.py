@@ -227,19 +227,19 @@ def cmd_drill(args, console: Console) -> int:
     out.print(Text(say(lang, "ready"), style="dim"))
     checker = Checker(progress, args, out)
     folder = practice.make_drill_folder(ws, katas)
-    drill = progress.start_drill(preset, [k.id for k in katas], folder, minutes, args.allow_hints, os.getpid())
-    files = {workspace.kata_file(folder, k): k for k in katas}
-    out.print(Text(say(lang, "drill.files", id=drill, minutes=minutes), style="bold"))
-    for path in files:
-        out.print(Text(f"  {path}"))
-    run = _Drill(checker, drill, files, minutes, preset, lang, out)
-    reason = "interrupted"
-    try:
-        reason = run.loop(args.poll)
-    except KeyboardInterrupt:
+    with _ending_signals():  # from the moment the drill is recorded, SIGTERM ends it with a report
+        drill = progress.start_drill(preset, [k.id for k in katas], folder, minutes, args.allow_hints, os.getpid())
         reason = "interrupted"
-    finally:
-        progress.end_drill(drill, reason, practice.drill_report(progress, drill)["score"])
+        try:
+            files = {workspace.kata_file(folder, k): k for k in katas}
+            out.print(Text(say(lang, "drill.files", id=drill, minutes=minutes), style="bold"))
+            for path in files:
+                out.print(Text(f"  {path}"))
+            reason = _Drill(checker, drill, files, minutes, preset, lang, out).loop(args.poll)
+        except KeyboardInterrupt:
+            reason = "interrupted"
+        finally:
+            progress.end_drill(drill, reason, practice.drill_report(progress, drill)["score"])
     report = practice.drill_report(progress, drill)
     if args.json:
         print_json(report)
