@@ -12,6 +12,7 @@ from checker.lang import LANGUAGES  # noqa: F401 - the languages statements come
 from checker.paths import PACKAGE
 
 TRACKS = ("numpy", "torch")
+PARTS = ("seeds", "llm")  # the seed tutorials' catalogue, then the modern LLM set beyond them
 DEFAULT_TRACK = "torch"
 
 
@@ -24,6 +25,7 @@ class Kata:
     targets: tuple[str, ...]
     forbidden: tuple[str, ...]
     order: int
+    part: str = "seeds"
 
     @property
     def id(self) -> str:
@@ -58,11 +60,12 @@ def all_katas() -> tuple[Kata, ...]:
         Kata(
             name=e["name"], track=e["track"], title=e["title"], difficulty=int(e["difficulty"]),
             targets=tuple(e["targets"]), forbidden=tuple(e.get("forbidden", ())), order=i,
+            part=e.get("part", "seeds"),
         )
         for i, e in enumerate(raw)
     ]
-    # learning path: grouped by track, registry order inside a track
-    return tuple(sorted(katas, key=lambda k: (TRACKS.index(k.track), k.order)))
+    # learning path: the seeds' part, then the LLM part; registry order inside a part
+    return tuple(sorted(katas, key=lambda k: (PARTS.index(k.part), k.order)))
 
 
 def find(name: str) -> Kata:

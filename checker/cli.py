@@ -68,14 +68,17 @@ def cmd_list(args, console: Console) -> int:
         return EXIT_OK
     from checker.report import duration, status_text
 
-    for track in catalogue.TRACKS:
-        table = Table(title=f"{track} track", title_justify="left", title_style="bold")
+    groups = list(dict.fromkeys((k.part, k.track) for k in catalogue.all_katas()))  # in learning order
+    for part, track in groups:
+        title = f"{track} track" if part == "seeds" else f"{track} track, beyond the seeds (modern LLMs)"
+        table = Table(title=title, title_justify="left", title_style="bold")
         table.add_column("#", justify="right")
         table.add_column("kata", no_wrap=True)
         table.add_column("title", overflow="fold")
         for column in ("difficulty", "status", "best"):
             table.add_column(column, no_wrap=True)
-        for i, row in enumerate((r for r in rows if r["track"] == track), 1):
+        group = (r for k, r in zip(catalogue.all_katas(), rows) if (k.part, k.track) == (part, track))
+        for i, row in enumerate(group, 1):
             best = duration(row["best_seconds"])
             status = status_text(row["status"]) if row["attempts"] else Text("new", style="dim")
             table.add_row(str(i), Text(row["name"], style="bold"), Text(row["title"]),

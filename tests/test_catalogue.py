@@ -21,6 +21,7 @@ def _defined_names(path: Path) -> set[str]:
 def test_ids_are_unique_and_tracks_known():
     assert len(IDS) == len(set(IDS))
     assert {k.track for k in KATAS_ALL} <= set(catalogue.TRACKS)
+    assert {k.part for k in KATAS_ALL} <= set(catalogue.PARTS)
     assert all(1 <= k.difficulty <= 5 for k in KATAS_ALL)
 
 

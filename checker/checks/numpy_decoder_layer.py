@@ -1,11 +1,11 @@
 """Hidden checks: NumPy decoder layer with explicit weights (seed 000's signature)."""
 
-import math
 
 import numpy as np
 import torch
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.numpy_parts import feed_forward, layer_norm, multi_head_attention
 from checker.sandbox import UserError
 
 TARGET = "decoder_layer"
@@ -72,32 +72,6 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def _ln(x, gamma, beta, epsilon=1e-6):
-    mean = x.mean(axis=-1, keepdims=True)
-    return gamma * (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + epsilon) + beta
-
-
-def _mha(q, kv, mask, H, Wq, Wk, Wv, Wo):
-    def heads(a):  # (B, T, D) -> (B, H, T, depth)
-        return a.reshape(a.shape[0], a.shape[1], H, -1).transpose(0, 2, 1, 3)
-
-    Q, K, V = heads(q @ Wq), heads(kv @ Wk), heads(kv @ Wv)
-    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    with np.errstate(invalid="ignore"):
-        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        w = w / w.sum(axis=-1, keepdims=True)
-    if mask is not None:
-        w = np.where(mask, w, 0.0)
-    out = (w @ V).transpose(0, 2, 1, 3)
-    return out.reshape(out.shape[0], out.shape[1], -1) @ Wo
-
-
-def _ffn(x, W1, b1, W2, b2):
-    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
-
-
 def decode(x, enc, la, pm, d_model, H, d_ff, Wq1, Wk1, Wv1, Wo1, g1, n1, Wq2, Wk2, Wv2, Wo2, g2, n2,
            W1, b1, W2, b2, g3, n3, *, wiring="right", lookahead="given", padding="given", kv="encoder", q="out1"):
     """The decoder layer with knobs; every knob at its default gives the right answer."""
@@ -110,15 +84,15 @@ def decode(x, enc, la, pm, d_model, H, d_ff, Wq1, Wk1, Wv1, Wo1, g1, n1, Wq2, Wk
     if wiring == "cross uses self weights":
         Wq2, Wk2, Wv2, Wo2 = Wq1, Wk1, Wv1, Wo1
     if wiring == "pre_norm":
-        h = x + _mha(_ln(x, g1, n1), _ln(x, g1, n1), la, H, Wq1, Wk1, Wv1, Wo1)
-        h = h + _mha(_ln(h, g2, n2), enc, pm, H, Wq2, Wk2, Wv2, Wo2)
-        return h + _ffn(_ln(h, g3, n3), W1, b1, W2, b2)
-    out1 = _ln(x + _mha(x, x, la, H, Wq1, Wk1, Wv1, Wo1), g1, n1)
+        h = x + multi_head_attention(layer_norm(x, g1, n1), layer_norm(x, g1, n1), la, H, Wq1, Wk1, Wv1, Wo1)
+        h = h + multi_head_attention(layer_norm(h, g2, n2), enc, pm, H, Wq2, Wk2, Wv2, Wo2)
+        return h + feed_forward(layer_norm(h, g3, n3), W1, b1, W2, b2)
+    out1 = layer_norm(x + multi_head_attention(x, x, la, H, Wq1, Wk1, Wv1, Wo1), g1, n1)
     memory = {"encoder": enc, "x": x, "out1": out1}[kv]
-    a2 = _mha(x if q == "x" else out1, memory, pm, H, Wq2, Wk2, Wv2, Wo2)
-    out2 = _ln((x if wiring == "residual2_from_x" else out1) + a2, g2, n2)
-    ffn = _ffn(out1 if wiring == "ffn_on_out1" else out2, W1, b1, W2, b2)
-    return _ln((out1 if wiring == "residual3_from_out1" else out2) + ffn, g3, n3)
+    a2 = multi_head_attention(x if q == "x" else out1, memory, pm, H, Wq2, Wk2, Wv2, Wo2)
+    out2 = layer_norm((x if wiring == "residual2_from_x" else out1) + a2, g2, n2)
+    ffn = feed_forward(out1 if wiring == "ffn_on_out1" else out2, W1, b1, W2, b2)
+    return layer_norm((out1 if wiring == "residual3_from_out1" else out2) + ffn, g3, n3)
 
 
 def _variant(**knobs):

@@ -1,11 +1,11 @@
 """Hidden checks: NumPy encoder layer with explicit weights (seed 000's signature)."""
 
-import math
 
 import numpy as np
 import torch
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.numpy_parts import feed_forward, layer_norm, multi_head_attention
 
 TARGET = "encoder_layer"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -63,32 +63,6 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def _ln(x, gamma, beta, epsilon=1e-6):
-    mean = x.mean(axis=-1, keepdims=True)
-    return gamma * (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + epsilon) + beta
-
-
-def _mha(q, kv, mask, H, Wq, Wk, Wv, Wo):
-    def heads(a):  # (B, T, D) -> (B, H, T, depth)
-        return a.reshape(a.shape[0], a.shape[1], H, -1).transpose(0, 2, 1, 3)
-
-    Q, K, V = heads(q @ Wq), heads(kv @ Wk), heads(kv @ Wv)
-    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    with np.errstate(invalid="ignore"):
-        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        w = w / w.sum(axis=-1, keepdims=True)
-    if mask is not None:
-        w = np.where(mask, w, 0.0)
-    out = (w @ V).transpose(0, 2, 1, 3)
-    return out.reshape(out.shape[0], out.shape[1], -1) @ Wo
-
-
-def _ffn(x, W1, b1, W2, b2):
-    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
-
-
 def encode(x, mask, d_model, num_heads, d_ff, Wq, Wk, Wv, Wo, g1, b1n, W1, b1, W2, b2, g2, b2n, *,
            wiring="right", mask_as="visible"):
     """The encoder layer with knobs; every knob at its default gives the right answer."""
@@ -97,15 +71,15 @@ def encode(x, mask, d_model, num_heads, d_ff, Wq, Wk, Wv, Wo, g1, b1n, W1, b1, W
     if wiring == "ln_swapped":
         g1, b1n, g2, b2n = g2, b2n, g1, b1n
     if wiring == "pre_norm":
-        h = x + _mha(_ln(x, g1, b1n), _ln(x, g1, b1n), mask, num_heads, Wq, Wk, Wv, Wo)
-        return h + _ffn(_ln(h, g2, b2n), W1, b1, W2, b2)
-    attn = _mha(x, x, mask, num_heads, Wq, Wk, Wv, Wo)
-    out1 = _ln(attn if wiring == "no_residual" else x + attn, g1, b1n)
-    ffn = _ffn(x if wiring == "ffn_on_x" else out1, W1, b1, W2, b2)
+        h = x + multi_head_attention(layer_norm(x, g1, b1n), layer_norm(x, g1, b1n), mask, num_heads, Wq, Wk, Wv, Wo)
+        return h + feed_forward(layer_norm(h, g2, b2n), W1, b1, W2, b2)
+    attn = multi_head_attention(x, x, mask, num_heads, Wq, Wk, Wv, Wo)
+    out1 = layer_norm(attn if wiring == "no_residual" else x + attn, g1, b1n)
+    ffn = feed_forward(x if wiring == "ffn_on_x" else out1, W1, b1, W2, b2)
     if wiring == "no_second_norm":
         return out1 + ffn
     residual = {"residual2_from_x": x, "no_residual": 0.0}.get(wiring, out1)
-    return _ln(residual + ffn, g2, b2n)
+    return layer_norm(residual + ffn, g2, b2n)
 
 
 def _variant(**knobs):

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.numpy_parts import softmax
 
 TARGET = "multi_head_attention"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -65,12 +66,6 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def _softmax(x, axis):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-        return e / np.sum(e, axis=axis, keepdims=True)
-
-
 def _split(x, num_heads, depth, how="right"):
     B, T, _ = x.shape
     if how == "reshape":  # straight to (B, H, T, depth): positions and heads get mixed
@@ -97,7 +92,7 @@ def mha(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo, *, split="right", com
     visible = None if mask is None else (mask if mask_as == "visible" else ~mask)
     if visible is not None:
         scores = np.where(visible, scores, -np.inf)
-    weights = _softmax(scores, axis)
+    weights = softmax(scores, axis)
     if visible is not None:
         weights = np.where(visible, weights, 0.0)
     out = _combine(weights @ V, combine)
