@@ -68,7 +68,9 @@ class Opaque:
 
 def encode(value):
     """Turn a returned value into a tree of str/bytes/int/float/bool/None, lists and dicts."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":  # before float: np.float64 subclasses it
+        return {"@": "npscalar", "dtype": str(value.dtype), "value": value.item()}
+    if value is None or type(value) in (bool, int, float, str):  # exact types: a subclass would unpickle as itself
         return value
     if isinstance(value, torch.Tensor):
         t = value.detach()
@@ -86,8 +88,6 @@ def encode(value):
             return {"@": "opaque", "type": f"numpy.ndarray{value.shape} {value.dtype}", "repr": "too large to compare"}
         a = np.ascontiguousarray(value)
         return {"@": "ndarray", "dtype": str(a.dtype), "shape": list(a.shape), "data": a.tobytes()}
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-        return {"@": "npscalar", "dtype": str(value.dtype), "value": value.item()}
     if isinstance(value, (tuple, list)):
         return {"@": type(value).__name__, "items": [encode(v) for v in value]}
     if isinstance(value, dict) and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):

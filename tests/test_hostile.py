@@ -33,6 +33,8 @@ def _messages(kata) -> str:
     ("return None", "got None"),
     ("return {\"out\": Q}", "got a dict"),
     ("return Q.numpy(), K.numpy()", "NumPy array"),
+    ("import numpy; return numpy.float64(1.0), Q", "got a float64"),  # a float subclass: once an internal error
+    ("return type('Half', (float,), {})(0.5), Q", "got a Half"),
     ("return Q * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)", "NaN"),
     ("import ctypes; ctypes.string_at(0)", "SIGSEGV"),
     ("torch.zeros(200_000, 200_000)", "GB of memory"),
