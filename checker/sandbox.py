@@ -300,8 +300,23 @@ def _limit_memory(gigabytes: float) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _child(conn, path: str, capture_fd: int, memory_gb: float) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: SIGKILL this process when the checker dies, even in the middle of the user's code."""
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the closed pipe still ends an idle child
+        pass
+    if os.getppid() != parent_pid:  # the checker died before prctl took effect
+        os._exit(0)
+
+
+def _child(conn, parent_conn, parent_pid: int, path: str, capture_fd: int, memory_gb: float) -> None:
     global _user_path, _memory_gb
+    parent_conn.close()  # the checker's end: once it is gone, recv() below sees EOF and the child exits
+    _die_with_parent(parent_pid)
     os.setsid()  # one process group: everything the user's code spawns is killed with it
     _memory_gb = memory_gb
     try:
@@ -347,7 +362,8 @@ class Sandbox:
         self._conn, child_conn = ctx.Pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        self._proc = ctx.Process(target=_child, args=(child_conn, str(self.path), self._capture.fileno(), memory_gb))
+        self._proc = ctx.Process(target=_child, args=(child_conn, self._conn, os.getpid(), str(self.path),
+                                                      self._capture.fileno(), memory_gb))
         self._proc.start()
         child_conn.close()
 
