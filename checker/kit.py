@@ -74,7 +74,11 @@ class Case:
 
 
 def case(id: int, **dims) -> Case:
-    """case(2, B=3, H=2, mask="padding"): ints are dimensions, everything else is a setting."""
+    """case(2, B=3, H=2, mask="padding"): ints are dimensions, everything else is a setting.
+
+    An int setting (top_k=6, seed=11) lands in dims too: read every value as c.NAME, and build
+    shapes from named sizes, never from c.dims.values().
+    """
     sizes = {k: v for k, v in dims.items() if isinstance(v, int) and not isinstance(v, bool)}
     return Case(id, sizes, {k: v for k, v in dims.items() if k not in sizes})
 

@@ -19,6 +19,12 @@ KILL_RATES: dict[str, tuple[int, int]] = {}
 MUTANT_TIMEOUT = 3.0  # seconds per call: a mutant that loops forever is killed by the time limit
 
 
+@pytest.fixture(scope="module", autouse=True)
+def meta_kernels_imported_once():
+    """Otherwise every forked check imports them (1 s, 3 s under load) and may hit the time limit."""
+    engine.warm_up()
+
+
 @pytest.mark.parametrize("kata", catalogue.all_katas(), ids=lambda k: k.id)
 def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path):
     allowed = EQUIVALENT.get(f"{kata.track}_{kata.name}", {})
