@@ -59,7 +59,7 @@ def cmd_init(args, console: Console) -> int:
 def cmd_list(args, console: Console) -> int:
     ws = open_workspace(args, console)
     summary = _summary(ws, console)
-    rows = [{"name": k.id, "track": k.track, "title": k.title, "difficulty": k.difficulty,
+    rows = [{"name": k.id, "track": k.track, "part": k.part, "title": k.title, "difficulty": k.difficulty,
              "status": summary.get(k.id, {}).get("status", "not_started"),
              "attempts": summary.get(k.id, {}).get("attempts", 0),
              "best_seconds": summary.get(k.id, {}).get("best")} for k in catalogue.all_katas()]

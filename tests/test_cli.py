@@ -133,8 +133,10 @@ def test_list_shows_the_path_and_records_progress(workspace):
     rows = {k["name"]: k for k in doc["katas"]}
     assert rows["attention"]["status"] == "pass" and rows["numpy/softmax"]["status"] == "not_started"
     assert {"name", "track", "title", "difficulty", "status"} <= set(rows["attention"])
-    tracks = [k["track"] for k in doc["katas"]]
-    assert tracks == sorted(tracks, key=["numpy", "torch"].index), "grouped by track"
+    groups = [(k["part"], k["track"]) for k in doc["katas"]]
+    assert groups[0] == ("seeds", "numpy") and groups[-1][0] == "llm", "the seeds' katas first, then the LLM set"
+    runs = [g for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]]
+    assert len(runs) == len(set(runs)), "each (part, track) group in one piece"
     assert "attention" in run_kata("list", "--workspace", workspace).stdout
 
 

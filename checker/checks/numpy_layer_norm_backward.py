@@ -1,0 +1,268 @@
+"""Hidden checks: the backward pass of layer normalization in NumPy (dx, dgamma, dbeta)."""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TRACK = "numpy"
+TARGET = "layer_norm_backward"
+BATCH_INDEPENDENT = True  # dx of one vector depends on that vector only
+OUTPUTS = [("dx", "(..., D)"), ("dgamma", "(D,)"), ("dbeta", "(D,)")]
+
+# Every dimension its own size, and every rank from 1 to 4, so a sum over a fixed set of axes
+# (axis=0, axis=(0, 1)) leaves dgamma with the wrong shape somewhere. Case 3 holds a constant
+# vector (variance 0) and one with a large mean; case 4 passes eps=0.01 on vectors of variance
+# ~0.02, so an eps that is ignored or added outside the square root shows.
+CASES = [
+    case(1, B=2, T=5, D=8),
+    case(2, N=6, D=7),
+    case(3, B=3, H=2, T=4, D=6, rows="x[0, 0, 0] constant 2.5, x[1, 1, 2] mean 500"),
+    case(4, N=5, D=9, eps=0.01, rows="variance about 0.02"),
+    case(5, D=10),
+]
+TIMING = case(6, B=16, T=128, D=64)
+
+
+def _lead(c) -> tuple:
+    return tuple(v for k, v in c.dims.items() if k != "D")
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    x = torch.randn(*_lead(c), c.D, generator=g, dtype=torch.float64) * 1.5 + 0.3
+    gamma = torch.randn(c.D, generator=g, dtype=torch.float64)  # random, so dx without gamma shows
+    dy = torch.randn(*_lead(c), c.D, generator=g, dtype=torch.float64)
+    if c.id == 3:
+        x[0, 0, 0] = 2.5  # variance exactly 0
+        x[1, 1, 2] = 500.0 + 20.0 * torch.randn(c.D, generator=g, dtype=torch.float64)
+    if c.id == 4:
+        x = x * 0.1  # variance ~0.02, same order as eps
+    args = tuple(a.numpy().astype(dtype) for a in (dy, x, gamma))
+    return args + ((c.eps,) if "eps" in c.extra else ())
+
+
+def autograd(dy, x, gamma, eps=1e-5):
+    """(dx, dgamma, dbeta) from torch autograd through F.layer_norm: an independent answer."""
+    xt = torch.from_numpy(np.array(x)).requires_grad_(True)
+    gt = torch.from_numpy(np.array(gamma)).requires_grad_(True)
+    bt = torch.zeros_like(gt, requires_grad=True)
+    y = F.layer_norm(xt, (x.shape[-1],), gt, bt, eps)
+    (y * torch.from_numpy(np.array(dy))).sum().backward()
+    return tuple(t.grad.numpy() for t in (xt, gt, bt))
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def backward(dy, x, gamma, eps=1e-5, *, ddof=0, eps_outside=False, terms="both", var_sign=-1.0, use_gamma=True,
+             dgamma_of="x_hat", reduce="sum", swap=False, stat_axis=-1, upcast=False):
+    """Layer-norm backward with knobs; every knob at its default gives the right answer."""
+    if upcast:
+        dy, x, gamma = (a.astype(np.float64) for a in (dy, x, gamma))
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rstd = 1.0 / (np.sqrt(var) + eps) if eps_outside else 1.0 / np.sqrt(var + eps)
+    x_hat = (x - mean) * rstd
+    lead = tuple(range(x.ndim - 1))
+    total = np.sum if reduce == "sum" else np.mean
+    dgamma = total(dy * (x_hat if dgamma_of == "x_hat" else x), axis=lead)
+    dbeta = total(dy, axis=lead)
+    if swap:
+        dgamma, dbeta = dbeta, dgamma
+    g = dy * gamma if use_gamma else dy
+    mean_term = g.mean(axis=stat_axis, keepdims=True)
+    var_term = x_hat * (g * x_hat).mean(axis=stat_axis, keepdims=True)
+    dx = rstd * (g - (mean_term if terms in ("both", "mean") else 0) + var_sign * (var_term if terms in ("both", "var") else 0))
+    return dx, dgamma, dbeta
+
+
+def _variant(default_eps=1e-5, **knobs):
+    return lambda dy, x, gamma, eps=default_eps: backward(dy, x, gamma, eps, **knobs)
+
+
+FORMULA = "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat)), g = dy · gamma, means over the last axis"
+
+MISTAKES = [
+    Mistake("mean and variance treated as constants", _variant(terms="none"),
+            "your dx equals dy · gamma / sqrt(var + eps): you treated the mean and the variance as constants, but "
+            f"both depend on every x of the vector; {FORMULA}"),
+    Mistake("variance term dropped", _variant(terms="mean"),
+            "your dx equals rstd · (g − mean(g)): the path through the variance is missing; subtract "
+            f"x_hat · mean(g · x_hat) too: {FORMULA}"),
+    Mistake("mean term dropped", _variant(terms="var"),
+            f"your dx equals rstd · (g − x_hat · mean(g · x_hat)): the path through the mean is missing; {FORMULA}"),
+    Mistake("variance term with the wrong sign", _variant(var_sign=1.0),
+            "your dx ADDS x_hat · mean(g · x_hat): the variance term has the wrong sign (d var / d x = 2(x − mean)/D, "
+            f"and d rstd / d var = −rstd³/2); {FORMULA}"),
+    Mistake("gamma missing from dx", _variant(use_gamma=False),
+            "your dx leaves gamma out: the gradient reaching x_hat is g = dy · gamma (y = gamma · x_hat + beta); "
+            "use g everywhere in dx"),
+    Mistake("batch norm's axis", _variant(stat_axis=0),
+            "your dx takes mean(g) and mean(g · x_hat) over axis 0, the batch, as in batch norm's backward: layer "
+            "norm's statistics are over the LAST axis, so these means are too (axis=-1, keepdims=True)"),
+    Mistake("unbiased variance", _variant(ddof=1),
+            "your gradients use the unbiased variance (divide by D − 1, ddof=1): layer norm's forward divides by D"),
+    Mistake("eps outside the square root", _variant(eps_outside=True),
+            "your gradients use 1 / (std + eps): eps goes inside the square root, rstd = 1 / np.sqrt(var + eps)"),
+    Mistake("default eps 1e-6", _variant(default_eps=1e-6),
+            "your default eps is 1e-6 (the numpy/layer_norm kata's): this kata's default is nn.LayerNorm's, eps=1e-5"),
+    Mistake("eps argument ignored", lambda dy, x, gamma, eps=1e-5: backward(dy, x, gamma),
+            "your gradients ignore the eps argument (they equal eps=1e-5 when 0.01 was passed): use the eps parameter"),
+    Mistake("dgamma from x", _variant(dgamma_of="x"),
+            "your dgamma equals the sum of dy · x: gamma multiplies the NORMALISED x, so dgamma is the sum of dy · x_hat"),
+    Mistake("averaged over the batch", _variant(reduce="mean"),
+            "your dgamma and dbeta are averaged over the leading axes: every vector adds its own contribution to the "
+            "shared gamma and beta, so SUM over every leading axis"),
+    Mistake("dgamma and dbeta swapped", _variant(swap=True),
+            "your dgamma and dbeta are swapped: return (dx, dgamma, dbeta), dgamma = sum(dy · x_hat), dbeta = sum(dy)"),
+    Mistake("float64 out for float32 in", _variant(upcast=True),
+            "your values are right but float32 inputs give float64 gradients: keep x's dtype (no .astype(np.float64), "
+            "no NumPy float64 scalar such as np.float64(eps) in the arithmetic)"),
+]
+
+
+def _diagnose(kit, args, got):
+    """The explanation of the first named mistake whose result equals `got` on these inputs."""
+    for mistake in MISTAKES:
+        try:
+            wrong = kit.reference(args, impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+            continue
+        if all(matches(u, w) for u, w in zip(got, wrong)):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def _triple(value, label):
+    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, np.ndarray) for v in value)):
+        raise Fail(f"{label}: should return a tuple (dx, dgamma, dbeta) of NumPy arrays")
+    return tuple(value)
+
+
+def _compare_all(kit, args, got, expected, label):
+    try:
+        for (name, legend), u, e in zip(OUTPUTS, got, expected):
+            compare(u, e, name, legend)
+    except Fail as fail:
+        found = _diagnose(kit, args, got)
+        raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "layer_norm_backward is a function taking (dy, x, gamma, eps)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["dy", "x", "gamma", "eps"])
+
+
+@check("shapes", "dgamma and dbeta are (D,) for inputs of rank 1 to 4: summed over every leading axis")
+def shared_parameters(kit):
+    for c in sorted(CASES, key=lambda c: len(c.dims) if len(c.dims) > 1 else 9):  # ranks 2, 3, 4, then 1
+        args = kit.inputs(c)
+        try:
+            dx, dgamma, dbeta = _triple(kit.user(args, case=c), c.label)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            raise Fail(f"{c.label}, {args[1].ndim}-D input: your code raised {err}. x may have any number of leading "
+                       "axes, even none: reduce over axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum "
+                       "over axis 0; statistics over the last axis keep it (keepdims=True)") from None
+        for name, value in (("dgamma", dgamma), ("dbeta", dbeta)):
+            if value.shape != (c.D,):
+                raise Fail(f"{c.label}, {args[1].ndim}-D input: {name} should have shape (D,) = {(c.D,)}, got "
+                           f"{value.shape}: gamma and beta are shared by every vector, so sum over EVERY leading "
+                           "axis (axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)")
+        if dx.shape != args[1].shape:
+            raise Fail(f"{c.label}: dx should have x's shape (..., D) = {args[1].shape}, got {dx.shape}")
+
+
+@check("numerics", "float32 in gives float32 dx, dgamma and dbeta")
+def keeps_float32(kit):
+    for c in CASES[:2]:
+        got = _triple(kit.user(kit.inputs(c, "float32"), case=c, dtype="float32"), c.label)
+        wide = [name for (name, _), value in zip(OUTPUTS, got) if value.dtype != np.float32]
+        if wide:
+            raise Fail(f"{c.label}: float32 inputs gave {' and '.join(f'a {got[[n for n, _ in OUTPUTS].index(n)].dtype} {n}' for n in wide)}. "
+                       "Keep x's dtype: no .astype(np.float64), and no NumPy float64 scalar in the arithmetic "
+                       "(np.float64(D), np.sqrt(eps) of a Python float...): since NumPy 2 it turns float32 arrays "
+                       "into float64. Python floats and ints (x.shape[-1], 1.0, eps) keep float32")
+
+
+@check("gradients", "dx, dgamma and dbeta equal torch autograd's through F.layer_norm, on every case")
+def against_autograd(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        got = _triple(kit.user(args, case=c), c.label)
+        _compare_all(kit, args, got, autograd(*args), f"{c.label}, compared with autograd")
+
+
+@check("gradients", "dy one-hot at one entry: dx is that entry's row of the Jacobian, every entry of the vector moves")
+def one_hot(kit):
+    # A single nonzero dy[0, j]: dx[0] is row j of d y / d x. Dropping the mean or variance terms leaves
+    # only dx[0, j] nonzero, while the true row couples every entry of the vector.
+    c = CASES[1]
+    _, x, gamma = kit.inputs(c)
+    dy = np.zeros_like(x)
+    dy[0, 3] = 1.0
+    got = _triple(kit.user((dy, x, gamma), case=c), c.label)
+    _compare_all(kit, (dy, x, gamma), got, autograd(dy, x, gamma), f"{c.label}, dy = 1 at [0, 3] and 0 elsewhere")
+
+
+@check("numerics", "a constant vector (variance 0) gives finite gradients, not NaN")
+def constant_row(kit):
+    c = CASES[2]
+    dx = _triple(kit.user(kit.inputs(c), case=c), c.label)[0]
+    row = dx[0, 0, 0] if dx.ndim == 4 else dx
+    if not np.all(np.isfinite(row)):
+        raise Fail(f"{c.label}: x[0, 0, 0] = [2.5, 2.5, ...] has variance 0 and its dx came out {row[:3].tolist()}...: "
+                   "keep eps inside the square root, rstd = 1 / np.sqrt(var + eps), so a zero variance gives "
+                   "rstd = 1 / sqrt(eps), and x_hat = 0")
+
+
+@check("numerics", "the default eps is 1e-5 (nn.LayerNorm's) and the eps argument is used")
+def default_eps(kit):
+    g = torch.Generator().manual_seed(41)
+    x = (torch.randn(3, 4, 6, generator=g, dtype=torch.float64) * 0.003).numpy()  # var ~1e-5: eps matters
+    gamma, dy = (torch.randn(*s, generator=g, dtype=torch.float64).numpy() for s in ((6,), (3, 4, 6)))
+    for args, what in (((dy, x, gamma), "called without eps"), ((dy, x, gamma, 1e-3), "eps=1e-3")):
+        got = _triple(kit.user(args), what)
+        _compare_all(kit, args, got, autograd(*args), f"x of variance ~1e-5, {what}")
+
+
+@check("properties", "every vector of dx sums to 0 (adding a constant to a vector leaves y unchanged)")
+def rows_sum_to_zero(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        dx = _triple(kit.user(args, case=c), c.label)[0]
+        sums = dx.sum(axis=-1)
+        scale = np.abs(dx).max(axis=-1) + 1.0
+        worst = np.unravel_index(np.argmax(np.abs(sums) / scale), sums.shape) if sums.ndim else ()
+        if not np.isfinite(sums).all() or abs(sums[worst]) > 1e-9 * scale[worst]:
+            found = _diagnose(kit, args, _triple(kit.user(args, case=c), c.label))
+            raise Fail(f"{c.label}: dx[{', '.join(map(str, worst))}] sums to {float(sums[worst]):.3g} over the last "
+                       "axis, not 0: y is unchanged when the same number is added to every entry of x's vector, so "
+                       "the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes it"
+                       + (f". Diagnosis: {found}" if found else ""))
+
+
+@check("properties", "adding 10⁶ to every input leaves the gradients unchanged (variance computed stably)")
+def shift_invariance(kit):
+    # Values on a 2^-16 grid: x + 1e6 is exact, so a two-pass variance moves by ~1e-10 while
+    # mean(x²) − mean² loses ~1e-4 to cancellation.
+    c = CASES[0]
+    dy, x, gamma = kit.inputs(c)
+    x = np.round(x * 2**16) / 2**16
+    plain = _triple(kit.user((dy, x, gamma)), c.label)
+    shifted = _triple(kit.user((dy, x + 1e6, gamma)), c.label)
+    try:
+        for (name, legend), s, p in zip(OUTPUTS, shifted, plain):
+            compare(s, p, f"{name} for x + 1e6", legend, tol=(1e-6, 1e-6))
+    except Fail as fail:
+        raise Fail(f"{c.label}: compared with your own gradients for x: {fail}. Subtract the mean before squaring: "
+                   "var = mean((x − mean)²); mean(x²) − mean² cancels catastrophically when the mean is large") from None

@@ -1,0 +1,8 @@
+# expect: whatever `axis` says
+"""Takes `axis` but always sums over the last axis."""
+import numpy as np
+
+
+def softmax_backward(dy, y, axis=-1):
+    dot = (dy * y).sum(axis=-1, keepdims=True)
+    return y * (dy - dot)
