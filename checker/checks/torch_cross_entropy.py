@@ -1,0 +1,294 @@
+"""Hidden checks: cross-entropy with label smoothing and an ignore index, class axis last."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.sandbox import UserError
+
+TARGET = "cross_entropy"
+OUTPUTS = [("loss", "() a scalar")]
+
+# Every dimension its own size; logits of rank 3, 2 and 4 (class axis last, so a (B, T, C) input
+# normalised over dim=1 fails); ε = 0 once and three different ε; ignore_index -100 and 0 (seed
+# 003's PAD id), every case with some positions ignored and most kept.
+CASES = [
+    case(1, B=2, T=5, C=7, ignore_index=-100, eps=0.0),
+    case(2, N=9, C=6, ignore_index=-100, eps=0.1),
+    case(3, B=3, T=4, C=11, ignore_index=0, eps=0.2),
+    case(4, B=2, H=3, T=4, C=5, ignore_index=-100, eps=0.15),
+]
+TIMING = case(5, B=16, T=128, C=1000, ignore_index=-100, eps=0.1)
+IGNORED = 3  # positions set to ignore_index in every case (besides the targets that happen to equal it)
+# A loss near 1e4 from logits of size 1e4 in float32: the logits themselves carry 1e-3 of rounding,
+# so every correct method agrees to ~1e-7 relative; a real mistake gives inf, NaN or an order-1 error.
+LARGE_TOL = {"float64": (1e-9, 1e-6), "float32": (1e-4, 1e-3)}
+
+
+def _leading(c):
+    return [c.dims[k] for k in ("B", "H", "T", "N") if k in c.dims]
+
+
+def _logits(c, dtype, scale=2.0):
+    g = c.generator()
+    x = scale * torch.randn(_leading(c) + [c.C], generator=g, dtype=torch.float64)
+    return x.to(getattr(torch, dtype))
+
+
+def _target(c):
+    g = c.generator(salt=1)
+    t = torch.randint(0, c.C, _leading(c), generator=g)
+    flat = t.view(-1)
+    flat[torch.randperm(flat.numel(), generator=g)[:IGNORED]] = c.ignore_index
+    return t
+
+
+def inputs(c, dtype):
+    return _logits(c, dtype), _target(c), c.ignore_index, c.eps
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _parts(logits, target, ignore_index, dim=-1):
+    log_p = logits.log_softmax(dim)
+    keep = target != ignore_index
+    nll = -log_p.gather(-1, (target * keep).unsqueeze(-1)).squeeze(-1)
+    return log_p, keep, nll
+
+
+def _mean(loss, keep):
+    return loss.masked_fill(~keep, 0.0).sum() / keep.sum()
+
+
+def _annotated(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    C = logits.shape[-1]
+    rest = -log_p.sum(-1) - nll  # -Σ over the non-target classes
+    return _mean((1 - label_smoothing) * nll + label_smoothing / (C - 1) * rest, keep)
+
+
+def _non_targets_over_c(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    C = logits.shape[-1]
+    rest = -log_p.sum(-1) - nll
+    return _mean((1 - label_smoothing) * nll + label_smoothing / C * rest, keep)
+
+
+def _mean_over_all(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    loss = (1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1)
+    return loss.masked_fill(~keep, 0.0).mean()
+
+
+def _smooth_on_ignored(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return ((1 - label_smoothing) * nll.masked_fill(~keep, 0.0) + label_smoothing * -log_p.mean(-1)).sum() / keep.sum()
+
+
+def _no_one_minus(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return _mean(nll + label_smoothing * -log_p.mean(-1), keep)
+
+
+def _smooth_sum(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.sum(-1), keep)
+
+
+def _no_smoothing(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return _mean(nll, keep)
+
+
+def _sum(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return ((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1)).masked_fill(~keep, 0.0).sum()
+
+
+def _ignore_fixed(logits, target, ignore_index=-100, label_smoothing=0.0):
+    return cross_entropy_ref(logits, target, -100, label_smoothing)
+
+
+def _nothing_ignored(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p = logits.log_softmax(-1)
+    nll = -log_p.gather(-1, target.clamp(0, logits.shape[-1] - 1).unsqueeze(-1)).squeeze(-1)
+    return ((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1)).mean()
+
+
+def _class_axis_1(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p = logits.log_softmax(1)
+    keep = target != ignore_index
+    nll = -log_p.gather(-1, (target * keep).unsqueeze(-1)).squeeze(-1)
+    return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1), keep)
+
+
+def _log_of_softmax(logits, target, ignore_index=-100, label_smoothing=0.0):
+    keep = target != ignore_index
+    log_p = logits.softmax(-1).log()
+    nll = -log_p.gather(-1, (target * keep).unsqueeze(-1)).squeeze(-1)
+    return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1), keep)
+
+
+def _exp_overflow(logits, target, ignore_index=-100, label_smoothing=0.0):
+    keep = target != ignore_index
+    e = logits.exp()
+    log_p = (e / e.sum(-1, keepdim=True)).log()
+    nll = -log_p.gather(-1, (target * keep).unsqueeze(-1)).squeeze(-1)
+    return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1), keep)
+
+
+def cross_entropy_ref(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1), keep)
+
+
+OVERFLOW = ("your loss equals log(exp(x) / sum(exp(x))): exp of a logit above 709 (88 in float32) is inf and inf/inf "
+            "is NaN. Use log-probabilities computed stably: log_p = logits - torch.logsumexp(logits, -1, keepdim=True)")
+LOG_SOFTMAX = ("your loss equals log(softmax(x)): softmax is stable, but a probability below 1e-308 (1e-38 in float32) "
+               "rounds to 0 and its log is -inf. Use log-probabilities directly: logits - torch.logsumexp(logits, -1, "
+               "keepdim=True), or logits.log_softmax(-1)")
+
+MISTAKES = [
+    Mistake("ε/(C-1) to the other classes", _annotated,
+            "your loss gives ε/(C-1) to each NON-target class (the Annotated Transformer's LabelSmoothing): PyTorch's "
+            "label smoothing (and this kata's) gives ε/C to EVERY class, the target included: "
+            "(1 - ε)·nll + ε·mean over all C classes of -log p"),
+    Mistake("ε/C to the other classes only", _non_targets_over_c,
+            "your loss gives ε/C to the non-target classes only, so the smoothed target sums to 1 - ε/C: the uniform "
+            "part covers ALL C classes, the target included: (1 - ε)·nll + ε·(-log_p).mean(-1)"),
+    Mistake("forgot (1 - ε)", _no_one_minus,
+            "your loss equals nll + ε·smooth: the NLL term is weighted by (1 - ε), (1 - ε)·nll + ε·smooth"),
+    Mistake("smoothing summed over classes", _smooth_sum,
+            "your smoothing term sums -log p over the C classes: it is the MEAN over the classes (ε/C each), "
+            "ε·(-log_p).mean(-1)"),
+    Mistake("label smoothing ignored", _no_smoothing,
+            "your loss ignores label_smoothing: add ε·(mean over the classes of -log p) and weight the NLL by (1 - ε)"),
+    Mistake("mean over every position", _mean_over_all,
+            "your loss is divided by the number of ALL positions, ignored ones included: divide the sum by the number "
+            "of kept positions, (target != ignore_index).sum()"),
+    Mistake("smoothing applied to ignored positions", _smooth_on_ignored,
+            "your smoothing term still counts the ignored positions: mask the whole per-position loss, "
+            "((1 - ε)·nll + ε·smooth) at kept positions only"),
+    Mistake("ignore_index fixed at -100", _ignore_fixed,
+            "your loss ignores target -100 whatever ignore_index says: compare with the ignore_index argument"),
+    Mistake("nothing ignored", _nothing_ignored,
+            "your loss counts every position, ignored ones included: skip the positions whose target == ignore_index "
+            "(mask them out of the sum and out of the count)"),
+    Mistake("sum instead of mean", _sum,
+            "your loss is the SUM over the kept positions: the result is their mean, sum / (target != ignore_index).sum()"),
+    Mistake("classes on axis 1", _class_axis_1,
+            "your log-softmax runs over axis 1, F.cross_entropy's class axis: here the classes are on the LAST axis "
+            "of logits (..., C), log_softmax(dim=-1)"),
+    Mistake("log of softmax", _log_of_softmax, LOG_SOFTMAX),
+    Mistake("exp overflow", _exp_overflow, OVERFLOW),
+]
+
+
+def _named(kit, args, got, tol=None):
+    """The explanation of the first named mistake whose result equals `got` on these inputs."""
+    for mistake in MISTAKES:
+        try:
+            wrong = kit.reference(args, impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+            continue
+        if matches(got, wrong, tol):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def _verify(kit, args, what, tol=None):
+    got = kit.user(args)
+    want = kit.reference(args)
+    try:
+        compare(got, want, "loss", "() a scalar", tol=tol)
+    except Fail as fail:
+        found = _named(kit, args, got, tol) if isinstance(got, torch.Tensor) else None
+        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+    return got
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "cross_entropy is a function cross_entropy(logits, target, ignore_index, label_smoothing)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["logits", "target", "ignore_index", "label_smoothing"])
+
+
+@check("numerics", "the defaults: cross_entropy(logits, target) ignores -100 and does not smooth")
+def defaults(kit):
+    c = CASES[1]
+    logits, target, _, _ = kit.inputs(c)
+    got, want = kit.user((logits, target)), kit.reference((logits, target))
+    try:
+        compare(got, want, "loss", "() a scalar")
+    except Fail as fail:
+        raise Fail(f"{c.label}, called as cross_entropy(logits, target): {fail}; the defaults are "
+                   "ignore_index=-100 and label_smoothing=0.0") from None
+
+
+@check("numerics", "stability: logits of size 1e4 give a finite loss (float64 and float32)")
+def large_logits(kit):
+    c = CASES[3]
+    for dtype in ("float64", "float32"):
+        _, target, ignore_index, eps = kit.inputs(c)
+        args = (_logits(c, dtype, scale=1e4), target, ignore_index, eps)
+        got = kit.user(args)
+        if isinstance(got, torch.Tensor) and got.ndim == 0 and not torch.isfinite(got):
+            found = _named(kit, args, got)
+            raise Fail(f"{c.label}, {dtype}, logits of size 1e4: the loss is {got.item()}. "
+                       + (found or "compute log-probabilities stably: logits - torch.logsumexp(logits, -1, keepdim=True)"))
+        _verify(kit, args, f"{c.label}, {dtype}, logits of size 1e4", LARGE_TOL[dtype])
+
+
+@check("masking", "logits at ignored positions have no effect on the loss")
+def ignored_logits_unused(kit):
+    for c in (CASES[0], CASES[2]):
+        logits, target, ignore_index, eps = kit.inputs(c)
+        changed = logits.clone()
+        changed[target == ignore_index] = 50 * torch.randn(changed[target == ignore_index].shape,
+                                                           generator=c.generator(salt=5), dtype=logits.dtype)
+        before = kit.user((logits, target, ignore_index, eps))
+        after = kit.user((changed, target, ignore_index, eps))
+        if not isinstance(before, torch.Tensor) or not isinstance(after, torch.Tensor) or before.shape != after.shape:
+            return  # the shapes check reports it
+        if not matches(after, before):
+            raise Fail(f"{c.label}: changing the logits where target == ignore_index ({ignore_index}) changed the loss "
+                       f"from {before.item():.6g} to {after.item():.6g}: ignored positions must not count at all, "
+                       "neither their NLL nor their smoothing term, nor in the count you divide by")
+
+
+@check("masking", "every position ignored: the mean over no position is NaN (0 / 0), as F.cross_entropy")
+def all_ignored(kit):
+    c = CASES[2]
+    logits, target, ignore_index, eps = kit.inputs(c)
+    args = (logits, torch.full_like(target, ignore_index), ignore_index, eps)
+    try:
+        got = kit.user(args)
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        raise Fail(f"{c.label}, every target == ignore_index: your code raised {err}; return the mean over no "
+                   "position, sum / count = 0 / 0 = NaN, as F.cross_entropy does") from None
+    if not isinstance(got, torch.Tensor) or got.ndim != 0:
+        compare(got, kit.reference(args), "loss", "() a scalar")
+    if not torch.isnan(got):
+        raise Fail(f"{c.label}, every target == ignore_index: your loss is {got.item():.6g}; F.cross_entropy returns "
+                   "NaN here (the sum over no position divided by a count of 0), and so does the contract: do not "
+                   "clamp the count or special-case it")
+
+
+@check("properties", "equal logits give log C whatever ε; a confident right prediction costs only the smoothing term")
+def limits(kit):
+    c = CASES[1]
+    _, target, ignore_index, eps = kit.inputs(c)
+    flat = torch.zeros(target.shape + (c.C,), dtype=torch.float64)
+    got = kit.user((flat, target, ignore_index, eps))
+    compare(got, torch.tensor(math.log(c.C), dtype=torch.float64), f"{c.label}, all logits equal: loss", "() a scalar")
+    # the target class 20 above the rest: nll ≈ 0, and each smoothing term ≈ 20 · (C - 1) / C
+    sharp = 20.0 * F.one_hot(target.clamp(min=0), c.C).to(torch.float64)
+    _verify(kit, (sharp, target, ignore_index, eps), f"{c.label}, the target's logit 20 above the others")

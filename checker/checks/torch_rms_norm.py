@@ -1,0 +1,215 @@
+"""Hidden checks: RMSNorm (LLaMA) from scratch."""
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+
+TARGET = "RMSNorm"
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
+OUTPUTS = [("output", "(..., D)")]
+
+# Every dimension its own size; inputs of rank 3, 2 and 4 (a hard-coded axis fails); the default
+# eps once (init without eps); an eps comparable to mean(x²) once (case 2: mean(x²) ≈ 0.012, eps
+# 0.01), so eps's place in the formula, and whether the argument is honoured, move the result by
+# percents. Every row has mean 0.5 or 0.05, so subtracting the mean (LayerNorm) changes it.
+CASES = [
+    case(1, B=2, T=5, D=8, eps="default", rows="normal: 2·randn + 0.5"),
+    case(2, T=7, D=6, eps=1e-2, rows="small: 0.1·randn + 0.05, mean(x²) close to eps"),
+    case(3, B=2, H=3, T=4, D=10, eps=1e-5, rows="normal, and x[1, 2, 3] all zeros"),
+    case(4, B=3, T=4, D=5, eps=1e-4, rows="normal: 2·randn + 0.5"),
+]
+TIMING = case(5, B=16, T=128, D=256, eps=1e-6, rows="normal: 2·randn + 0.5")
+ZERO_AT = (1, 2, 3)  # an all-zero vector in case 3: 0 / sqrt(0 + eps) = 0 exactly
+# float16 with entries of size ~300: x² reaches 9e4, beyond float16's largest value 65504.
+HALF = case(6, B=2, T=3, D=16, eps=1e-6, rows="large: 300·randn, in float16")
+# Both roundings to float16 (of the normalised vector, then of its product with the weight) are
+# 2^-11 ≈ 4.9e-4 relative each; 4e-3 leaves room, while overflow gives zeros or NaN.
+HALF_TOL = (4e-3, 1e-3)
+
+
+def init(c):
+    return {"d_model": c.D} if c.eps == "default" else {"d_model": c.D, "eps": c.eps}
+
+
+def _rows(c):
+    g = c.generator()
+    shape = [c.dims[k] for k in ("B", "H", "T") if k in c.dims] + [c.D]
+    z = torch.randn(shape, generator=g, dtype=torch.float64)
+    kind = c.rows.split(":")[0].split(",")[0]
+    x = {"normal": 2 * z + 0.5, "small": 0.1 * z + 0.05, "large": 300 * z}[kind]
+    if "zeros" in c.rows:
+        x[ZERO_AT] = 0.0
+    return x
+
+
+def inputs(c, dtype):
+    return (_rows(c).to(getattr(torch, dtype)),)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def normalise(x, weight, eps, *, stat="mean square", eps_at="inside", dims=(-1,), scale=True, root=True,
+              compute=None):
+    """RMSNorm with knobs; every knob at its default gives the right answer."""
+    h = x if compute is None else x.to(compute)
+    if stat == "mean square":
+        s = h.pow(2).mean(dim=dims, keepdim=True)
+    elif stat == "sum of squares":
+        s = h.pow(2).sum(dim=dims, keepdim=True)
+    elif stat == "variance":
+        s = h.var(dim=dims, keepdim=True, unbiased=False)
+    elif stat == "unbiased variance":
+        s = h.var(dim=dims, keepdim=True)
+    else:  # "centred": LayerNorm without beta
+        h = h - h.mean(dim=dims, keepdim=True)
+        s = h.pow(2).mean(dim=dims, keepdim=True)
+    if not root:
+        y = h / (s + eps)
+    elif eps_at == "inside":
+        y = h / torch.sqrt(s + eps)
+    elif eps_at == "outside":
+        y = h / (torch.sqrt(s) + eps)
+    else:  # "none"
+        y = h / torch.sqrt(s)
+    return (y * weight if scale else y).to(x.dtype) if compute == "cast back" else (y * weight if scale else y)
+
+
+def _variant(default_eps=1e-6, fixed_eps=None, cast_back=True, **knobs):
+    class Wrong(nn.Module):
+        def __init__(self, d_model, eps=default_eps):
+            super().__init__()
+            self.eps = eps if fixed_eps is None else fixed_eps
+            self.weight = nn.Parameter(torch.ones(d_model))
+
+        def forward(self, x):
+            y = normalise(x, self.weight.to(knobs.get("compute") or x.dtype), self.eps, **knobs)
+            return y.to(x.dtype) if cast_back else y
+
+    return Wrong
+
+
+MISTAKES = [
+    Mistake("eps outside the root", _variant(eps_at="outside"),
+            "your output equals x / (sqrt(mean(x²)) + eps), with eps outside the square root: use "
+            "x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps), or x * torch.rsqrt(... + eps), as LLaMA does"),
+    Mistake("mean subtracted", _variant(stat="centred"),
+            "your output equals (x - mean) / sqrt(var + eps) * weight: that is LayerNorm (without beta). RMSNorm "
+            "subtracts no mean: x / sqrt(mean(x²) + eps) * weight"),
+    Mistake("sum instead of mean", _variant(stat="sum of squares"),
+            "your output equals x / sqrt(sum(x²) + eps): that is x / ‖x‖, too small by √D. Take the MEAN of the "
+            "squares, x.pow(2).mean(-1, keepdim=True)"),
+    Mistake("std instead of rms", _variant(stat="variance"),
+            "your output divides by sqrt(var(x) + eps), the standard deviation (which subtracts the mean inside): "
+            "RMSNorm divides by the root mean square, sqrt(mean(x²) + eps)"),
+    Mistake("unbiased std instead of rms", _variant(stat="unbiased variance"),
+            "your output divides by the unbiased standard deviation (x.var() / x.std() divide by D - 1 around the "
+            "mean): RMSNorm divides by the root mean square, sqrt(x.pow(2).mean(-1, keepdim=True) + eps)"),
+    Mistake("no square root", _variant(root=False),
+            "your output equals x / (mean(x²) + eps), without the square root: divide by "
+            "torch.sqrt(mean(x²) + eps) (or multiply by torch.rsqrt)"),
+    Mistake("weight missing", _variant(scale=False),
+            "your output has no scale: multiply by self.weight, x / sqrt(mean(x²) + eps) * self.weight"),
+    Mistake("eps ignored", _variant(eps_at="none"),
+            "your output equals x / sqrt(mean(x²)), without eps: an all-zero vector then divides 0 by 0; use "
+            "torch.sqrt(mean(x²) + eps)"),
+    Mistake("default eps 1e-5", _variant(default_eps=1e-5),
+            "your output equals RMSNorm with eps=1e-5 where the default eps=1e-6 applies: the default here is 1e-6, "
+            "as in LLaMA's RMSNorm and HF's LlamaRMSNorm (1e-5 is nn.LayerNorm's default)"),
+    Mistake("eps argument ignored", _variant(fixed_eps=1e-6),
+            "your output equals RMSNorm with eps=1e-6 although another eps was passed: use self.eps, the "
+            "constructor's argument, not a constant"),
+    Mistake("normalised over the second-to-last axis", _variant(dims=(-2,)),
+            "your output is normalised over the second-to-last axis (the positions): RMSNorm normalises each "
+            "vector over its last axis, mean(dim=-1, keepdim=True)"),
+    Mistake("normalised over the whole tensor", _variant(dims=None),
+            "your output is normalised with one mean square for the whole tensor: take it per vector, over the "
+            "last axis only (dim=-1, keepdim=True)"),
+    Mistake("float32 round trip", _variant(compute=torch.float32),
+            "your float64 result is computed in float32 (x.float()) and cast back: upcast to AT LEAST float32, "
+            "x.to(torch.promote_types(x.dtype, torch.float32)), so float64 stays float64"),
+    Mistake("float32, never cast back", _variant(compute=torch.float32, cast_back=False),
+            "your output is float32 for a float64 input: x.float() upcasts, but the result must come back in x's "
+            "dtype (.to(x.dtype) or .type_as(x)), and float64 should not be downcast at all"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "RMSNorm is an nn.Module with one parameter, weight (D,)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["d_model", "eps"], forward=["x"], init={"d_model": 6})
+
+
+@check("structure", "weight starts at ones")
+def initial_values(kit):
+    state = kit.user((), init={"d_model": 6}, method="state_dict")  # a fresh module, no weights loaded
+    got = state.get("weight") if isinstance(state, dict) else None
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (6,):
+        raise Fail("RMSNorm(6).state_dict() has no weight of shape (6,)")
+    if not torch.equal(got, torch.ones(6, dtype=got.dtype)):
+        raise Fail(f"a fresh RMSNorm(6) has weight = {[round(v, 3) for v in got.tolist()]}: weight starts at ones "
+                   "(torch.ones(d_model)), so that a new RMSNorm only normalises")
+
+
+@check("numerics", "an all-zero vector gives exactly zeros, not NaN")
+def zero_vector(kit):
+    c = CASES[2]
+    for dtype in ("float64", "float32"):
+        got = kit.user(kit.inputs(c, dtype), case=c, dtype=dtype)
+        want = kit.reference(kit.inputs(c, dtype), case=c, dtype=dtype)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape or got.dtype != want.dtype:
+            compare(got, want, f"{c.label}: output", "(..., D)")  # says what is wrong with its kind, shape or dtype
+        row = got[ZERO_AT]
+        if not torch.isfinite(row).all():
+            raise Fail(f"{c.label}, {dtype}: x{list(ZERO_AT)} is all zeros and came out "
+                       f"{[round(v, 3) for v in row.tolist()[:3]]}...: divide by torch.sqrt(mean(x²) + eps), eps "
+                       "inside the root, so 0 / sqrt(eps) = 0")
+        if not torch.equal(row, torch.zeros_like(row)):
+            raise Fail(f"{c.label}, {dtype}: x{list(ZERO_AT)} is all zeros, so the output should be zeros, got "
+                       f"{[round(v, 4) for v in row.tolist()[:3]]}...: RMSNorm has no bias and subtracts nothing")
+
+
+@check("numerics", "float64 input is computed in float64 (no float32 round trip)")
+def full_precision(kit):
+    # A float32 round trip is right to ~1e-7 on EVERY case, including case 2 where every formula
+    # mistake (eps misplaced or ignored, no root, ...) is off by percents; a formula mistake is not.
+    within_float32, exact = True, True
+    for c in CASES:
+        x = kit.inputs(c)
+        got, want = kit.user(x, case=c), kit.reference(x, case=c)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            return  # the shapes check reports it
+        if got.dtype == torch.float32:
+            kit.diagnosis = kit.diagnosis or MISTAKES[-1].explain
+            raise Fail(f"{c.label}: {MISTAKES[-1].explain}")
+        if got.dtype != want.dtype:
+            return  # the numerics check reports it
+        exact = exact and matches(got, want)
+        within_float32 = within_float32 and matches(got, want, (1e-5, 1e-6))
+    if not exact and within_float32:
+        kit.diagnosis = kit.diagnosis or MISTAKES[-2].explain
+        raise Fail(f"your float64 output is right to about 1e-7 (float32's precision) on every case, not to float64's "
+                   f"1e-9: {MISTAKES[-2].explain}")
+
+
+@check("numerics", "float16 input with entries of size 300: mean(x²) in float32, no overflow, float16 out")
+def half_precision(kit):
+    c = HALF
+    x16 = _rows(c).half()
+    state = {k: v.half() for k, v in kit.state(c, "float64").items()}
+    got = kit.user((x16,), init=init(c), state=state, dtype="float16")
+    # the exact answer for these float16 inputs and weights, rounded once to float16
+    exact = kit.reference((x16.double(),), init=init(c), state={k: v.double() for k, v in state.items()}).half()
+    if isinstance(got, torch.Tensor) and got.shape == exact.shape and got.dtype == torch.float32:
+        raise Fail(f"{c.label}: float16 in gave float32 out: upcast for the computation, then return x's dtype "
+                   "(.to(x.dtype) or .type_as(x)), as nn.RMSNorm and LLaMA do")
+    if isinstance(got, torch.Tensor) and got.shape == exact.shape and got.dtype == exact.dtype:
+        if not torch.isfinite(got).all() or (got == 0).all(dim=-1).any():
+            raise Fail(f"{c.label}: some outputs are 0, inf or NaN. x² of 300 is 90000, beyond float16's "
+                       "largest value 65504, so mean(x²) overflows: compute it in float32, h = x.float() (or "
+                       "x.to(torch.promote_types(x.dtype, torch.float32))), and cast the result back to x.dtype "
+                       "(LLaMA: self._norm(x.float()).type_as(x))")
+    compare(got, exact, f"{c.label}: output", "(..., D)", tol=HALF_TOL)

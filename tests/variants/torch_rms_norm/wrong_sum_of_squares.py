@@ -1,0 +1,13 @@
+# expect: too small by √D
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d_model, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x):
+        return self.weight * x / torch.sqrt((x * x).sum(dim=-1, keepdim=True) + self.eps)

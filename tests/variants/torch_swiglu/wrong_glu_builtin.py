@@ -1,0 +1,15 @@
+# expect: off limits
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d_model, d_ff, bias=False):
+        super().__init__()
+        self.W_gate = nn.Linear(d_model, d_ff, bias=bias)
+        self.W_up = nn.Linear(d_model, d_ff, bias=bias)
+        self.W_down = nn.Linear(d_ff, d_model, bias=bias)
+
+    def forward(self, x):
+        return self.W_down(F.glu(torch.cat([self.W_gate(x) * self.W_up(x), self.W_gate(x)], -1), dim=-1))
