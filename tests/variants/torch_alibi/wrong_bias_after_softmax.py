@@ -1,0 +1,27 @@
+# expect: added to the weights after softmax
+"""Adds the bias to the attention weights instead of the scores."""
+import math
+
+import torch
+
+
+def alibi_slopes(num_heads):
+    n = 2 ** math.floor(math.log2(num_heads))
+    slopes = 2.0 ** (-8.0 * torch.arange(1, n + 1, dtype=torch.float64) / n)
+    extra = 2.0 ** (-8.0 * torch.arange(1, 2 * n, 2, dtype=torch.float64) / (2 * n))
+    return torch.cat([slopes, extra[: num_heads - n]])
+
+
+def alibi_bias(num_heads, T_q, T_k):
+    i = torch.arange(T_k - T_q, T_k, dtype=torch.float64)[:, None]
+    j = torch.arange(T_k, dtype=torch.float64)[None, :]
+    return -alibi_slopes(num_heads).view(-1, 1, 1) * (i - j)
+
+
+def alibi_attention(q, k, v):
+    H, T_q, T_k = q.size(1), q.size(2), k.size(2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
+    weights = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+    weights = (weights + alibi_bias(H, T_q, T_k).to(q)).masked_fill(~causal, 0.0)
+    return weights @ v
