@@ -1,0 +1,306 @@
+"""Hidden checks: grouped-query attention (GQA), with MQA (num_kv_heads = 1) and MHA (= num_heads) as its ends."""
+
+import math
+
+import torch
+from torch import nn
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "GroupedQueryAttention"
+DROPOUT = True  # the constructor takes dropout: check it acts in training only
+BATCH_INDEPENDENT = True  # the property check: no batch item sees another
+OUTPUTS = [("out", "(B, T, D)"), ("attn", "(B, H, T, T)")]
+
+# Every dimension its own size where the contract allows it (G = H when H_kv = 1, H_kv = H when
+# G = 1), so a swapped or broadcast axis cannot pass by coincidence. Case 1 has no mask and a real
+# grouping (H=12 query heads in H_kv=3 groups of G=4): tiling the kv heads (Tensor.repeat) instead
+# of interleaving them is diagnosed there. Case 2 is MQA, case 3 is plain MHA.
+CASES = [
+    case(1, B=2, T=7, D=60, H=12, H_kv=3, G=4, d_k=5, mask="none"),
+    case(2, B=3, T=6, D=20, H=4, H_kv=1, G=4, d_k=5, mask="causal (1, 1, T, T)"),
+    case(3, B=4, T=5, D=6, H=3, H_kv=3, G=1, d_k=2, mask="padding (B, 1, 1, T)"),
+    case(4, B=5, T=4, D=42, H=6, H_kv=2, G=3, d_k=7, mask="decoder (B, 1, T, T)"),
+    case(5, B=3, T=5, D=48, H=8, H_kv=2, G=4, d_k=6, mask="per head (B, H, T, T)"),
+]
+# A query that sees no key at all (checked on its own, so NaN there does not hide other mistakes).
+EMPTY_ROW = case(6, B=2, T=5, D=24, H=8, H_kv=4, G=2, d_k=3, mask="(B, 1, T, T), one query sees nothing")
+SHOW_WEIGHTS = (1, 1)  # the causal case, the attn output: drawn when masking fails or on --show-weights
+TIMING = case(7, B=4, T=64, D=128, H=16, H_kv=4, G=4, d_k=8, mask="causal (1, 1, T, T)")
+
+
+def init(c):
+    return {"d_model": c.D, "num_heads": c.H, "num_kv_heads": c.H_kv, "dropout": 0.0}
+
+
+def make_mask(c) -> torch.Tensor | None:
+    kind = c.mask.split()[0]
+    g = c.generator(salt=1)
+    causal = torch.ones(c.T, c.T, dtype=torch.bool).tril()
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal.view(1, 1, c.T, c.T)
+    lengths = torch.randint(2, c.T + 1, (c.B,), generator=g)
+    lengths[0], lengths[-1] = c.T - 2, c.T  # one batch item really has padding, one has none
+    pad = (torch.arange(c.T) < lengths[:, None]).view(c.B, 1, 1, c.T)
+    if kind == "padding":
+        return pad
+    if kind == "decoder":
+        return pad & causal  # (B, 1, T, T)
+    if kind == "per":  # every query head its own random mask: the mask belongs to query heads, not kv heads
+        mask = torch.rand(c.B, c.H, c.T, c.T, generator=g) < 0.5
+        return mask | torch.eye(c.T, dtype=torch.bool)  # every query sees at least itself
+    mask = (torch.rand(c.B, 1, c.T, c.T, generator=g) < 0.6) | torch.eye(c.T, dtype=torch.bool)
+    mask[1, 0, 2] = False  # batch item 1, query 2 sees nothing
+    return mask
+
+
+def inputs(c, dtype):
+    x = torch.randn(c.B, c.T, c.D, generator=c.generator(), dtype=torch.float64).to(getattr(torch, dtype))
+    return x, make_mask(c)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+class _Knobbed(nn.Module):
+    """The reference with knobs; every knob at its default gives the right answer."""
+
+    share, scale, split, combine, project_out, v_proj, axis, invert, use_mask = (
+        "interleave", "sqrt_dk", "transpose", "transpose", True, "W_v", -1, False, True)
+
+    def __init__(self, d_model, num_heads, num_kv_heads, dropout=0.0):
+        super().__init__()
+        self.H, self.H_kv, self.d_k = num_heads, num_kv_heads, d_model // num_heads
+        self.W_q, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_k, self.W_v = (nn.Linear(d_model, num_kv_heads * self.d_k) for _ in range(2))
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        G = self.H // self.H_kv
+        Q = self._split(self.W_q(x), self.H)
+        K, V = self._split(self.W_k(x), self.H_kv), self._split(getattr(self, self.v_proj)(x), self.H_kv)
+        if self.share == "interleave":
+            K, V = K.repeat_interleave(G, dim=1), V.repeat_interleave(G, dim=1)
+        else:  # tiled: kv heads 0, 1, .., H_kv-1, 0, 1, ..: query head h reads kv head h % H_kv
+            K, V = K.repeat(1, G, 1, 1), V.repeat(1, G, 1, 1)
+        d = {"sqrt_dk": math.sqrt(self.d_k), "none": 1.0, "sqrt_dmodel": math.sqrt(D)}[self.scale]
+        scores = Q @ K.transpose(-2, -1) / d
+        visible = None if mask is None or not self.use_mask else (~mask if self.invert else mask)
+        if visible is not None:
+            scores = scores.masked_fill(~visible, float("-inf"))
+        attn = scores.softmax(dim=self.axis)
+        if visible is not None:
+            attn = attn.masked_fill(~visible, 0.0)
+        out = attn @ V  # (B, H, T, d_k)
+        out = out.transpose(1, 2).reshape(B, T, D) if self.combine == "transpose" else out.reshape(B, T, D)
+        return (self.W_o(out) if self.project_out else out), attn
+
+    def _split(self, x, heads):
+        B, T, _ = x.shape
+        if self.split == "transpose":
+            return x.view(B, T, heads, self.d_k).transpose(1, 2)
+        return x.view(B, heads, T, self.d_k)  # the wrong way: heads made of whole rows
+
+
+def _variant(**knobs):
+    return type("Mistake", (_Knobbed,), knobs)
+
+
+REPEAT_EXPLAIN = (
+    "your query head h reads kv head h % num_kv_heads (the kv heads are tiled: Tensor.repeat, or Q grouped as "
+    "(B, G, H_kv, T, d_k)): query head h must read kv head h // G, G = num_heads // num_kv_heads; use "
+    "K.repeat_interleave(G, dim=1) (LLaMA's repeat_kv), not K.repeat(1, G, 1, 1)")
+
+MISTAKES = [
+    Mistake("kv heads tiled with repeat", _variant(share="repeat"), REPEAT_EXPLAIN),
+    Mistake("missing scale", _variant(scale="none"),
+            "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
+            "d_k = d_model // num_heads"),
+    Mistake("scale by sqrt(d_model)", _variant(scale="sqrt_dmodel"),
+            "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head "
+            "(d_model // num_heads)"),
+    Mistake("split without transpose", _variant(split="view"),
+            "your heads are split with x.view(B, heads, T, d_k) directly, which cuts the sequence into blocks instead "
+            "of cutting each vector into heads: use x.view(B, T, heads, d_k).transpose(1, 2)"),
+    Mistake("combine without transpose", _variant(combine="view"),
+            "your heads are combined without a transpose, so the positions get mixed: use "
+            "out.transpose(1, 2).reshape(B, T, d_model)"),
+    Mistake("missing output projection", _variant(project_out=False),
+            "your output equals the concatenated heads without the output projection: apply self.W_o at the end"),
+    Mistake("V projected with W_k", _variant(v_proj="W_k"),
+            "your values are projected with W_k (a copy-paste slip; both are num_kv_heads * d_k wide): V = self.W_v(x)"),
+    Mistake("softmax over queries", _variant(axis=-2),
+            "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
+    Mistake("mask inverted", _variant(invert=True),
+            "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
+    Mistake("mask ignored", _variant(use_mask=False),
+            "your output equals attention without the mask: fill the hidden scores with -inf before the softmax"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "GroupedQueryAttention is an nn.Module with W_q, W_k, W_v (num_kv_heads·d_k wide), W_o "
+                    "and forward(x, mask)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["d_model", "num_heads", "num_kv_heads", "dropout"],
+                     forward=["x", "mask"], init=init(CASES[0]))
+    for c in CASES[1:3]:  # MQA and MHA: d_k and the kv width are not hard-coded
+        expect_structure(kit, TARGET, module=True, init=init(c))
+
+
+@check("properties", "sizes that do not divide raise ValueError when the module is built")
+def bad_sizes(kit):
+    for settings, why in (({"d_model": 12, "num_heads": 6, "num_kv_heads": 4}, "num_kv_heads=4 does not divide num_heads=6"),
+                          ({"d_model": 12, "num_heads": 4, "num_kv_heads": 3}, "num_kv_heads=3 does not divide num_heads=4"),
+                          ({"d_model": 10, "num_heads": 4, "num_kv_heads": 2}, "num_heads=4 does not divide d_model=10")):
+        call = f"GroupedQueryAttention({', '.join(f'{k}={v}' for k, v in settings.items())})"
+        try:
+            kit.sandbox.request("inspect", target=TARGET, init={**settings, "dropout": 0.0})
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if err.kind != "ValueError":
+                raise Fail(f"{call} raised {err}: {why}, raise ValueError(...) for it") from None
+            continue
+        raise Fail(f"{call} was built without complaint, but {why}: raise ValueError in __init__ "
+                   "(query head h reads kv head h // (num_heads // num_kv_heads), which needs whole groups)")
+
+
+@check("masking", "hidden keys get exactly zero weight in every query head")
+def hidden_keys_zero(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        if args[1] is None:
+            continue
+        _, attn = _pair(kit.user(args, case=c), c)
+        leaked = attn.masked_fill(args[1].expand(c.B, c.H, c.T, c.T), 0.0)
+        if torch.isnan(leaked).any() or (leaked != 0).any():
+            b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
+            raise Fail(f"{c.label}: query {i} gives weight {leaked[b, h, i, j].item():.3g} to hidden key {j} "
+                       f"(batch {b}, head {h}); fill hidden scores with -inf before softmax (True = may attend; "
+                       "the mask belongs to the H query heads, apply it after the kv heads are shared)")
+
+
+@check("masking", "with a causal mask, position i uses no input after i")
+def causal(kit):
+    c = CASES[1]
+    x, mask = kit.inputs(c)
+    out, _ = _pair(kit.user((x, mask), case=c), c)
+    for t in range(c.T - 1):
+        changed = x.clone()
+        changed[:, t + 1:] += 3.0  # change only the future of position t
+        out2, _ = _pair(kit.user((changed, mask), case=c), c)
+        if not torch.allclose(out[:, : t + 1], out2[:, : t + 1], rtol=1e-12, atol=1e-12):
+            raise Fail(f"{c.label}: changing the inputs after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and that "
+                       "the heads are split and combined with a transpose")
+
+
+@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
+def fully_hidden_row(kit):
+    c = EMPTY_ROW
+    args = kit.inputs(c)
+    out, attn = _pair(kit.user(args, case=c), c)
+    expected, _ = kit.reference(args, case=c)
+    row_w, row_o = attn[1, :, 2], out[1, 2]
+    if torch.isnan(row_w).any() or torch.isnan(row_o).any():
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key and came out NaN (softmax of a row of -inf); "
+                   "set such rows to zero, for example attn.masked_fill(~mask, 0.0) after softmax")
+    if (row_w != 0).any():
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key, yet its weights in head 0 are "
+                   f"{[round(x, 3) for x in row_w[0].tolist()]}; a query with no visible key must get zero weights "
+                   "(with -1e9 instead of -inf such a row turns uniform)")
+    others = torch.ones(c.B, c.T, dtype=torch.bool)
+    others[1, 2] = False
+    if torch.allclose(out[others], expected[others], rtol=1e-9, atol=1e-10) and not torch.allclose(
+            row_o, expected[1, 2], rtol=1e-9, atol=1e-10):
+        raise Fail(f"{c.label}: batch 1, query 2 sees no key and its weights are zero, but its output is not "
+                   "W_o's bias: compute the output from the zeroed weights (attn @ V), so the attention gives 0")
+
+
+@check("properties", "query head h reads kv head h // G (repeat_interleave, not repeat)")
+def grouping(kit):
+    for c in (CASES[0], CASES[4]):  # real groups: G > 1 and H_kv > 1
+        args = kit.inputs(c)
+        _, attn = _pair(kit.user(args, case=c), c)
+        candidates = _head_pairs(kit.state(c, "float64"), c, *args)  # (B, H, H_kv, T, T)
+        read = []
+        for h in range(c.H):
+            found = [j for j in range(c.H_kv) if torch.allclose(attn[:, h], candidates[:, h, j], rtol=1e-9, atol=1e-10)]
+            read.append(found[0] if found else None)
+        want = [h // c.G for h in range(c.H)]
+        if None in read or read == want:
+            continue  # a head that matches no kv head: the numerics checks say what is wrong
+        if read == [h % c.H_kv for h in range(c.H)]:
+            raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: {REPEAT_EXPLAIN}")
+        raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: query head h reads "
+                   "kv head h // G, G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))")
+
+
+@check("properties", "num_kv_heads == num_heads is the multi-head attention kata's reference, same weights")
+def equals_mha(kit):
+    from checker import catalogue, engine
+
+    c = CASES[2]
+    assert c.H_kv == c.H
+    args = kit.inputs(c)
+    mha = engine.load_solution(catalogue.find("multi_head_attention")).MultiHeadAttention(c.D, c.H).double()
+    mha.load_state_dict(kit.state(c, "float64"))
+    with torch.no_grad():
+        want_out, want_attn = mha.eval()(args[0], args[0], args[1])
+    out, attn = _pair(kit.user(args, case=c), c)
+    try:
+        compare(attn, want_attn, "attn", "(B, H, T, T)")
+        compare(out, want_out, "out", "(B, T, D)")
+    except Fail as fail:
+        raise Fail(f"{c.label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is "
+                   f"ordinary multi-head attention, but your result differs from it: {fail}") from None
+
+
+@check("properties", "num_kv_heads == 1 is multi-query attention: every head shares one K and one V")
+def equals_mqa(kit):
+    c = CASES[1]
+    assert c.H_kv == 1
+    x, mask = kit.inputs(c)
+    w = kit.state(c, "float64")
+    Q = (x @ w["W_q.weight"].T + w["W_q.bias"]).view(c.B, c.T, c.H, c.d_k)  # (B, T, H, d_k)
+    K = x @ w["W_k.weight"].T + w["W_k.bias"]  # (B, T, d_k): one key per position, for every head
+    V = x @ w["W_v.weight"].T + w["W_v.bias"]  # (B, T, d_k)
+    scores = torch.einsum("bthd,bsd->bhts", Q, K) / math.sqrt(c.d_k)
+    weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+    heads = torch.einsum("bhts,bsd->bthd", weights, V).reshape(c.B, c.T, c.D)
+    want = heads @ w["W_o.weight"].T + w["W_o.bias"]
+    out, attn = _pair(kit.user((x, mask), case=c), c)
+    try:
+        compare(attn, weights, "attn", "(B, H, T, T)")
+        compare(out, want, "out", "(B, T, D)")
+    except Fail as fail:
+        raise Fail(f"{c.label}: with num_kv_heads == 1 all {c.H} query heads share one key and one value head "
+                   f"(multi-query attention), but your result differs from it: {fail}") from None
+
+
+def _head_pairs(w, c, x, mask):
+    """(B, H, H_kv, T, T): the weights query head h would have if it read kv head j, for every (h, j)."""
+    Q = (x @ w["W_q.weight"].T + w["W_q.bias"]).view(c.B, c.T, c.H, c.d_k)
+    K = (x @ w["W_k.weight"].T + w["W_k.bias"]).view(c.B, c.T, c.H_kv, c.d_k)
+    scores = torch.einsum("bthd,bsjd->bhjts", Q, K) / math.sqrt(c.d_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask.expand(c.B, c.H, c.T, c.T)[:, :, None], float("-inf"))
+    return scores.softmax(-1)
+
+
+def _pair(value, c):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, torch.Tensor) for v in value)):
+        raise Fail(f"{c.label}: forward should return a tuple (out, attn) of tensors")
+    out, attn = value
+    for name, got, want, legend in (("out", out, (c.B, c.T, c.D), "(B, T, D)"),
+                                    ("attn", attn, (c.B, c.H, c.T, c.T), "(B, H, T, T)")):
+        if tuple(got.shape) != want:
+            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
+    return out, attn
