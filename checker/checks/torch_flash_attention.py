@@ -1,0 +1,268 @@
+"""Hidden checks: flash attention (tiles over the keys, online softmax, bounded memory).
+
+Besides the standard checks, the memory contract is measured: the user's code runs in the child
+under a TorchDispatchMode probe (checker/drivers_flash_attention.py) that records the largest
+tensor storage any operation creates, on cases where a (T_q, T_k) matrix, even for one head,
+is several times the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v).
+"""
+
+import math
+
+import torch
+
+from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+
+TARGET = "flash_attention"
+OUTPUTS = [("out", "(B, H, T_q, d_v)")]
+BATCH_INDEPENDENT = True
+DEVICE = True  # the causal mask of a tile is built inside from positions: it must follow q's device
+
+# Every dimension its own size; T_k never a multiple of block_size (a short last tile), except
+# case 4 where one tile holds every key. Case 2 has T_q < T_k (a causal offset of 5), case 3
+# T_q > T_k (the first 4 queries see no key).
+CASES = [
+    case(1, B=2, H=3, T_q=11, T_k=13, d_k=4, d_v=5, block_size=4, causal=False),
+    case(2, B=3, H=2, T_q=9, T_k=14, d_k=6, d_v=7, block_size=5, causal=True),
+    case(3, B=2, H=4, T_q=10, T_k=6, d_k=3, d_v=5, block_size=4, causal=True),
+    case(4, B=3, H=2, T_q=5, T_k=7, d_k=8, d_v=4, block_size=16, causal=False),
+]
+TIMING = case(5, B=2, H=4, T_q=128, T_k=160, d_k=16, d_v=24, block_size=32, causal=True)
+# The memory cases: B·H small, T much larger than block_size, d_k, d_v, so that one head's
+# (T_q, T_k) matrix is ~2.3x the bound and the whole (B, H, T_q, T_k) one ~4.6x.
+MEMORY_CASES = [
+    case(6, B=1, H=2, T_q=37, T_k=45, d_k=6, d_v=5, block_size=8, causal=True),
+    case(7, B=2, H=1, T_q=43, T_k=34, d_k=7, d_v=4, block_size=6, causal=False),
+]
+# The online-softmax cases: T_k (61) unlike every other size, so a float tensor with an axis of 61
+# and none of d_k or d_v is a row of scores over every key (a K or V copy keeps its d axis).
+ROW_CASES = [
+    case(9, B=1, H=2, T_q=5, T_k=61, d_k=6, d_v=7, block_size=8, causal=False),
+    case(10, B=2, H=1, T_q=9, T_k=61, d_k=4, d_v=3, block_size=7, causal=True),
+]
+# Scores up to ~±2000: exp() without subtracting a max overflows even in float64 (exp(710) = inf).
+LARGE = case(8, B=2, H=3, T_q=6, T_k=11, d_k=4, d_v=5, block_size=3, causal=False, scores="large: q, k × 30")
+BLOCK_SIZES = (1, 2, 3, 6, 13, 14, 40)  # tried on case 2 (T_k = 14): tiny, not dividing, T_k - 1, T_k, beyond
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    q = torch.randn(c.B, c.H, c.T_q, c.d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(c.B, c.H, c.T_k, c.d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(c.B, c.H, c.T_k, c.d_v, generator=g, dtype=torch.float64)
+    if "scores" in c.extra:
+        q, k = q * 30, k * 30
+    return q.to(dt), k.to(dt), v.to(dt), c.causal, c.block_size
+
+
+def bound(c) -> int:
+    return c.B * c.H * max(c.T_q, c.T_k) * max(c.block_size, c.d_k, c.d_v)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def tiled(q, k, v, causal=False, block_size=16, *, rescale="both", normalise="end", tail=True, scale=True,
+          offset="bottom-right", diagonal=True, running_max=True, empty_rows="zero"):
+    """Flash attention with knobs; every knob at its default gives the right answer."""
+    T_q, T_k = q.size(-2), k.size(-2)
+    factor = 1.0 / math.sqrt(q.size(-1)) if scale else 1.0
+    m = q.new_full((*q.shape[:-1], 1), float("-inf"))
+    l = q.new_zeros((*q.shape[:-1], 1))
+    acc = q.new_zeros((*q.shape[:-1], v.size(-1)))
+    rows = torch.arange(T_q)[:, None] + ((T_k - T_q) if offset == "bottom-right" else 0)
+    stop = T_k if tail else T_k - T_k % block_size
+    for start in range(0, stop, block_size):
+        k_tile, v_tile = k[..., start:start + block_size, :], v[..., start:start + block_size, :]
+        s = q @ k_tile.transpose(-2, -1) * factor
+        if causal:
+            cols = torch.arange(start, start + k_tile.size(-2))
+            hidden = cols > rows if diagonal else cols >= rows
+            s = s.masked_fill(hidden, float("-inf"))
+        if running_max:
+            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+            shift = m_new.masked_fill(m_new == float("-inf"), 0.0)
+        else:
+            m_new = shift = torch.zeros_like(m)
+        p = torch.exp(s - shift)
+        alpha = torch.exp(m - shift) if running_max else torch.ones_like(m)
+        if rescale == "none":  # each tile summed under its own max, never brought to a common one
+            alpha = torch.ones_like(alpha)
+        l_new = l * alpha + p.sum(dim=-1, keepdim=True)
+        if normalise == "in loop":  # acc kept normalised, but the old part is not multiplied back by l_old
+            acc = (acc * alpha + p @ v_tile) / l_new.masked_fill(l_new == 0, 1.0)
+        else:
+            acc = (acc if rescale == "l only" else acc * alpha) + p @ v_tile
+        l, m = l_new, m_new
+    if normalise == "in loop":
+        return acc
+    return acc / (l if empty_rows == "nan" else l.masked_fill(l == 0, 1.0))
+
+
+def _variant(**knobs):
+    return lambda q, k, v, causal=False, block_size=16: tiled(q, k, v, causal, block_size, **knobs)
+
+
+MISTAKES = [
+    Mistake("accumulator not rescaled", _variant(rescale="l only"),
+            "your output equals flash attention that rescales the running sum l but not the accumulator when the max "
+            "grows: multiply acc by exp(m_old - m_new) too (acc = acc * alpha + p @ v_tile)"),
+    Mistake("nothing rescaled", _variant(rescale="none"),
+            "your output equals flash attention with no rescaling: each tile is summed under its own max and the old "
+            "l and acc are never multiplied by exp(m_old - m_new); keep a running max and rescale both"),
+    Mistake("normalised inside the loop", _variant(normalise="in loop"),
+            "your output equals dividing the accumulator by l inside the loop without undoing the old division: "
+            "keep acc unnormalised and divide by l once, after the last tile (or rescale the old acc by "
+            "l_old / l_new)"),
+    Mistake("last short tile dropped", _variant(tail=False),
+            "your output ignores the keys of the last, shorter tile (T_k not a multiple of block_size): loop with "
+            "range(0, T_k, block_size) and slice k[..., start:start + block_size, :], which is short at the end"),
+    Mistake("missing scale", _variant(scale=False),
+            "your output equals attention without the 1/√d_k scale: multiply each tile's scores by "
+            "1 / math.sqrt(d_k)"),
+    Mistake("causal top-left", _variant(offset="top-left"),
+            "your causal mask lets query i see keys j <= i, as if the queries started at position 0: the queries are "
+            "the LAST T_q positions, so query i sees j <= i + (T_k - T_q)"),
+    Mistake("causal diagonal hidden", _variant(diagonal=False),
+            "your causal mask hides the key at the query's own position: query i sees j <= i + (T_k - T_q), "
+            "itself included (hide cols > rows, not cols >= rows)"),
+    Mistake("no running max", _variant(running_max=False),
+            "your output equals exp(scores) without subtracting a running max: it overflows to inf/NaN on large "
+            "scores; keep m = max so far and use exp(s - m_new)"),
+    Mistake("NaN for a query that sees nothing", _variant(empty_rows="nan"),
+            "a query that sees no key (causal, T_q > T_k) comes out NaN: its l is 0, so divide by l only where "
+            "l > 0 (acc / l.masked_fill(l == 0, 1.0)) and leave its output 0"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "flash_attention is a function taking (q, k, v, causal, block_size)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["q", "k", "v", "causal", "block_size"])
+
+
+@check("masking", "causal: query i uses no key after i + (T_k - T_q)")
+def causal_future(kit):
+    for c in CASES[1:3]:
+        q, k, v, causal, block = kit.inputs(c)
+        out = _out(kit.user((q, k, v, causal, block)), c)
+        offset = c.T_k - c.T_q
+        for j in range(1, c.T_k):  # change keys and values from key j on: queries with i + offset < j must not move
+            k2, v2 = k.clone(), v.clone()
+            k2[..., j:, :] += 3.0
+            v2[..., j:, :] += 10.0
+            out2 = _out(kit.user((q, k2, v2, causal, block)), c)
+            blind = max(0, min(c.T_q, j - offset))  # queries 0 .. blind-1 see no key >= j
+            a, b = out[..., :blind, :], out2[..., :blind, :]
+            moved = ((a != b) & ~(a.isnan() & b.isnan())).flatten(0, 1).any(dim=0).any(dim=-1)  # (blind,)
+            if moved.any():
+                i = int(moved.nonzero()[0])
+                sees = f"may only see keys <= {i + offset}" if i + offset >= 0 else "may see no key at all"
+                raise Fail(f"{c.label}: changing the keys and values from position {j} on changed the output of query "
+                           f"{i}, which {sees}: the future leaks through your causal mask "
+                           "(query i sees j <= i + (T_k - T_q))")
+
+
+@check("masking", "causal with T_q > T_k: a query that sees no key gets a zero output, not NaN")
+def empty_rows(kit):
+    c = CASES[2]
+    out = _out(kit.user(kit.inputs(c)), c)
+    blind = c.T_q - c.T_k  # queries 0 .. blind-1 see nothing
+    rows = out[..., :blind, :]
+    if torch.isnan(rows).any():
+        raise Fail(f"{c.label}: queries 0..{blind - 1} see no key and came out NaN (0 / 0, or exp(-inf - -inf) when "
+                   "the running max is still -inf): shift by 0 where the max is -inf and divide by l only where l > 0")
+    if (rows != 0).any():
+        raise Fail(f"{c.label}: queries 0..{blind - 1} see no key, yet their output is not zero "
+                   f"(e.g. {rows[0, 0, 0].tolist()}): a query with no visible key must give an all-zero output")
+
+
+@check("numerics", "any block_size gives the same output: 1, not dividing T_k, T_k, larger than T_k")
+def block_sizes(kit):
+    c = CASES[1]
+    q, k, v, causal, _ = kit.inputs(c)
+    for block in BLOCK_SIZES:
+        args = (q, k, v, causal, block)
+        got = _out(kit.user(args), c)
+        want = kit.reference(args)
+        try:
+            compare(got, want, "out", "(B, H, T_q, d_v)")
+        except Fail as fail:
+            found = _diagnose(kit, args, got)
+            raise Fail(f"{c.label}, block_size={block}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("numerics", "stable on large scores (up to ~±2000): a running max keeps exp() finite")
+def large_scores(kit):
+    c = LARGE
+    args = kit.inputs(c)
+    got = _out(kit.user(args), c)
+    try:
+        compare(got, kit.reference(args), f"{c.label}: out", "(B, H, T_q, d_v)")
+    except Fail as fail:
+        found = _diagnose(kit, args, got)
+        raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
+
+
+@check("properties", "defaults: causal=False and block_size=16 when not given")
+def defaults(kit):
+    c = CASES[1]  # causal case, T_k = 14 < 16: one tile
+    q, k, v, _, _ = kit.inputs(c)
+    got = _out(kit.user((q, k, v)), c)
+    compare(got, kit.reference((q, k, v, False, 16)), f"{c.label}, flash_attention(q, k, v): out", "(B, H, T_q, d_v)")
+
+
+@check("properties", "memory: no tensor larger than B·H·max(T_q, T_k)·max(block_size, d_k, d_v) elements")
+def memory(kit):
+    for c in MEMORY_CASES:
+        args = kit.inputs(c)
+        reply = kit.drive("checker.drivers_flash_attention:flash_attention_memory", *args)
+        if reply["fused"]:
+            raise Fail(f"{c.label}: your code ran the fused attention kernel {reply['fused'][0]}: the point of the "
+                       "kata is to write the tiles and the online softmax yourself")
+        _out(reply["out"], c)  # the values are judged by the numerics checks
+        limit = bound(c)
+        if reply["largest"] > limit:
+            shape = tuple(reply["shape"])
+            quadratic = (c.T_q in shape and c.T_k in shape)
+            why = (": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys at "
+                   "a time and build a tile's causal mask from positions" if quadratic else "")
+            raise Fail(f"{c.label}: your code created a tensor of {reply['largest']} elements ({reply['op']} returned "
+                       f"shape {shape}), more than the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = "
+                       f"{limit}{why}")
+
+
+@check("properties", "online softmax: scores exist for one tile of block_size keys at a time, never a whole row")
+def online_softmax(kit):
+    for c in ROW_CASES:
+        reply = kit.drive("checker.drivers_flash_attention:flash_attention_memory", *kit.inputs(c))
+        _out(reply["out"], c)
+        if reply["row"]:
+            op, shape = reply["row"]
+            raise Fail(f"{c.label}: your code made a tensor of shape {tuple(shape)} ({op}) that spans all T_k = {c.T_k} "
+                       "keys: a softmax over whole rows (tiling the queries only is memory-efficient attention, not "
+                       "flash attention). Take the keys block_size at a time and carry a running max m and sum l per "
+                       "query, rescaling the accumulator by exp(m_old - m_new) when the max grows")
+
+
+def _diagnose(kit, args, got):
+    for mistake in MISTAKES:
+        try:
+            wrong = kit.reference(args, impl=mistake.impl)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+            continue
+        if matches(got, wrong):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def _out(value, c):
+    (out,) = as_outputs(value, OUTPUTS)
+    want = (c.B, c.H, c.T_q, c.d_v)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != want:
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise Fail(f"{c.label}: flash_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}")
+    return out

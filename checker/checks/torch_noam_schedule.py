@@ -1,0 +1,252 @@
+"""Hidden checks: the Noam learning-rate schedule ("Attention Is All You Need" §5.3).
+
+noam_lr is evaluated in the child over whole ranges of steps (one driver call per setting);
+noam_scheduler is driven there too, on a torch.optim.Optimizer that records the lr in effect
+during every optimizer.step() (checker/drivers_noam_schedule.py). No tensors: the results are
+floats, so the checks compare them here with their own tolerance instead of the standard checks.
+"""
+
+import math
+
+from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "noam_lr"
+# Settings: the paper's (512, 4000), then small warm-ups so ~3·warmup steps stay cheap; every
+# number its own value, factor != 1 twice (a factor that is ignored cannot pass).
+CASES = [
+    case(1, d_model=512, warmup_steps=4000, factor=1.0),
+    case(2, d_model=64, warmup_steps=40, factor=2.0),
+    case(3, d_model=96, warmup_steps=7, factor=0.5),
+]
+TIMING = CASES[0]
+# Two floats computed by the same formula in another order differ by a few ulps (~1e-16 relative).
+RTOL = 1e-12
+# Where noam_lr is compared: the start, both sides of the peak, the peak, and far into the decay.
+SAMPLE_STEPS = (1, 2, 3, 5, 6, 7, 8, 9, 39, 40, 41, 100, 3999, 4000, 4001, 12345, 100000)
+
+
+def inputs(c, dtype="float64"):
+    return 1000, c.d_model, c.warmup_steps, c.factor  # used for timing only
+
+
+def reference(step, c):
+    return c.factor * c.d_model ** -0.5 * min(step ** -0.5, step * c.warmup_steps ** -1.5)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _noam(step, d_model, warmup, factor, *, pick=min, warmup_power=-1.5, model_power=-0.5, use_factor=True,
+          warmup_branch=True):
+    rise = step * warmup ** warmup_power
+    decay = step ** -0.5
+    return (factor if use_factor else 1.0) * d_model ** model_power * (pick(decay, rise) if warmup_branch else decay)
+
+
+def _variant(**knobs):
+    return lambda step, d_model, warmup_steps, factor=1.0: _noam(step, d_model, warmup_steps, factor, **knobs)
+
+
+MISTAKES = [
+    Mistake("max instead of min", _variant(pick=max),
+            "your rate equals max(step^-0.5, step · warmup^-1.5): the schedule takes the MIN of the two branches "
+            "(the smaller one: the linear rise before the peak, 1/√step after)"),
+    Mistake("warmup^-0.5", _variant(warmup_power=-0.5),
+            "your rate uses step · warmup_steps^-0.5 for the rise: it is step · warmup_steps^-1.5, so that both "
+            "branches meet at step == warmup_steps"),
+    Mistake("d_model^-0.5 missing", _variant(model_power=0.0),
+            "your rate misses the d_model^-0.5 factor: multiply by d_model ** -0.5"),
+    Mistake("d_model^+0.5", _variant(model_power=0.5),
+            "your rate multiplies by √d_model: the factor is d_model^-0.5 (1 / math.sqrt(d_model))"),
+    Mistake("factor ignored", _variant(use_factor=False),
+            "your rate ignores factor: multiply the whole rate by factor"),
+    Mistake("no warm-up", _variant(warmup_branch=False),
+            "your rate is d_model^-0.5 · step^-0.5 at every step, without the warm-up: take "
+            "min(step^-0.5, step · warmup_steps^-1.5)"),
+]
+
+# What a wrong scheduler's lrs equal, in terms of the right rates r(k) = noam_lr(k), k = 1, 2, ...
+SCHEDULER_MISTAKES = [
+    ("Annotated Transformer's step 0 -> 1", lambda r, k: r(max(k - 1, 1)),
+     "your scheduler gives noam_lr(1) to the first TWO steps and noam_lr(k - 1) to step k after: LambdaLR calls the "
+     "lambda with 0 at construction (the lr of step 1), and mapping 0 to 1 (as the Annotated Transformer's rate() "
+     "does) repeats step 1. Use lambda s: noam_lr(s + 1, ...)"),
+    ("lambda 1.0 at step 0", lambda r, k: 1.0 if k == 1 else r(k - 1),
+     "your scheduler runs the first step at the optimizer's full lr (your lambda returns 1 for step 0) and is one "
+     "step late after: LambdaLR calls the lambda with 0 at construction; use lambda s: noam_lr(s + 1, ...)"),
+    ("one step late", lambda r, k: r(k - 1) if k > 1 else None,
+     "your scheduler is one step late: during step k the lr is noam_lr(k - 1). LambdaLR calls the lambda with 0 at "
+     "construction (the lr of step 1): use lambda s: noam_lr(s + 1, ...)"),
+    ("one step early", lambda r, k: r(k + 1),
+     "your scheduler is one step early: during step k the lr is noam_lr(k + 1) (a scheduler.step() too many, or "
+     "s + 2): LambdaLR calls the lambda with 0 at construction, so use lambda s: noam_lr(s + 1, ...)"),
+]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "noam_lr(step, d_model, warmup_steps, factor) and noam_scheduler(optimizer, ...) are functions")
+def structure(kit):
+    expect_structure(kit, "noam_lr", module=False, params=["step", "d_model", "warmup_steps", "factor"])
+    expect_structure(kit, "noam_scheduler", module=False, params=["optimizer", "d_model", "warmup_steps", "factor"])
+
+
+@check("numerics", "noam_lr matches the paper's formula at the start, around the peak and far after it")
+def values(kit):
+    for c in CASES:
+        got = _values(kit, c, SAMPLE_STEPS)
+        for step, value in zip(SAMPLE_STEPS, got):
+            want = reference(step, c)
+            if not _close(value, want):
+                found = _diagnose(kit, c, step, value)
+                raise Fail(f"{c.label}: noam_lr({step}, {c.d_model}, {c.warmup_steps}, {c.factor}) = {value!r}, "
+                           f"expected {want!r}" + (f". Diagnosis: {found}" if found else ""))
+
+
+@check("numerics", "noam_lr's factor defaults to 1.0")
+def default_factor(kit):
+    c = CASES[1]
+    value = _float(kit.user((10, c.d_model, c.warmup_steps)), f"noam_lr(10, {c.d_model}, {c.warmup_steps})")
+    explicit = _float(kit.user((10, c.d_model, c.warmup_steps, 1.0)),
+                      f"noam_lr(10, {c.d_model}, {c.warmup_steps}, 1.0)")
+    if not _close(value, explicit):
+        raise Fail(f"noam_lr(10, {c.d_model}, {c.warmup_steps}) = {value!r}, but with factor=1.0 given it is "
+                   f"{explicit!r}: factor defaults to 1.0")
+
+
+@check("properties", "the rate peaks at step == warmup_steps")
+def peak(kit):
+    for c in CASES[1:]:
+        steps = list(range(1, 3 * c.warmup_steps + 1))
+        got = _values(kit, c, steps)
+        best = max(range(len(steps)), key=lambda i: got[i]) + 1
+        if best != c.warmup_steps:
+            raise Fail(f"{c.label}: over steps 1..{steps[-1]} your rate is largest at step {best}, not at "
+                       f"warmup_steps = {c.warmup_steps}: the two branches of the min must meet there "
+                       "(step · warmup_steps^-1.5 = step^-0.5 exactly when step = warmup_steps)")
+
+
+@check("properties", "linear rise up to the peak: noam_lr(k) = k · noam_lr(1) for k <= warmup_steps")
+def linear_rise(kit):
+    for c in CASES[1:]:
+        steps = list(range(1, c.warmup_steps + 1))
+        got = _values(kit, c, steps)
+        for k, value in zip(steps, got):
+            if not _close(value, k * got[0]):
+                raise Fail(f"{c.label}: noam_lr({k}) = {value!r} is not {k} · noam_lr(1) = {k * got[0]!r}: before the "
+                           "peak the rate must grow linearly with the step (step · warmup_steps^-1.5)")
+
+
+@check("properties", "inverse square root after the peak: noam_lr(k) · √k is constant for k >= warmup_steps")
+def inverse_sqrt(kit):
+    for c in CASES[1:]:
+        steps = list(range(c.warmup_steps, 3 * c.warmup_steps + 1))
+        got = _values(kit, c, steps)
+        first = got[0] * math.sqrt(steps[0])
+        for k, value in zip(steps, got):
+            if not _close(value * math.sqrt(k), first):
+                raise Fail(f"{c.label}: noam_lr({k}) · √{k} = {value * math.sqrt(k)!r}, but at the peak it is "
+                           f"{first!r}: "
+                           "after warmup_steps the rate must decay as 1/√step (step^-0.5)")
+
+
+@check("properties", "noam_lr raises ValueError for step < 1 (steps count from 1)")
+def step_zero(kit):
+    c = CASES[1]
+    for step in (0, -3):
+        try:
+            value = kit.user((step, c.d_model, c.warmup_steps, c.factor))
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if err.kind != "ValueError":
+                raise Fail(f"noam_lr({step}, ...) raised {err.kind} ({err.message}); steps count from 1: check "
+                           "step < 1 first and raise ValueError") from None
+            continue
+        raise Fail(f"noam_lr({step}, ...) returned {value!r}; steps count from 1: raise ValueError for step < 1")
+
+
+@check("properties", "noam_scheduler: the lr during the k-th optimizer.step() is noam_lr(k), over 3·warmup steps")
+def scheduler(kit):
+    for c in CASES[1:]:
+        steps = 3 * c.warmup_steps + 2
+        try:
+            run = kit.drive("checker.drivers_noam_schedule:noam_schedule_run", c.d_model, c.warmup_steps, c.factor,
+                            steps)
+        except UserError as err:
+            if err.kind == "ValueError" and not err.not_implemented:
+                raise Fail(f"{c.label}: noam_scheduler raised ValueError ({err.message}) while it was built: LambdaLR "
+                           "calls the lambda with 0 at construction, and noam_lr(0) is not defined: use "
+                           "lambda s: noam_lr(s + 1, ...)") from None
+            if err.kind == "ZeroDivisionError":
+                raise Fail(f"{c.label}: noam_scheduler raised ZeroDivisionError ({err.message}): LambdaLR calls the "
+                           "lambda with 0 at construction, and 0 ** -0.5 divides by zero: use "
+                           "lambda s: noam_lr(s + 1, ...)") from None
+            raise
+        if not run["is_scheduler"]:
+            raise Fail(f"{c.label}: noam_scheduler returned a {run['kind']}, not a "
+                       "torch.optim.lr_scheduler.LRScheduler: return e.g. LambdaLR(optimizer, lambda s: ...), which "
+                       "the training loop steps with scheduler.step()")
+        lrs = run["lrs"]
+        r = lambda k: reference(k, c)  # noqa: E731 - the right rate of step k
+        for k, value in enumerate(lrs, start=1):
+            if not _close(value, r(k)):
+                found = _diagnose_scheduler(kit, lrs, r) or _follows_own(kit, c, lrs)
+                raise Fail(f"{c.label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is "
+                           f"{value!r}, expected noam_lr({k}) = {r(k)!r}" + (f". Diagnosis: {found}" if found else ""))
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _values(kit, c, steps) -> list[float]:
+    got = kit.drive("checker.drivers_noam_schedule:noam_values", list(steps), c.d_model, c.warmup_steps, c.factor)
+    return [_float(v, f"noam_lr({s}, {c.d_model}, {c.warmup_steps}, {c.factor})") for s, v in zip(steps, got)]
+
+
+def _float(value, call: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (float, int)):
+        from checker.kit import describe
+
+        raise Fail(f"{call} should return a Python float, got {describe(value)}: compute it with ** and min (or math), "
+                   "or call .item() on a tensor")
+    return float(value)
+
+
+def _close(a, b) -> bool:
+    return isinstance(a, (float, int)) and math.isclose(a, b, rel_tol=RTOL, abs_tol=0.0)
+
+
+def _diagnose(kit, c, step, value):
+    for mistake in MISTAKES:
+        try:
+            wrong = mistake.impl(step, c.d_model, c.warmup_steps, c.factor)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run here does not apply
+            continue
+        if _close(value, wrong):
+            kit.diagnosis = kit.diagnosis or mistake.explain
+            return mistake.explain
+    return None
+
+
+def _follows_own(kit, c, lrs):
+    """A scheduler that is right about steps but built on a wrong noam_lr: say so."""
+    try:
+        own = _values(kit, c, range(1, len(lrs) + 1))
+    except (Fail, UserError):
+        return None
+    if all(_close(v, w) for v, w in zip(lrs, own)):
+        return ("your scheduler gives step k your own noam_lr(k), which is wrong (see the numerics checks): "
+                "fix noam_lr and the scheduler follows")
+    return None
+
+
+def _diagnose_scheduler(kit, lrs, r):
+    for _, wrong, explain in SCHEDULER_MISTAKES:
+        expected = [wrong(r, k) for k in range(1, len(lrs) + 1)]
+        if all(w is None or _close(v, w) for v, w in zip(lrs, expected)):
+            kit.diagnosis = kit.diagnosis or explain
+            return explain
+    return None
