@@ -44,6 +44,7 @@ PRESETS = {
     "full-transformer": Preset("Full Transformer", 60, ("encoder_layer", "decoder_layer", "transformer")),
     "numpy-basics": Preset("NumPy basics", 30, ("numpy/softmax", "numpy/attention", "numpy/layer_norm")),
     "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3)),
+    "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache")),
 }
 MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of difficulty
 

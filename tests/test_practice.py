@@ -148,7 +148,7 @@ def test_next_in_an_experienced_workspace_brings_back_hard_and_old_katas(workspa
             db.execute("UPDATE checks SET at = ? WHERE kata = ?", (old, kata))
             db.execute("UPDATE events SET at = ? WHERE kata = ?", (old, kata))
 
-    _, doc = run_json("next", "--count", "30", "--workspace", workspace)
+    _, doc = run_json("next", "--count", "100", "--workspace", workspace)  # the whole catalogue
     picks = {p["name"]: p for p in doc["next"]}
     order = [p["name"] for p in doc["next"]]
     assert order[0] == "numpy/layer_norm" and picks["numpy/layer_norm"]["kind"] == "continue"
@@ -199,6 +199,15 @@ def test_drill_presets_are_listed(workspace):
     assert presets["attention-core"]["minutes"] == 30 and presets["random-mix"]["difficulties"] == [1, 2, 3]
     assert "full-transformer" in presets and "numpy-basics" in presets
     assert "attention-core" in run_kata("drill", "--list").stdout
+    assert presets["llm-decoder"]["minutes"] == 45
+
+
+def test_every_preset_names_only_katas_of_the_catalogue():
+    from checker import catalogue, practice
+
+    known = {k.id for k in catalogue.all_katas()}
+    for name, preset in practice.PRESETS.items():
+        assert set(preset.katas) <= known, f"{name}: {set(preset.katas) - known}"
 
 
 @pytest.mark.parametrize("args", [["drill"], ["drill", "attention-core", "attention"],

@@ -1,0 +1,360 @@
+"""Hidden checks: temperature, top-k and top-p (nucleus) filtering, and sampling the next token.
+
+TARGET (filter_logits) goes through the standard checks (exact values: eligible tokens hold
+logits / temperature, the others -inf). sample_next_token is checked below, in the child, on
+N = 20000 draws per row: no removed token is ever drawn, the frequencies pass a chi-square test
+against the reference distribution, the same generator seed gives the same draws, temperature 0
+is the argmax.
+
+The chi-square threshold: each test fails a correct sampler with probability ALPHA = 1e-7 (the
+statistic's upper tail, computed exactly with the regularized gamma function), and the checks run
+at most 10 such tests, so a correct sampler fails with probability < 1e-6. Every generator is
+seeded, so a given implementation always gets the same verdict.
+"""
+
+import torch
+
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.sandbox import UserError
+
+TARGET = "filter_logits"
+OUTPUTS = [("filtered logits", "(..., V)")]
+BATCH_INDEPENDENT = True
+GRADIENTS = False  # sampling is inference: nothing is trained through the filter
+
+# Every dimension its own size; each case exercises one part of the contract:
+# 1 top-k alone, 2 top-p alone, 3 top-k then top-p (the nucleus of what top-k left differs from the
+# nucleus of the full distribution), 4 both switched off (0 and 1.0), 5 top_k >= V keeps all,
+# 6 logits (B, T, V) for every position: the vocabulary is the last axis, not axis 1.
+CASES = [
+    case(1, B=3, V=11, temperature=0.7, top_k=5, top_p=None),
+    case(2, B=4, V=13, temperature=1.3, top_k=None, top_p=0.8),
+    case(3, B=2, V=17, temperature=1.6, top_k=6, top_p=0.7),
+    case(4, B=5, V=7, temperature=1.0, top_k=0, top_p=1.0),
+    case(5, B=6, V=9, temperature=2.0, top_k=12, top_p=0.6),
+    case(6, B=2, T=3, V=8, temperature=0.8, top_k=5, top_p=0.7),
+]
+# A cut within MARGIN of top_p could fall either way with another (correct) rounding order: the
+# logits are redrawn (deterministically) until every cumulative sum stays MARGIN away from top_p.
+MARGIN = 1e-3
+
+
+def _logits(c, dtype="float64", salt=0):
+    for attempt in range(100):
+        shape = (c.B, c.T, c.V) if "T" in c.dims else (c.B, c.V)
+        x = torch.randn(shape, generator=c.generator(salt + attempt), dtype=torch.float64) * 2.0
+        if _clear_of_boundaries(x, c.temperature, c.top_k, c.top_p):
+            return x.to(getattr(torch, dtype))
+    raise AssertionError(f"{c.label}: no logits clear of the top-p boundary")
+
+
+def _clear_of_boundaries(x, temperature, top_k, top_p):
+    if top_p is None or top_p >= 1.0:
+        return True
+    scores = _filter(x, temperature, top_k, None)
+    probs = scores.sort(dim=-1, descending=True).values.softmax(-1)
+    before = probs.cumsum(-1) - probs
+    return bool(((before - top_p).abs() > MARGIN).all())
+
+
+def inputs(c, dtype):
+    return _logits(c, dtype), c.temperature, c.top_k, c.top_p
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _filter(logits, temperature=1.0, top_k=None, top_p=None, *, temp="divide", k_shift=0, nucleus_of="top-k",
+            cut="before", unsorted=False, fill=float("-inf"), probs=False, one_is_off=True):
+    """filter_logits with knobs; every knob at its default gives the right answer."""
+    t = {"divide": temperature, "multiply": 1 / temperature, "ignore": 1.0, "after": 1.0}[temp]
+    scores = logits / t
+    keep = torch.ones_like(scores, dtype=torch.bool)
+    if top_k and top_k + k_shift < scores.size(-1):
+        kth = scores.topk(top_k + k_shift, dim=-1).values[..., -1:]
+        keep &= scores >= kth
+    if top_p is not None and (top_p < 1.0 or not one_is_off):
+        pool = scores.masked_fill(~keep, float("-inf")) if nucleus_of == "top-k" else scores
+        sorted_scores, order = pool.sort(dim=-1, descending=True)
+        p = sorted_scores.softmax(-1)
+        cum = p.cumsum(-1)
+        drop = {"before": cum - p >= top_p, "crossing": cum > top_p}[cut]
+        if cut == "crossing":
+            drop[..., 0] = False  # HF's min_tokens_to_keep: the most probable token always stays
+        keep &= drop.logical_not() if unsorted else drop.scatter(-1, order, drop).logical_not()
+    if temp == "after":
+        scores = scores / temperature
+    out = scores.masked_fill(~keep, torch.finfo(scores.dtype).min if fill == "finfo" else fill)
+    return out.softmax(-1) if probs else out
+
+
+def _variant(**knobs):
+    return lambda logits, temperature=1.0, top_k=None, top_p=None: _filter(logits, temperature, top_k, top_p, **knobs)
+
+
+MISTAKES = [
+    Mistake("top-p drops the crossing token", _variant(cut="crossing"),
+            "your nucleus stops BEFORE the token that crosses top_p (you keep tokens with cumsum <= top_p): keep "
+            "the smallest set whose total reaches top_p, i.e. drop a token only when the tokens more probable "
+            "than it already sum to >= top_p (cumsum - probs >= top_p)"),
+    Mistake("top-p on the pre-top-k distribution", _variant(nucleus_of="all"),
+            "your nucleus is computed on the full distribution, before top-k: apply top-p to what top-k left "
+            "(set the top-k losers to -inf first, then softmax and cumsum), as Hugging Face's warpers do"),
+    Mistake("top-p mask left in sorted order", _variant(unsorted=True),
+            "your top-p mask is applied in SORTED order to the unsorted logits: scatter it back to vocabulary "
+            "order first, drop = drop_sorted.scatter(-1, sorted_indices, drop_sorted)"),
+    Mistake("temperature multiplied", _variant(temp="multiply"),
+            "your output equals logits * temperature: divide the logits by the temperature (T < 1 sharpens)"),
+    Mistake("temperature ignored", _variant(temp="ignore"),
+            "your output ignores the temperature: return logits / temperature for the eligible tokens"),
+    Mistake("top-p before temperature", _variant(temp="after"),
+            "your nucleus is computed on softmax(logits), before the temperature: divide by the temperature "
+            "FIRST, then top-k, then top-p on the tempered distribution"),
+    Mistake("top-k keeps k+1", _variant(k_shift=1),
+            "your top-k keeps k + 1 tokens: the threshold is topk(logits, k).values[..., -1:], the k-th "
+            "largest (index k - 1, not k)"),
+    Mistake("top-k keeps k-1", _variant(k_shift=-1),
+            "your top-k keeps k - 1 tokens: keep every token >= the k-th largest (>=, not >; "
+            "topk(logits, k).values[..., -1:])"),
+    Mistake("-1e9 instead of -inf", _variant(fill=-1e9),
+            "your removed tokens hold -1e9: set them to float('-inf'), so that they get probability exactly 0"),
+    Mistake("finfo.min instead of -inf", _variant(fill="finfo"),
+            "your removed tokens hold torch.finfo(dtype).min: set them to float('-inf')"),
+    Mistake("0 instead of -inf", _variant(fill=0.0),
+            "your removed tokens hold 0 (a mask multiplied in?): a logit of 0 is not 'never'; set them to -inf "
+            "with masked_fill(remove, float('-inf'))"),
+    Mistake("probabilities returned", _variant(probs=True),
+            "your output equals softmax of the filtered logits: return the filtered LOGITS (the sampler takes "
+            "the softmax)"),
+]
+
+
+# ----------------------------------------------------------------------------- filter_logits checks
+
+
+@check("structure", "filter_logits and sample_next_token are functions with the documented arguments")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["logits", "temperature", "top_k", "top_p"])
+    expect_structure(kit, "sample_next_token", module=False,
+                     params=["logits", "temperature", "top_k", "top_p", "generator"])
+
+
+@check("masking", "exactly the eligible tokens stay finite: top-k, then top-p on what top-k left")
+def eligible_set(kit):
+    for c in CASES:
+        args = inputs(c, "float64")
+        got = kit.user(args)
+        want = kit.reference(args)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            return  # the shapes check says what is wrong
+        mine, theirs = torch.isfinite(got).reshape(-1, c.V), torch.isfinite(want).reshape(-1, c.V)
+        if not torch.equal(mine, theirs):
+            b = int((mine != theirs).any(-1).nonzero()[0])  # a row of the logits flattened to (-1, V)
+            keep = lambda m: m[b].nonzero().flatten().tolist()  # noqa: E731
+            found = kit.diagnose(c, "float64", (got,))
+            raise Fail(f"{c.label}, row {b}: you keep tokens {keep(mine)}, expected {keep(theirs)}"
+                       + (f". Diagnosis: {found}" if found else
+                          ": temperature first, then top-k (ties at the k-th value kept), then the nucleus of what "
+                          "top-k left"))
+
+
+@check("properties", "top-p keeps at least the most probable token, even for a tiny top_p")
+def tiny_top_p(kit):
+    c = CASES[1]
+    logits = _logits(c)
+    got = kit.user((logits, 1.0, None, 1e-6))
+    compare(got, kit.reference((logits, 1.0, None, 1e-6)), f"{c.label}, top_p=1e-6: filtered logits", "(B, V)")
+
+
+@check("properties", "top_p=1.0 and top_k=0 switch filtering off, even for a token of vanishing probability")
+def off_means_off(kit):
+    # float32: after exp(-30) the cumulative sum is already 1.0, so a nucleus run at top_p=1.0 would
+    # drop the last token; "1.0 = off" must skip the nucleus, not run it.
+    logits = torch.tensor([[0.0, -30.0, -1.0, 0.5, -2.0], [1.5, 0.3, -0.7, -40.0, 0.9]], dtype=torch.float32)
+    for top_k, top_p in ((0, 1.0), (None, None), (5, 1.0)):
+        got = kit.user((logits, 1.0, top_k, top_p), dtype="float32")
+        try:
+            compare(got, logits.clone(), f"top_k={top_k}, top_p={top_p}: filtered logits", "(B, V)")
+        except Fail as fail:
+            raise Fail(f"{fail}. top_k None or 0 and top_p None or 1.0 mean 'no filtering': skip the step "
+                       "(`if top_p is not None and top_p < 1.0`), do not run the nucleus with top_p=1.0") from None
+
+
+@check("properties", "temperature <= 0 raises ValueError in filter_logits")
+def bad_temperature(kit):
+    logits = _logits(CASES[0])
+    for t in (0.0, -0.5):
+        try:
+            got = kit.user((logits, t, None, None))
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if err.kind == "ValueError":
+                continue
+            raise Fail(f"filter_logits(logits, temperature={t}) raised {err}; raise ValueError instead") from None
+        raise Fail(f"filter_logits(logits, temperature={t}) returned {describe_short(got)}; dividing by a temperature "
+                   "<= 0 is meaningless: raise ValueError (sample_next_token handles temperature 0 as greedy itself)")
+
+
+def describe_short(value):
+    return f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+
+
+# ----------------------------------------------------------------------------- sample_next_token checks
+
+N = 20_000  # draws per row: a frequency of p is measured to ~sqrt(p / N), ~0.3 percentage points at p = 0.2
+ALPHA = 1e-7  # per chi-square test; at most 10 tests in a run: < 1e-6 for a correct sampler
+SAMPLE_CASES = [
+    case(41, B=3, V=9, temperature=0.8, top_k=6, top_p=0.85, seed=11),
+    case(42, B=2, V=7, temperature=1.5, top_k=None, top_p=None, seed=12),
+    case(43, B=4, V=6, temperature=0.6, top_k=4, top_p=None, seed=13, lead=5),
+]
+
+
+def _sample_logits(c):
+    """Logits whose eligible tokens all have probability >= 0.02 (>= 400 expected draws each)."""
+    for attempt in range(200):
+        x = torch.randn(c.B, c.V, generator=c.generator(attempt), dtype=torch.float64)
+        p = _filter(x, c.temperature, c.top_k, c.top_p).softmax(-1)
+        if ((p == 0) | (p >= 0.02)).all() and _clear_of_boundaries(x, c.temperature, c.top_k, c.top_p):
+            return x
+    raise AssertionError(f"{c.label}: no suitable logits")
+
+
+def _draw(kit, c, logits=None, seed=None, temperature=None):
+    logits = _sample_logits(c) if logits is None else logits
+    repeated = logits.repeat_interleave(N, dim=0)  # (B * N, V): row b's logits N times
+    if "lead" in c.dims:  # (B * N / lead, lead, V): three axes, the same rows in the same order
+        repeated = repeated.view(-1, c.lead, c.V)
+    g = torch.Generator().manual_seed(c.seed if seed is None else seed)
+    t = c.temperature if temperature is None else temperature
+    ids = kit.user((repeated, t, c.top_k, c.top_p, g), target="sample_next_token")
+    _expect_ids(ids, tuple(repeated.shape[:-1]), c.V, f"{c.label}, logits {tuple(repeated.shape)}")
+    return ids.reshape(-1)
+
+
+def _expect_ids(ids, shape, V, where):
+    if not isinstance(ids, torch.Tensor):
+        raise Fail(f"{where}: sample_next_token should return a (...) int64 tensor, got {describe_short(ids)}")
+    if tuple(ids.shape) != shape:
+        extra = (" (torch.multinomial returns (N, 1): drop that axis)" if tuple(ids.shape) == (*shape, 1) else "")
+        raise Fail(f"{where}: sample_next_token should return the logits' shape without V, {shape}, "
+                   f"got {tuple(ids.shape)}{extra}")
+    if ids.dtype != torch.int64:
+        raise Fail(f"{where}: sample_next_token should return int64 token ids, got {ids.dtype}")
+    if ids.numel() and (ids.min() < 0 or ids.max() >= V):
+        raise Fail(f"{where}: token ids must lie in [0, V) = [0, {V}), got {int(ids.min())}..{int(ids.max())}")
+
+
+def chi_square_p_value(counts, probs):
+    """Upper tail of Pearson's chi-square statistic over the tokens with probs > 0."""
+    support = probs > 0
+    expected = probs[support] * counts.sum()
+    stat = float(((counts[support] - expected) ** 2 / expected).sum())
+    df = int(support.sum()) - 1
+    if df == 0:
+        return 1.0, stat
+    return float(torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64),
+                                         torch.tensor(stat / 2, dtype=torch.float64))), stat
+
+
+# Wrong distributions a sampler may draw from: named when the draws fit one of them.
+SAMPLER_MISTAKES = [
+    ("temperature ignored", lambda x, c: _filter(x, 1.0, c.top_k, c.top_p).softmax(-1),
+     "your draws follow the distribution WITHOUT temperature: sample from softmax(logits / temperature) after "
+     "filtering (dividing the probabilities by T changes nothing: multinomial renormalizes them)"),
+    ("temperature multiplied", lambda x, c: _filter(x, 1 / c.temperature, c.top_k, c.top_p).softmax(-1),
+     "your draws follow softmax(logits * temperature) (or p ** temperature): divide the logits by the temperature"),
+]
+
+
+@check("properties", "sample_next_token never draws a token that filter_logits removes")
+def never_ineligible(kit):
+    for c in SAMPLE_CASES:
+        logits = _sample_logits(c)
+        ids = _draw(kit, c, logits)
+        allowed = torch.isfinite(_filter(logits, c.temperature, c.top_k, c.top_p))  # (B, V)
+        ok = allowed.repeat_interleave(N, dim=0).gather(1, ids[:, None]).squeeze(1)
+        if not ok.all():
+            i = int((~ok).nonzero()[0])
+            raise Fail(f"{c.label}: row {i // N} drew token {int(ids[i])}, which top-k/top-p removes "
+                       f"(eligible: {allowed[i // N].nonzero().flatten().tolist()}): draw from "
+                       "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits")
+
+
+@check("properties", "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)")
+def frequencies(kit):
+    for c in SAMPLE_CASES:
+        logits = _sample_logits(c)
+        ids = _draw(kit, c, logits).view(c.B, N)
+        want = _filter(logits, c.temperature, c.top_k, c.top_p).softmax(-1)  # (B, V)
+        counts = torch.stack([torch.bincount(ids[b], minlength=c.V) for b in range(c.B)]).to(torch.float64)
+        if (counts == N).any(-1).all() and torch.equal(ids[:, 0], logits.argmax(-1)):
+            raise Fail(f"{c.label}: every draw is the most probable token: that is greedy decoding; sample with "
+                       "torch.multinomial(softmax(filtered logits), 1, generator=generator)")
+        for b in range(c.B):
+            p_value, stat = chi_square_p_value(counts[b], want[b])
+            if p_value >= ALPHA:
+                continue
+            freq = (counts[b] / N).tolist()
+            named = next((explain for _, wrong, explain in SAMPLER_MISTAKES
+                          if (wrong(logits, c)[b] > 0).equal(want[b] > 0)
+                          and chi_square_p_value(counts[b], wrong(logits, c)[b])[0] >= ALPHA), None)
+            raise Fail(f"{c.label}, row {b}: your frequencies {[round(f, 3) for f in freq]} do not fit the expected "
+                       f"probabilities {[round(p, 3) for p in want[b].tolist()]} (chi-square {stat:.1f}, "
+                       f"p-value {p_value:.1e} < {ALPHA:g})"
+                       + (f". Diagnosis: {named}" if named else
+                          ": draw each row from softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)"))
+
+
+@check("properties", "sample_next_token draws with the caller's generator: the same seed gives the same draws")
+def reproducible(kit):
+    c = SAMPLE_CASES[0]
+    logits = _sample_logits(c)
+    first, again = _draw(kit, c, logits, seed=5), _draw(kit, c, logits, seed=5)
+    if not torch.equal(first, again):
+        raise Fail(f"{c.label}: two calls with generators seeded alike gave different draws: pass the caller's "
+                   "generator to the sampler (torch.multinomial(probs, 1, generator=generator)); the global "
+                   "random state must not be used")
+    other = _draw(kit, c, logits, seed=6)
+    if torch.equal(first, other):
+        raise Fail(f"{c.label}: generators with different seeds gave the same draws: your sampler does not use the "
+                   "generator it is given (torch.multinomial(probs, 1, generator=generator)), nor reseed anything")
+
+
+@check("properties", "temperature 0 is greedy: the argmax of every row, whatever top_k and top_p")
+def greedy(kit):
+    for c in SAMPLE_CASES + [CASES[-1]]:  # the last: logits (B, T, V)
+        logits = inputs(c, "float64")[0] if c in CASES else _sample_logits(c)
+        g = torch.Generator().manual_seed(3)
+        ids = kit.user((logits, 0.0, c.top_k, c.top_p, g), target="sample_next_token")
+        _expect_ids(ids, tuple(logits.shape[:-1]), c.V, f"{c.label}, temperature=0")
+        compare(ids, logits.argmax(-1), f"{c.label}, temperature=0: token ids (the argmax)", "(...)")
+
+
+@check("properties", "sample_next_token raises ValueError for a negative temperature")
+def negative_temperature(kit):
+    c = SAMPLE_CASES[1]
+    try:
+        got = kit.user((_sample_logits(c), -1.0, None, None, torch.Generator().manual_seed(0)),
+                       target="sample_next_token")
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        if err.kind == "ValueError":
+            return
+        raise Fail(f"sample_next_token(logits, temperature=-1.0) raised {err}; raise ValueError") from None
+    raise Fail(f"sample_next_token(logits, temperature=-1.0) returned {describe_short(got)}: a negative temperature "
+               "is meaningless, raise ValueError (filter_logits already does)")
+
+
+@check("hygiene", "sample_next_token leaves the caller's logits unchanged")
+def sampler_hygiene(kit):
+    c = SAMPLE_CASES[0]
+    sent = (_sample_logits(c), c.temperature, c.top_k, c.top_p, torch.Generator().manual_seed(1))
+    _, after = kit.user(sent, target="sample_next_token", return_args=True)
+    try:
+        compare(after[0], sent[0], "logits", exact=True)
+    except Fail as fail:
+        raise Fail(f"sample_next_token modified its input ({fail}): use out-of-place operations "
+                   "(logits / temperature, masked_fill, not masked_fill_ or /=)") from None

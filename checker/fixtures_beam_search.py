@@ -1,0 +1,59 @@
+"""The fixed language model the beam_search checks hand to the user's code.
+
+TableModel(prefixes (N, t) int64) -> (N, V) float64 log-probabilities of the next token, read from a
+seeded table indexed by the last two tokens of each prefix (a second-order Markov chain; the first
+step, with BOS alone, has its own row). Deterministic and cheap, so an exhaustive search over every
+sequence is affordable on a tiny vocabulary. It records every call (in the child) so the checks can
+see how the search called it, and it refuses malformed prefixes, or more than max_prefixes (set to
+beam_size by the checks) at once, with a message naming the contract: a beam that grows without a
+global cut would otherwise run for minutes.
+"""
+
+import torch
+from torch import Tensor, nn
+
+
+class TableModel(nn.Module):
+    """log p(next | previous-but-one, previous): a (V + 1, V, V) table; index V = 'no token' (first step)."""
+
+    def __init__(self, vocab: int, bos_id: int, seed: int, spread: float = 1.5, eos_id: int | None = None,
+                 eos_bias: float = 0.0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        logits = torch.randn(vocab + 1, vocab, vocab, generator=g, dtype=torch.float64) * spread
+        if eos_id is not None:
+            logits[..., eos_id] += eos_bias  # a likelier EOS: hypotheses finish early
+        self.register_buffer("table", logits.log_softmax(dim=-1))  # (V + 1, V, V)
+        self.vocab, self.bos_id = vocab, bos_id
+        self.calls: list = []  # one [N, t, rows that hold eos after BOS] per call, when eos_id is watched
+        self.watch_eos: int | None = None
+        self.max_prefixes: int | None = None  # beam_size: more live hypotheses than that break the contract
+
+    def forward(self, prefixes: Tensor) -> Tensor:
+        if not isinstance(prefixes, Tensor) or prefixes.dim() != 2 or prefixes.dtype != torch.int64:
+            shape = tuple(prefixes.shape) if isinstance(prefixes, Tensor) else type(prefixes).__name__
+            dtype = f" {prefixes.dtype}" if isinstance(prefixes, Tensor) else ""
+            raise ValueError(f"the model takes prefixes as one (N, t) int64 tensor (N hypotheses of t tokens, "
+                             f"BOS first), got {shape}{dtype}")
+        if prefixes.size(1) == 0 or (prefixes.size(0) and (prefixes[:, 0] != self.bos_id).any()):
+            raise ValueError(f"every prefix handed to the model starts with BOS ({self.bos_id}): got rows starting "
+                             f"with {prefixes[:, :1].flatten().tolist()[:5]} (shape {tuple(prefixes.shape)})")
+        if self.max_prefixes is not None and prefixes.size(0) > self.max_prefixes:
+            raise ValueError(f"the model was handed {prefixes.size(0)} prefixes at once, more than beam_size = "
+                             f"{self.max_prefixes}: the beam holds at most beam_size live hypotheses; keep only the "
+                             "beam_size best extensions of all N * V at every step (one global topk)")
+        if self.watch_eos is not None:
+            after_eos = int((prefixes[:, 1:] == self.watch_eos).any(dim=1).sum())
+            self.calls.append([prefixes.size(0), prefixes.size(1), after_eos])
+        last = prefixes[:, -1]  # (N,)
+        before = prefixes[:, -2] if prefixes.size(1) > 1 else torch.full_like(last, self.vocab)  # (N,)
+        return self.table[before, last].clone()  # (N, V)
+
+    def log_prob(self, ids: list[int]) -> list[float]:
+        """The log-probability of each token of ids (BOS excluded) after BOS and the tokens before it."""
+        seq = [self.bos_id] + list(ids)
+        out = []
+        for i in range(1, len(seq)):
+            before = seq[i - 2] if i >= 2 else self.vocab
+            out.append(float(self.table[before, seq[i - 1], seq[i]]))
+        return out

@@ -1,0 +1,24 @@
+# expect: (len + 1) ** length_penalty
+"""Normalizes by the length of the whole sequence, BOS included."""
+import torch
+
+
+@torch.no_grad()
+def beam_search(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty=0.0):
+    live = torch.full((1, 1), bos_id, dtype=torch.long)
+    live_scores = torch.zeros(1, dtype=torch.float64)
+    finished = []
+    for _ in range(max_new_tokens):
+        logp = model(live)
+        V = logp.size(-1)
+        top, flat = (live_scores[:, None] + logp).reshape(-1).topk(min(beam_size, logp.numel()))
+        live = torch.cat([live[flat // V], (flat % V)[:, None]], dim=1)
+        done = live[:, -1] == eos_id
+        finished += list(zip(live[done], top[done].tolist()))
+        live, live_scores = live[~done], top[~done]
+        if len(live) == 0:
+            break
+    finished += list(zip(live, live_scores.tolist()))
+    ranked = sorted(((seq[1:].tolist(), s / len(seq) ** length_penalty) for seq, s in finished),
+                    key=lambda h: h[1], reverse=True)
+    return ranked[:beam_size]

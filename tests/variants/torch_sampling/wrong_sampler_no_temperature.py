@@ -1,0 +1,28 @@
+# expect: your draws follow the distribution WITHOUT temperature
+"""Divides the probabilities by the temperature: torch.multinomial renormalizes, so T has no effect."""
+import torch
+
+
+def filter_logits(logits, temperature=1.0, top_k=None, top_p=None):
+    if temperature <= 0:
+        raise ValueError("temperature must be > 0")
+    scores = logits / temperature
+    if top_k and top_k < scores.size(-1):
+        kth = scores.topk(top_k, dim=-1).values[..., -1:]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        sorted_scores, order = scores.sort(dim=-1, descending=True)
+        probs = sorted_scores.softmax(dim=-1)
+        drop = probs.cumsum(dim=-1) - probs >= top_p
+        scores = scores.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    return scores
+
+
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, generator=None):
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    if temperature < 0:
+        raise ValueError("temperature must be >= 0")
+    keep = torch.isfinite(filter_logits(logits, temperature, top_k, top_p))
+    probs = logits.masked_fill(~keep, float("-inf")).softmax(dim=-1) / temperature
+    return torch.multinomial(probs.reshape(-1, probs.size(-1)), 1, generator=generator).view(probs.shape[:-1])
