@@ -12,10 +12,10 @@ import difflib
 import importlib
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from checker import __version__, catalogue, workspace
@@ -68,22 +68,34 @@ def cmd_list(args, console: Console) -> int:
         return EXIT_OK
     from checker.report import duration, status_text
 
+    # Plain aligned columns, not a rich Table: measuring every cell of ~40 rows cost more than
+    # importing rich itself (bench/bench.py holds `kata list` to 2x an import of rich.console).
+    statuses = [status_text(r["status"]) if r["attempts"] else Text("new", style="dim") for r in rows]
+    bests = [duration(r["best_seconds"]) for r in rows]
+    name_w = max(len(r["name"]) for r in rows)
+    status_w = max(len("status"), *(len(s) for s in statuses))
+    best_w = max(len("best"), *(len(b) for b in bests))
+    indent = 2 + 2 + name_w + 2 + 5 + 2 + status_w + 2 + best_w + 2  # where the title column starts
     groups = list(dict.fromkeys((k.part, k.track) for k in catalogue.all_katas()))  # in learning order
     for part, track in groups:
-        title = f"{track} track" if part == "seeds" else f"{track} track, beyond the seeds (modern LLMs)"
-        table = Table(title=title, title_justify="left", title_style="bold")
-        table.add_column("#", justify="right")
-        table.add_column("kata", no_wrap=True)
-        table.add_column("title", overflow="fold")
-        for column in ("difficulty", "status", "best"):
-            table.add_column(column, no_wrap=True)
-        group = (r for k, r in zip(catalogue.all_katas(), rows) if (k.part, k.track) == (part, track))
-        for i, row in enumerate(group, 1):
-            best = duration(row["best_seconds"])
-            status = status_text(row["status"]) if row["attempts"] else Text("new", style="dim")
-            table.add_row(str(i), Text(row["name"], style="bold"), Text(row["title"]),
-                          "★" * row["difficulty"], status, best)
-        console.print(table)
+        heading = f"{track} track" if part == "seeds" else f"{track} track, beyond the seeds (modern LLMs)"
+        lines = Text.assemble((heading, "bold"), "\n",
+                              (f" #  {'kata':<{name_w}}  {'level':<5}  {'status':<{status_w}}  {'best':>{best_w}}  title",
+                               "dim"))
+        group = [i for i, k in enumerate(catalogue.all_katas()) if (k.part, k.track) == (part, track)]
+        for n, i in enumerate(group, 1):
+            lines.append(f"\n{n:>2}  ")
+            lines.append(f"{rows[i]['name']:<{name_w}}", style="bold")
+            lines.append(f"  {'★' * rows[i]['difficulty']:<5}  ")
+            lines.append_text(statuses[i])
+            lines.append(" " * (status_w - len(statuses[i])) + f"  {bests[i]:>{best_w}}  ")
+            at = indent if console.width - indent >= 20 else 4  # a narrow terminal: the title on lines of its own
+            title = textwrap.wrap(rows[i]["title"], console.width - at)
+            lines.append(title[0] if at == indent else f"\n{' ' * at}{title[0]}")
+            for more in title[1:]:  # a long title continues under itself
+                lines.append(f"\n{' ' * at}{more}")
+        console.print(lines, no_wrap=True, overflow="ellipsis")
+        console.print()
     console.print(Text(f"Workspace: {ws}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. "
                        "'best' is the fastest passing run of your code.", style="dim"))
     return EXIT_OK

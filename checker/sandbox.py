@@ -216,7 +216,7 @@ def _call(req):
         args = [a.to(device) if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
         return {"value": _layout(fn(*args, **kwargs)), "seconds": 0.0}
     if req.get("cotangents") is not None:
-        return _backward(fn, args, req["cotangents"], module if req.get("init") is not None else None)
+        return _backward(fn, args, kwargs, req["cotangents"], module if req.get("init") is not None else None)
     seconds = []
     for _ in range(max(1, int(req.get("repeat", 1)))):  # repeat > 1: timing, report the fastest run
         start = time.perf_counter()
@@ -242,10 +242,10 @@ def _encode_result(value):
         raise ValueError(f"could not read the value your code returned: {exc}") from None
 
 
-def _backward(fn, args, cotangents, module):
-    """Gradients of sum(output * cotangent) for the float inputs and every parameter."""
+def _backward(fn, args, kwargs, cotangents, module):
+    """Gradients of sum(output * cotangent) for the float positional inputs and every parameter."""
     args = [a.detach().clone().requires_grad_(True) if _float_tensor(a) else a for a in args]
-    value = fn(*args)
+    value = fn(*args, **kwargs)
     outs = [o for o in (value if isinstance(value, (tuple, list)) else (value,)) if _float_tensor(o)]
     if len(outs) != len(cotangents):
         raise ValueError(f"expected {len(cotangents)} float tensor output(s), got {len(outs)}")
