@@ -319,14 +319,23 @@ class Kit:
     # -- diagnosis
 
     def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
-        """Name the known mistake whose result equals the user's, if any."""
-        for mistake in getattr(self.spec, "MISTAKES", ()):
+        """Name the known mistake whose result on this case equals the user's outputs, if any."""
+        return self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
+                                 outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+
+    def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, **how) -> str | None:
+        """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
+        got, one value or a tuple of them; it becomes the report's diagnosis. `how` goes on to
+        reference() (case=, dtype=, target=), outputs splits a result as as_outputs() does."""
+        for mistake in getattr(self.spec, "MISTAKES", ()) if mistakes is None else mistakes:
             try:
-                value = self.reference(self.inputs(case, dtype), case=case, dtype=dtype, impl=mistake.impl)
-                wrong = as_outputs(value, self.spec.OUTPUTS)
-            except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
+                with np.errstate(all="ignore"):
+                    wrong = self.reference(args, impl=mistake.impl, **how)
+                wrong = as_outputs(wrong, outputs) if outputs else wrong
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
                 continue
-            if all(matches(u, w, self.tolerance(dtype)) for u, w in zip(user_outputs, wrong)):
+            several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
+            if all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)])):
                 self.diagnosis = self.diagnosis or mistake.explain
                 return mistake.explain
         return None

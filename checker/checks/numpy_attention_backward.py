@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.numpy_parts import softmax
 from checker.sandbox import UserError
 
@@ -145,17 +145,6 @@ MISTAKES = [
 ]
 
 
-def _diagnose(kit, args, got):
-    """The explanation of the first named mistake whose result equals `got` on these inputs."""
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if all(matches(u, w) for u, w in zip(got, wrong)):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _triple(value, c):
@@ -173,7 +162,7 @@ def _compare_all(kit, args, got, expected, label, tol=None):
         for (name, legend), u, e in zip(OUTPUTS, got, expected):
             compare(u, e, name, legend, tol=tol)
     except Fail as fail:
-        found = _diagnose(kit, args, got)
+        found = kit.name_mistake(args, got)
         raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
@@ -218,7 +207,7 @@ def hidden_keys(kit):
         leaked = np.where(hidden[:, None, :, None], grad, 0.0)
         if np.isnan(leaked).any() or (leaked != 0).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(leaked) | (leaked != 0))[0])
-            found = _diagnose(kit, args, (dq, dk, dv))
+            found = kit.name_mistake(args, (dq, dk, dv))
             raise Fail(f"{c.label}: {name}{list(where)} = {leaked[where]:.3g}, but key {where[2]} of batch item "
                        f"{where[0]} is padding, hidden from every query: it has zero weight, so it gets no gradient. "
                        "Recompute P with the mask, hidden keys at -np.inf (or P = np.where(mask, P, 0.0))"
@@ -251,7 +240,7 @@ def blind_query(kit):
         raise Fail(f"{label}, and your gradients contain NaN (softmax of a row of -inf is NaN): zero that row's "
                    "weights after softmax, P = np.where(mask, P, 0.0), before using P in the backward pass")
     if (dq[b, h, i] != 0).any():
-        found = _diagnose(kit, args, (dq, dk, dv))
+        found = kit.name_mistake(args, (dq, dk, dv))
         raise Fail(f"{label}; its output is 0 whatever q is, so its dq must be 0, got "
                    f"{[round(float(x), 3) for x in dq[b, h, i]]}" + (f". Diagnosis: {found}" if found else ""))
     dout = args[0].copy()
@@ -302,7 +291,7 @@ def keys_shift(kit):
         bound = 1e-9 * (np.abs(got[1]).sum(axis=-2) + 1.0)
         if not (np.abs(total) <= bound).all():
             where = tuple(int(i) for i in np.argwhere(~(np.abs(total) <= bound))[0])
-            found = _diagnose(kit, args, got)
+            found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}: dk summed over the keys is {float(total[where]):.3g}, not 0, at index "
                        f"{where}: adding the same vector c to every key adds q·c to a whole row of scores, which "
                        "softmax ignores, so the gradient has no such component; the − rowsum(dP · P) term of dS removes "
@@ -321,6 +310,6 @@ def values_total(kit):
         try:
             compare(got[2].sum(axis=-2), expected, "dv summed over the keys", "(..., d_v)")
         except Fail as fail:
-            found = _diagnose(kit, args, got)
+            found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the "
                        "queries that see a key; dv = Pᵀ dout" + (f". Diagnosis: {found}" if found else "")) from None

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TRACK = "numpy"
@@ -125,17 +125,6 @@ MISTAKES = [
 ]
 
 
-def _diagnose(kit, args, got):
-    """The explanation of the first named mistake whose result equals `got` on these inputs."""
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if all(matches(u, w) for u, w in zip(got, wrong)):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _triple(value, label):
@@ -149,7 +138,7 @@ def _compare_all(kit, args, got, expected, label):
         for (name, legend), u, e in zip(OUTPUTS, got, expected):
             compare(u, e, name, legend)
     except Fail as fail:
-        found = _diagnose(kit, args, got)
+        found = kit.name_mistake(args, got)
         raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
@@ -244,7 +233,7 @@ def rows_sum_to_zero(kit):
         scale = np.abs(dx).max(axis=-1) + 1.0
         worst = np.unravel_index(np.argmax(np.abs(sums) / scale), sums.shape) if sums.ndim else ()
         if not np.isfinite(sums).all() or abs(sums[worst]) > 1e-9 * scale[worst]:
-            found = _diagnose(kit, args, _triple(kit.user(args, case=c), c.label))
+            found = kit.name_mistake(args, _triple(kit.user(args, case=c), c.label))
             raise Fail(f"{c.label}: dx[{', '.join(map(str, worst))}] sums to {float(sums[worst]):.3g} over the last "
                        "axis, not 0: y is unchanged when the same number is added to every entry of x's vector, so "
                        "the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes it"

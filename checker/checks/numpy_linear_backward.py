@@ -5,7 +5,7 @@ import re
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "linear_backward"
@@ -144,16 +144,6 @@ def _explain_error(err: UserError, what: str) -> Fail:
     return Fail(f"{what}: your code raised {err}{where}. {SHAPE_GUIDE}")
 
 
-def _named(kit, args, got) -> str | None:
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if all(matches(u, w) for u, w in zip(got, wrong)):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _verify(kit, args, what, expected) -> None:
@@ -170,7 +160,7 @@ def _verify(kit, args, what, expected) -> None:
         for (name, legend), u, e in zip(OUTPUTS, got, expected):
             compare(u, e, name, legend)
     except Fail as fail:
-        found = _named(kit, args, got)
+        found = kit.name_mistake(args, got)
         raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "softmax"
@@ -13,6 +13,11 @@ OUTPUTS = [("probabilities", "(same as x)")]
 # them is good to about 1e-4 relative whatever the method: the stability checks allow 1e-3 in float32
 # (log-sum-exp implementations round there; every real mistake gives NaN or an error of order 1).
 STABILITY_TOL = {"float64": None, "float32": (1e-3, 1e-6)}
+
+
+def _named_tol(got):
+    return STABILITY_TOL["float32"] if got.dtype == np.float32 else None
+
 
 # Every dimension its own size, so normalising along the wrong axis cannot pass by coincidence;
 # axis 0 and 1 of a 3-D array catch code that always uses the last axis.
@@ -96,18 +101,6 @@ MISTAKES = [
 ]
 
 
-def _named(kit, args, got):
-    """The explanation of the first named mistake whose result equals `got` on these inputs."""
-    for mistake in MISTAKES:
-        try:
-            with np.errstate(all="ignore"):
-                wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if matches(got, wrong, STABILITY_TOL["float32"] if got.dtype == np.float32 else None):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _verify(kit, args, what, tol=None):
@@ -117,7 +110,7 @@ def _verify(kit, args, what, tol=None):
     try:
         compare(got, expected, "probabilities", "(same as x)", tol=tol)
     except Fail as fail:
-        found = _named(kit, args, got) if isinstance(got, np.ndarray) else None
+        found = kit.name_mistake(args, got, tol=_named_tol(got)) if isinstance(got, np.ndarray) else None
         raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
     return got
 
@@ -161,7 +154,7 @@ def large_logits(kit):
         x = _array((3, 4, 6), torch.Generator().manual_seed(13), dtype, scale=1e4)
         got = kit.user((x, -1))
         if isinstance(got, np.ndarray) and got.shape == x.shape and not np.isfinite(got).all():
-            found = _named(kit, (x, -1), got)
+            found = kit.name_mistake((x, -1), got, tol=_named_tol(got))
             bad = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
             raise Fail(f"{dtype}, logits of size 1e4: entry {bad} is {got[bad]}. "
                        + (found or "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN"))
@@ -179,7 +172,7 @@ def far_apart_slices(kit):
             args = (x.astype(dtype), axis)
             got = kit.user(args)
             if isinstance(got, np.ndarray) and got.shape == x.shape and np.isnan(got).any():
-                found = _named(kit, args, got)
+                found = kit.name_mistake(args, got, tol=_named_tol(got))
                 nan_slices = sorted({int(i) for i in np.argwhere(np.isnan(got))[:, 0 if axis == -1 else 1]})
                 means = {0: "0", 1: "-1e4", 2: "+1e3"}
                 raise Fail(f"{dtype}, axis={axis}: the {where}(s) of logits near "
@@ -197,7 +190,7 @@ def sums_to_one(kit):
             continue  # the shapes check reports it
         sums = np.sum(got, axis=axis)
         if not np.allclose(sums, 1.0, rtol=0, atol=1e-9) or (got < 0).any() or (got > 1).any():
-            found = _named(kit, (x, axis), got)
+            found = kit.name_mistake((x, axis), got, tol=_named_tol(got))
             worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums) - 1))]) if np.isfinite(sums).any() else float("nan")
             raise Fail(f"{c.label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}"
                        + (f". Diagnosis: {found}" if found else ""))

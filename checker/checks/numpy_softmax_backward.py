@@ -135,17 +135,6 @@ MISTAKES = [
 ]
 
 
-def _named(kit, args, got) -> str | None:
-    for mistake in MISTAKES:
-        try:
-            with np.errstate(all="ignore"):
-                wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if matches(got, wrong, kit.tolerance(str(got.dtype))):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _call(kit, args, what):
@@ -164,7 +153,7 @@ def _verify(kit, args, what, expected=None, tol=None):
     try:
         compare(got, expected, "dx", "(same as y)", tol=tol)
     except Fail as fail:
-        found = _named(kit, args, got) if isinstance(got, np.ndarray) else None
+        found = kit.name_mistake(args, got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
         raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
     return got
 
@@ -196,7 +185,7 @@ def default_axis(kit):
         if matches(_call(kit, (dy, y, -1), "softmax_backward(dy, y, -1)"), expected):
             raise Fail(f"{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 "
                        "(def softmax_backward(dy, y, axis=-1))") from None
-        found = _named(kit, (dy, y), got) if isinstance(got, np.ndarray) else None
+        found = kit.name_mistake((dy, y), got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
         raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
@@ -235,7 +224,7 @@ def sums_to_zero(kit):
         sums = np.sum(got, axis=axis)
         worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums)))]) if np.isfinite(sums).any() else float("nan")
         if not abs(worst) <= 1e-9:
-            found = _named(kit, (dy, y, axis), got)
+            found = kit.name_mistake((dy, y, axis), got, tol=kit.tolerance(str(got.dtype)))
             raise Fail(f"{c.label}: the slices of dx along axis {axis} should sum to 0 (moving every logit of a slice "
                        f"by the same amount leaves softmax unchanged, so the gradient has no component along it), "
                        f"one sums to {worst:.6g}" + (f". Diagnosis: {found}" if found else ""))

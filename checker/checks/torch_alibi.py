@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "alibi_attention"
 DEVICE = True  # the bias and the mask are built inside: they must follow q's device
@@ -177,17 +177,10 @@ def _verify(kit, target, args, what, legend, mistakes):
     try:
         compare(got, want, what, legend)
     except Fail as fail:
-        found = next((m.explain for m in mistakes if _equals(m.impl, args, got)), None)
-        if found:
-            kit.diagnosis = kit.diagnosis or found
+        found = kit.name_mistake(args, got, mistakes)
         raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
-def _equals(impl, args, got) -> bool:
-    try:
-        return matches(got, impl(*args))
-    except Exception:  # noqa: BLE001 - a mistake that cannot run on these arguments does not apply
-        return False
 
 
 @check("numerics", "alibi_slopes(H) is the paper's geometric sequence, extended by get_slopes' rule for other H")

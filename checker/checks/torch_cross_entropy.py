@@ -187,17 +187,6 @@ MISTAKES = [
 ]
 
 
-def _named(kit, args, got, tol=None):
-    """The explanation of the first named mistake whose result equals `got` on these inputs."""
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if matches(got, wrong, tol):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _verify(kit, args, what, tol=None):
@@ -206,7 +195,7 @@ def _verify(kit, args, what, tol=None):
     try:
         compare(got, want, "loss", "() a scalar", tol=tol)
     except Fail as fail:
-        found = _named(kit, args, got, tol) if isinstance(got, torch.Tensor) else None
+        found = kit.name_mistake(args, got, tol=tol) if isinstance(got, torch.Tensor) else None
         raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
     return got
 
@@ -239,7 +228,7 @@ def large_logits(kit):
         args = (_logits(c, dtype, scale=1e4), target, ignore_index, eps)
         got = kit.user(args)
         if isinstance(got, torch.Tensor) and got.ndim == 0 and not torch.isfinite(got):
-            found = _named(kit, args, got)
+            found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}, {dtype}, logits of size 1e4: the loss is {got.item()}. "
                        + (found or "compute log-probabilities stably: logits - torch.logsumexp(logits, -1, keepdim=True)"))
         _verify(kit, args, f"{c.label}, {dtype}, logits of size 1e4", LARGE_TOL[dtype])

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure
 
 TARGET = "flash_attention"
 OUTPUTS = [("out", "(B, H, T_q, d_v)")]
@@ -190,7 +190,7 @@ def block_sizes(kit):
         try:
             compare(got, want, "out", "(B, H, T_q, d_v)")
         except Fail as fail:
-            found = _diagnose(kit, args, got)
+            found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}, block_size={block}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
@@ -202,7 +202,7 @@ def large_scores(kit):
     try:
         compare(got, kit.reference(args), f"{c.label}: out", "(B, H, T_q, d_v)")
     except Fail as fail:
-        found = _diagnose(kit, args, got)
+        found = kit.name_mistake(args, got)
         raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
@@ -247,16 +247,6 @@ def online_softmax(kit):
                        "query, rescaling the accumulator by exp(m_old - m_new) when the max grows")
 
 
-def _diagnose(kit, args, got):
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if matches(got, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
 
 
 def _out(value, c):

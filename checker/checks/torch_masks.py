@@ -7,7 +7,7 @@ named mistakes.
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "make_pad_mask"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -202,17 +202,10 @@ def _verify(kit, target, cases, make_args, legend, mistakes):
         try:
             compare(got, want, f"{target}{_shown(args)}", legend, exact=True)
         except Fail as fail:
-            found = next((m.explain for m in mistakes if _equals(m.impl, args, got)), None)
-            if found:
-                kit.diagnosis = kit.diagnosis or found
+            found = kit.name_mistake(args, got, mistakes)
             raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
-def _equals(impl, args, got) -> bool:
-    try:
-        return matches(got, impl(*args))
-    except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-        return False
 
 
 def _shown(args) -> str:

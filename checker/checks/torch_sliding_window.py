@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "sliding_window_attention"
@@ -133,17 +133,10 @@ def mask_exact(kit):
         try:
             compare(got, want, f"sliding_window_mask(T={c.T}, window={c.window})", "(T, T)", exact=True)
         except Fail as fail:
-            found = next((m.explain for m in MASK_MISTAKES if _equals(m.impl, args, got)), None)
-            if found:
-                kit.diagnosis = kit.diagnosis or found
+            found = kit.name_mistake(args, got, MASK_MISTAKES)
             raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
 
 
-def _equals(impl, args, got) -> bool:
-    try:
-        return matches(got, impl(*args))
-    except Exception:  # noqa: BLE001 - a mistake that cannot run on these arguments does not apply
-        return False
 
 
 @check("masking", "sliding_window_mask(T, window, device='meta') is made on the requested device")
