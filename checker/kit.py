@@ -8,7 +8,8 @@ A kata's check module (checker/checks/TRACK_NAME.py) defines
     OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
     MISTAKES     named wrong versions used to say which mistake a wrong result equals
     TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
-    DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks
+    DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks; "weights"
+                 also checks that it acts on the attention weights, not on the output
     BATCH_INDEPENDENT  optional True: adds "changing batch item 0 leaves the others unchanged" (dims need B)
     GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
     DEVICE       optional True for the device check (torch track): the inputs are moved to the meta
@@ -585,4 +586,17 @@ def dropout_checks(spec) -> list:
             raise Fail(f"{c.label}: with dropout=0.5 in training mode the result equals the result without "
                        "dropout; apply self.dropout where the contract says")
 
-    return [dropout_eval, dropout_train]
+    @check("properties", "dropout acts on the attention weights, not on the output")
+    def dropout_on_weights(kit):
+        args = kit.inputs(c)
+        (plain, *_) = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        (trained, *_) = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
+        if isinstance(plain, torch.Tensor) and isinstance(trained, torch.Tensor) and plain.shape == trained.shape:
+            zeroed = float(((trained == 0) & (plain != 0)).double().mean())
+            # Dropout on the weights leaves almost no output element exactly 0; on the output, about p of them.
+            if zeroed > 0.2:
+                raise Fail(f"{c.label}: with dropout=0.5 in training mode {zeroed:.0%} of the output elements are "
+                           "exactly 0: dropout is applied to the output; the contract applies it to the attention "
+                           "weights, before they multiply V (self.dropout(weights) @ V)")
+
+    return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])

@@ -7,7 +7,7 @@ import torch
 from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "ScaledDotProductAttention"
-DROPOUT = True  # the constructor takes dropout: check it acts in training only
+DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, H, T_q, d_v)"), ("weights", "(B, H, T_q, T_k)")]
 

@@ -9,7 +9,7 @@ from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.sandbox import UserError
 
 TARGET = "GroupedQueryAttention"
-DROPOUT = True  # the constructor takes dropout: check it acts in training only
+DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("out", "(B, T, D)"), ("attn", "(B, H, T, T)")]
 

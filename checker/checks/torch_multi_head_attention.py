@@ -8,7 +8,7 @@ from torch import nn
 from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "MultiHeadAttention"
-DROPOUT = True  # the constructor takes dropout: check it acts in training only
+DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("out", "(B, T_q, D)"), ("attn", "(B, H, T_q, T_k)")]
 
