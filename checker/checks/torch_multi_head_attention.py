@@ -5,7 +5,8 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker import attention_checks as shared
+from checker.kit import Mistake, case, check, expect_structure
 
 TARGET = "MultiHeadAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -155,30 +156,16 @@ def structure(kit):
 def hidden_keys_zero(kit):
     for c in CASES:
         args = kit.inputs(c)
-        if args[2] is None:
-            continue
-        _, attn = _pair(kit.user(args, case=c), c)
-        visible = args[2].expand(c.B, c.H, c.T_q, c.T_k)
-        leaked = attn.masked_fill(visible, 0.0)
-        if torch.isnan(leaked).any() or (leaked != 0).any():
-            b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
-            raise Fail(f"{c.label}: query {i} gives weight {leaked[b, h, i, j].item():.3g} to hidden key {j} "
-                       f"(batch {b}, head {h}); fill hidden scores with -inf before softmax (True = may attend)")
+        if args[2] is not None:
+            _, attn = _pair(kit.user(args, case=c), c)
+            shared.hidden_keys_get_zero(c, attn, args[2])
 
 
 @check("masking", "in causal self-attention, position i uses no input after i")
 def causal(kit):
     c = CASES[2]
     x, _, mask = kit.inputs(c)
-    out, _ = _pair(kit.user((x, x, mask), case=c), c)
-    for t in range(c.T_q - 1):
-        changed = x.clone()
-        changed[:, t + 1:] += 3.0  # change only the future of position t
-        out2, _ = _pair(kit.user((changed, changed, mask), case=c), c)
-        if not torch.allclose(out[:, : t + 1], out2[:, : t + 1], rtol=1e-12, atol=1e-12):
-            raise Fail(f"{c.label}: changing the inputs after position {t} changed the output at position ≤ {t}: "
-                       "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and that the "
-                       "heads are split and combined with a transpose")
+    shared.no_future_leak(c, lambda x: _pair(kit.user((x, x, mask), case=c), c)[0], x)
 
 
 @check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
@@ -186,30 +173,8 @@ def fully_hidden_row(kit):
     c = EMPTY_ROW
     args = kit.inputs(c)
     out, attn = _pair(kit.user(args, case=c), c)
-    expected, _ = kit.reference(args, case=c)
-    row_w, row_o = attn[1, :, 2], out[1, 2]
-    if torch.isnan(row_w).any() or torch.isnan(row_o).any():
-        raise Fail(f"{c.label}: batch 1, query 2 sees no key and came out NaN (softmax of a row of -inf); "
-                   "set such rows to zero, for example weights.masked_fill(~mask, 0.0) after softmax")
-    if (row_w != 0).any():
-        raise Fail(f"{c.label}: batch 1, query 2 sees no key, yet its weights in head 0 are "
-                   f"{[round(x, 3) for x in row_w[0].tolist()]}; a query with no visible key must get zero weights "
-                   "(with -1e9 instead of -inf such a row turns uniform)")
-    others = torch.ones(c.B, c.T_q, dtype=torch.bool)
-    others[1, 2] = False
-    if torch.allclose(out[others], expected[others], rtol=1e-9, atol=1e-10) and not torch.allclose(
-            row_o, expected[1, 2], rtol=1e-9, atol=1e-10):
-        raise Fail(f"{c.label}: batch 1, query 2 sees no key and its weights are zero, but its output is not "
-                   "W_o's bias: compute the output from the zeroed weights (weights @ V), so the attention gives 0")
+    shared.blind_query_gets_zero(c, out, attn, kit.reference(args, case=c)[0])
 
 
 def _pair(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(f"{c.label}: forward should return a tuple (out, attn) of tensors")
-    out, attn = value
-    for name, got, want, legend in (("out", out, (c.B, c.T_q, c.D), "(B, T_q, D)"),
-                                    ("attn", attn, (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")):
-        if tuple(got.shape) != want:
-            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
-    return out, attn
+    return shared.out_and_attn(value, c, (c.B, c.T_q, c.D), "(B, T_q, D)", (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")

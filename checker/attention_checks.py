@@ -1,0 +1,60 @@
+"""Checks shared by the attention modules that return (out, attn): multi-head and grouped-query.
+
+Each kata calls these with its own way of running the user's module, so the verdicts (and their
+wording) are written once.
+"""
+
+import torch
+
+from checker.kit import Fail
+
+
+def out_and_attn(value, c, out_shape: tuple, out_legend: str, attn_shape: tuple, attn_legend: str):
+    """(out, attn) from what forward returned, or a Fail saying what is wrong with its form or shapes."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, torch.Tensor) for v in value)):
+        raise Fail(f"{c.label}: forward should return a tuple (out, attn) of tensors")
+    out, attn = value
+    for name, got, want, legend in (("out", out, out_shape, out_legend), ("attn", attn, attn_shape, attn_legend)):
+        if tuple(got.shape) != want:
+            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
+    return out, attn
+
+
+def hidden_keys_get_zero(c, attn, visible, advice: str = "") -> None:
+    """No weight on a hidden key (visible: bool, broadcastable to attn; True = may attend)."""
+    leaked = attn.masked_fill(visible.expand(attn.shape), 0.0)
+    if torch.isnan(leaked).any() or (leaked != 0).any():
+        b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
+        raise Fail(f"{c.label}: query {i} gives weight {leaked[b, h, i, j].item():.3g} to hidden key {j} "
+                   f"(batch {b}, head {h}); fill hidden scores with -inf before softmax (True = may attend{advice})")
+
+
+def no_future_leak(c, run, x) -> None:
+    """Under a causal mask, changing positions after t leaves the output up to t unchanged. run(x) -> out."""
+    out = run(x)
+    for t in range(x.size(1) - 1):
+        changed = x.clone()
+        changed[:, t + 1:] += 3.0  # change only the future of position t
+        if not torch.allclose(out[:, : t + 1], run(changed)[:, : t + 1], rtol=1e-12, atol=1e-12):
+            raise Fail(f"{c.label}: changing the inputs after position {t} changed the output at position ≤ {t}: "
+                       "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and that "
+                       "the heads are split and combined with a transpose")
+
+
+def blind_query_gets_zero(c, out, attn, expected, b: int = 1, i: int = 2) -> None:
+    """Query i of batch item b sees no key: zero weights, no NaN, and an output of W_o's bias (expected: reference out)."""
+    row_w, row_o = attn[b, :, i], out[b, i]
+    where = f"batch {b}, query {i}"
+    if torch.isnan(row_w).any() or torch.isnan(row_o).any():
+        raise Fail(f"{c.label}: {where} sees no key and came out NaN (softmax of a row of -inf); "
+                   "set such rows to zero, for example attn.masked_fill(~mask, 0.0) after softmax")
+    if (row_w != 0).any():
+        raise Fail(f"{c.label}: {where} sees no key, yet its weights in head 0 are "
+                   f"{[round(x, 3) for x in row_w[0].tolist()]}; a query with no visible key must get zero weights "
+                   "(with -1e9 instead of -inf such a row turns uniform)")
+    others = torch.ones(out.shape[:2], dtype=torch.bool)
+    others[b, i] = False
+    if torch.allclose(out[others], expected[others], rtol=1e-9, atol=1e-10) and not torch.allclose(
+            row_o, expected[b, i], rtol=1e-9, atol=1e-10):
+        raise Fail(f"{c.label}: {where} sees no key and its weights are zero, but its output is not "
+                   "W_o's bias: compute the output from the zeroed weights (attn @ V), so the attention gives 0")
