@@ -67,11 +67,12 @@ def print_presets(console: Console, lang: str, as_json: bool) -> int:
         print_json({"presets": rows})
         return EXIT_OK
     table = Table(title=say(lang, "drill.presets"), title_justify="left", title_style="bold")
-    for column in ("preset", "minutes", "katas", "what"):
-        table.add_column(column, justify="right" if column == "minutes" else "left", no_wrap=column == "preset")
+    for column in ("preset", "minutes", "what", "katas"):
+        table.add_column(column, justify="right" if column == "minutes" else "left", no_wrap=column == "preset",
+                         max_width=18 if column == "what" else None, overflow="fold")  # kata names never cut
     for row in rows:
         katas = ", ".join(row["katas"]) or "random: difficulty " + ", ".join(map(str, row["difficulties"]))
-        table.add_row(Text(row["name"], style="bold"), f"{row['minutes']:g}", Text(katas), Text(row["title"]))
+        table.add_row(Text(row["name"], style="bold"), f"{row['minutes']:g}", Text(row["title"]), Text(katas))
     console.print(table)
     console.print(Text("kata drill PRESET, or kata drill KATA... [--minutes M]; --allow-hints unlocks hints.",
                        style="dim"))
