@@ -304,11 +304,11 @@ class _Drill:
         head = Text.assemble(("kata drill", "bold"), (f" · {self.preset} · {self.minutes:g} min · ", "dim"),
                              (countdown, "bold red" if left < 60 else "bold cyan"))
         table = Table(box=box.SIMPLE_HEAD)
-        for column in ("kata", "file", "status", "stage reached", "attempts", "first green"):
-            table.add_column(column, justify="right" if column == "attempts" else "left")
-        for path, kata in self.files.items():
+        for column in ("kata", "status", "stage reached", "attempts", "first green"):  # paths: printed at the start
+            table.add_column(column, justify="right" if column == "attempts" else "left", no_wrap=column == "kata")
+        for kata in self.files.values():
             r = self.results[kata.id]
-            table.add_row(Text(kata.id, style="bold"), Text(str(Path(kata.file))),
+            table.add_row(Text(kata.id, style="bold"),
                           status_text(r.status) if r else Text(STATUS_LABEL["not_started"], style="dim"),
                           (r.stage if r else None) or "–", str(self.attempts[kata.id]),
                           practice.clock(self.green.get(kata.id)))
