@@ -1,4 +1,3 @@
-# expect: the frequencies are computed in float32
 """HF LLaMA's inv_freq, copied with its .float(): float32 frequencies even for float64 x."""
 import torch
 
