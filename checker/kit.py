@@ -356,8 +356,15 @@ def _float(x) -> bool:
 
 
 def _clone(args: tuple) -> tuple:
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a.copy() if isinstance(a, np.ndarray) else a
-                 for a in args)
+    """Copies, so that a call cannot change what the next one gets (a generator's state included)."""
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a.copy() if isinstance(a, np.ndarray)
+                 else _copy_generator(a) if isinstance(a, torch.Generator) else a for a in args)
+
+
+def _copy_generator(g: torch.Generator) -> torch.Generator:
+    copy = torch.Generator(device=g.device)
+    copy.set_state(g.get_state())
+    return copy
 
 
 # ----------------------------------------------------------------------------- standard checks
@@ -378,8 +385,14 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         raise Fail(f"'{target}' should be a class deriving from torch.nn.Module")
     if module is False and (info["is_class"] or not info["callable"]):
         raise Fail(f"'{target}' should be a function")
-    for got, want, where in ((info["params"], params, f"{target}"), (info.get("forward"), forward, f"{target}.forward")):
-        if want is not None and got is not None and got[: len(want)] != want:
+    # A constructor gets its arguments by keyword, so its names are the contract. forward and a
+    # function get them by position: other names are the user's choice, unless they are the
+    # contract's names in another order (Q and K swapped) or too few.
+    for got, want, where, by_name in ((info["params"], params, f"{target}", info["is_class"]),
+                                      (info.get("forward"), forward, f"{target}.forward", False)):
+        if want is None or got is None or got[: len(want)] == want:
+            continue
+        if by_name or len(got) < len(want) or sorted(got[: len(want)]) == sorted(want):
             raise Fail(f"{where} should take ({', '.join(want)}), but takes ({', '.join(got)})")
     if init is not None and info["is_module"]:
         built = kit.sandbox.request("inspect", target=target, init=init)

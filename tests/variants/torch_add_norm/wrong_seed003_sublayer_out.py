@@ -1,4 +1,4 @@
-# expect: not its output as in seed 003
+# expect: seed 003's ResidualLayerNorm takes the sublayer's OUTPUT
 """Seed 003's ResidualLayerNorm: takes the sublayer's output instead of the sublayer."""
 from typing import Callable
 
