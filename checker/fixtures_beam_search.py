@@ -25,9 +25,14 @@ class TableModel(nn.Module):
             logits[..., eos_id] += eos_bias  # a likelier EOS: hypotheses finish early
         self.register_buffer("table", logits.log_softmax(dim=-1))  # (V + 1, V, V)
         self.vocab, self.bos_id = vocab, bos_id
+        self._made = dict(vocab=vocab, bos_id=bos_id, seed=seed, spread=spread, eos_id=eos_id, eos_bias=eos_bias)
         self.calls: list = []  # one [N, t, rows that hold eos after BOS] per call, when eos_id is watched
         self.watch_eos: int | None = None
         self.max_prefixes: int | None = None  # beam_size: more live hypotheses than that break the contract
+
+    def extra_repr(self) -> str:
+        """How to build the same model in a REPL (`kata check beam_search --case N` prints it)."""
+        return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + "; from checker.fixtures_beam_search"
 
     def forward(self, prefixes: Tensor) -> Tensor:
         if not isinstance(prefixes, Tensor) or prefixes.dim() != 2 or prefixes.dtype != torch.int64:
