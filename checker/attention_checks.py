@@ -1,12 +1,14 @@
-"""Checks shared by the attention modules that return (out, attn): multi-head and grouped-query.
+"""Checks shared by the attention katas: the torch modules that return (out, attn), multi-head and
+grouped-query, and the NumPy functions that return (output, attention_weights).
 
 Each kata calls these with its own way of running the user's module, so the verdicts (and their
 wording) are written once.
 """
 
+import numpy as np
 import torch
 
-from checker.kit import Fail
+from checker.kit import Fail, compare
 
 
 def out_and_attn(value, c, out_shape: tuple, out_legend: str, attn_shape: tuple, attn_legend: str):
@@ -58,3 +60,36 @@ def blind_query_gets_zero(c, out, attn, expected, b: int = 1, i: int = 2) -> Non
             row_o, expected[b, i], rtol=1e-9, atol=1e-10):
         raise Fail(f"{c.label}: {where} sees no key and its weights are zero, but its output is not "
                    "W_o's bias: compute the output from the zeroed weights (attn @ V), so the attention gives 0")
+
+
+# ----------------------------------------------------------------------------- NumPy attention (output, weights)
+
+NAMES = ("output", "attention_weights")
+
+
+def large_scores_stay_finite(kit, c, args, pair, scaled: str) -> None:
+    """Scores of ~1000 (args scaled by 30): no NaN or inf, and still the reference's result.
+
+    pair(value, c) -> (output, attention_weights); scaled says what was scaled ("q and k times 30").
+    """
+    out, weights = pair(kit.user(args, case=c), c)
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        raise Fail(f"{c.label}, {scaled}: your result has NaN or inf: exp of a score above 709 overflows; "
+                   "subtract each row's max before np.exp (the numpy/softmax kata)")
+    for name, got, want in zip(NAMES, (out, weights), kit.reference(args, case=c)):
+        try:
+            compare(got, want, name)
+        except Fail as fail:
+            raise Fail(f"{c.label}, {scaled}: {fail}") from None
+
+
+def float32_kept(kit, cases, scale: str) -> None:
+    """float32 inputs give float32 outputs; scale names the size under the root (d_k, depth)."""
+    for c in cases:
+        got = kit.user(kit.inputs(c, "float32"), case=c, dtype="float32")
+        for name, value in zip(NAMES, got if isinstance(got, (tuple, list)) else ()):
+            if isinstance(value, np.ndarray) and value.dtype == np.float64:
+                raise Fail(f"{c.label}: float32 inputs gave a float64 {name}. np.sqrt({scale}) is a float64 NumPy "
+                           "scalar and, since NumPy 2, it turns float32 arrays into float64: divide by "
+                           f"math.sqrt({scale}) (a Python float) or by np.sqrt({scale}).astype(q.dtype); an additive "
+                           "mask such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker import attention_checks as shared
+from checker.kit import Fail, Mistake, case, check, expect_structure
 from checker.numpy_parts import softmax
 from checker.sandbox import UserError
 
@@ -110,11 +111,6 @@ MISTAKES = [
             "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
 ]
 
-FLOAT32_HINT = ("np.sqrt(d_k) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
-                "divide by math.sqrt(d_k) (a Python float) or by np.sqrt(d_k).astype(q.dtype); an additive mask "
-                "such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -186,26 +182,12 @@ def large_scores(kit):
     # scores of size ~1000: exp() overflows above 709 in float64 unless each row's max is subtracted
     c = CASES[1]
     q, k, v, mask = kit.inputs(c)
-    args = (q * 30.0, k * 30.0, v, mask)
-    out, weights = _pair(kit.user(args, case=c), c)
-    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
-        raise Fail(f"{c.label}, q and k times 30: your result has NaN or inf: exp of a score above 709 overflows; "
-                   "subtract each row's max before np.exp (the numpy/softmax kata)")
-    for name, got, want in zip(("output", "attention_weights"), (out, weights), kit.reference(args, case=c)):
-        try:
-            compare(got, want, name)
-        except Fail as fail:
-            raise Fail(f"{c.label}, q and k times 30: {fail}") from None
+    shared.large_scores_stay_finite(kit, c, (q * 30.0, k * 30.0, v, mask), _pair, "q and k times 30")
 
 
 @check("numerics", "float32 stays float32 through the scale and the mask")
 def keeps_float32(kit):
-    for c in CASES[1:2] + CASES[0:1]:
-        got = kit.user(kit.inputs(c, "float32"), case=c, dtype="float32")
-        if isinstance(got, (tuple, list)):
-            for name, value in zip(("output", "attention_weights"), got):
-                if isinstance(value, np.ndarray) and value.dtype == np.float64:
-                    raise Fail(f"{c.label}: float32 inputs gave a float64 {name}. {FLOAT32_HINT}")
+    shared.float32_kept(kit, CASES[1:2] + CASES[0:1], "d_k")
 
 
 def _pair(value, c):

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import torch
 
+from checker import attention_checks as shared
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 from checker.numpy_parts import softmax
 
@@ -144,11 +145,6 @@ COMBINE_MISTAKES = [Mistake("combine without transpose", lambda x: _combine(x, "
                             f"combine_heads reshapes (B, H, T, depth) straight to (B, T, d_model), which mixes heads "
                             f"into positions: {COMBINE_FIX}")]
 
-FLOAT32_HINT = ("np.sqrt(depth) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
-                "divide by math.sqrt(depth) (a Python float) or by np.sqrt(depth).astype(q.dtype); an additive mask "
-                "such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -238,25 +234,12 @@ def large_scores(kit):
     c = CASES[1]
     q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo = kit.inputs(c)
     args = (q, k, v, mask, d_model, num_heads, Wq * 30.0, Wk * 30.0, Wv, Wo)
-    out, weights = _pair(kit.user(args, case=c), c)
-    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
-        raise Fail(f"{c.label}, Wq and Wk times 30: your result has NaN or inf: exp of a score above 709 overflows; "
-                   "subtract each row's max before np.exp (the numpy/softmax kata)")
-    for name, got, want in zip(("output", "attention_weights"), (out, weights), kit.reference(args, case=c)):
-        try:
-            compare(got, want, name)
-        except Fail as fail:
-            raise Fail(f"{c.label}, Wq and Wk times 30: {fail}") from None
+    shared.large_scores_stay_finite(kit, c, args, _pair, "Wq and Wk times 30")
 
 
 @check("numerics", "float32 stays float32 through the projections, the scale and the mask")
 def keeps_float32(kit):
-    for c in CASES[1:2] + CASES[0:1]:
-        got = kit.user(kit.inputs(c, "float32"), case=c, dtype="float32")
-        if isinstance(got, (tuple, list)):
-            for name, value in zip(("output", "attention_weights"), got):
-                if isinstance(value, np.ndarray) and value.dtype == np.float64:
-                    raise Fail(f"{c.label}: float32 inputs gave a float64 {name}. {FLOAT32_HINT}")
+    shared.float32_kept(kit, CASES[1:2] + CASES[0:1], "depth")
 
 
 def _pair(value, c):
