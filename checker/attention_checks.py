@@ -93,3 +93,30 @@ def float32_kept(kit, cases, scale: str) -> None:
                            "scalar and, since NumPy 2, it turns float32 arrays into float64: divide by "
                            f"math.sqrt({scale}) (a Python float) or by np.sqrt({scale}).astype(q.dtype); an additive "
                            "mask such as mask * -1e9 is float64 too: use np.where(mask, scores, -np.inf)")
+
+
+def layer_survives_large_scores(kit, c, args, at: tuple, names: str, legend: str) -> None:
+    """A NumPy layer given W_q and W_k times 40 (args[at]): scores in the thousands must not overflow.
+
+    Run only when the layer is right on ordinary inputs (else the numerics check has already said
+    what is wrong, with its diagnosis). names: the two weights as the kata calls them.
+    """
+    def same(args) -> bool:
+        try:
+            compare(kit.user(args), kit.reference(args), "output", tol=kit.tolerance("float64"))
+            return True
+        except Fail:
+            return False
+
+    if not same(args):
+        return
+    args = tuple(a * 40.0 if i in at else a for i, a in enumerate(args))
+    got = kit.user(args)
+    if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
+        raise Fail(f"{c.label}, {names} scaled by 40: the output holds NaN or inf. exp() of scores in the "
+                   "thousands overflows: softmax must subtract each row's max first (the given softmax does)")
+    try:
+        compare(got, kit.reference(args), "output", legend, tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}, {names} scaled by 40: {fail}. Right on ordinary inputs but not on large "
+                   "scores: softmax must subtract each row's max before exp()") from None
