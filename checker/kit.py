@@ -24,6 +24,7 @@ and any number of extra checks decorated with @check(stage, title).
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -549,6 +550,28 @@ def batch_independence(spec):
                                "something mixes the batch axis (a reshape or transpose across B?)") from None
 
     return independent
+
+
+def any_leading_axes(base: Case, others) -> object:
+    """A check for modules that act on the last axis: inputs of other ranks (the cases in others) work too."""
+
+    @check("shapes", "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)")
+    def any_rank(kit):
+        kit.user(kit.inputs(base), case=base)  # rank 3 first: if this raises, the error is not about the rank
+        for c in others:
+            try:
+                kit.user(kit.inputs(c), case=c)
+            except UserError as err:
+                if err.not_implemented:
+                    raise
+                rank = len(kit.inputs(c)[0].shape)
+                lines = re.findall(r"line (\d+)", err.traceback or "")
+                where = f" (line {lines[-1]})" if lines else ""
+                raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{where} on a rank-{rank} "
+                           "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
+                           "so do not unpack B, T, D = x.shape or reshape to (B * T, D)") from None
+
+    return any_rank
 
 
 def _perturb_first_item(a, batch: int):

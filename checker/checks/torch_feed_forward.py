@@ -1,12 +1,10 @@
 """Hidden checks: PyTorch position-wise feed-forward network (ReLU or GELU)."""
 
-import re
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, any_leading_axes, case, check, compare, expect_structure, matches
 from checker.sandbox import UserError
 
 TARGET = "FeedForward"
@@ -107,22 +105,7 @@ def structure(kit):
     expect_structure(kit, TARGET, module=True, init=settings)
 
 
-@check("shapes", "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)")
-def any_rank(kit):
-    base = CASES[0]
-    kit.user(kit.inputs(base), case=base)  # rank 3 first: if this raises, the error is not about the rank
-    for c in (CASES[1], CASES[3]):
-        try:
-            kit.user(kit.inputs(c), case=c)
-        except UserError as err:
-            if err.not_implemented:
-                raise
-            rank = len(kit.inputs(c)[0].shape)
-            lines = re.findall(r"line (\d+)", err.traceback or "")
-            where = f" (line {lines[-1]})" if lines else ""
-            raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{where} on a rank-{rank} input: "
-                       "the network acts on the last axis only, and nn.Linear accepts any leading axes, so do not "
-                       "unpack B, T, D = x.shape or reshape to (B * T, D)") from None
+any_rank = any_leading_axes(CASES[0], (CASES[1], CASES[3]))
 
 
 @check("properties", "dropout sits between the activation and fc2: with p = 1 in training the output is fc2's bias")

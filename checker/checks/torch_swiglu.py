@@ -1,13 +1,10 @@
 """Hidden checks: SwiGLU feed-forward network (LLaMA) from scratch."""
 
-import re
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, any_leading_axes, case, check, compare, expect_structure, matches
 
 TARGET = "SwiGLU"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -114,22 +111,7 @@ def structure(kit):
         expect_structure(kit, TARGET, module=True, init=settings)
 
 
-@check("shapes", "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)")
-def any_rank(kit):
-    base = CASES[0]
-    kit.user(kit.inputs(base), case=base)  # rank 3 first: if this raises, the error is not about the rank
-    for c in (CASES[1], CASES[3]):
-        try:
-            kit.user(kit.inputs(c), case=c)
-        except UserError as err:
-            if err.not_implemented:
-                raise
-            rank = len(kit.inputs(c)[0].shape)
-            lines = re.findall(r"line (\d+)", err.traceback or "")
-            where = f" (line {lines[-1]})" if lines else ""
-            raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{where} on a rank-{rank} input: "
-                       "the network acts on the last axis only, and nn.Linear accepts any leading axes, so do not "
-                       "unpack B, T, D = x.shape or reshape to (B * T, D)") from None
+any_rank = any_leading_axes(CASES[0], (CASES[1], CASES[3]))
 
 
 def _run_with(kit, c, edit):
