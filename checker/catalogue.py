@@ -81,23 +81,3 @@ def find(name: str) -> Kata:
     close += [i for i in ids if wanted and wanted in i and i not in close]
     raise UnknownKata(name, close[:4])
 
-
-HINTS_HEADINGS = ("\n## Hints", "\n## 提示")
-
-
-def hints(kata: Kata, lang: str = "en") -> list[str]:
-    """The numbered items under '## Hints' in the statement: concept, then steps, then near-code."""
-    path = kata.statement_path(lang)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    heading = next((h for h in HINTS_HEADINGS if h in text), None)
-    section = text.split(heading, 1)[1] if heading else ""
-    items: list[str] = []
-    for line in section.splitlines()[1:]:
-        if line.startswith("## "):
-            break
-        head, dot, rest = line.partition(". ")
-        if dot and head.strip().isdigit():
-            items.append(rest.strip())
-        elif items and line.strip():
-            items[-1] += " " + line.strip()
-    return items

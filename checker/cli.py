@@ -103,15 +103,12 @@ def cmd_list(args, console: Console) -> int:
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    from checker.statement import render
+    from checker.statement import read, render
 
     lang = language(args.lang)
-    path = kata.statement_path(lang)
-    if not path.exists():
-        if args.lang:
-            console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
-        path = kata.statement_path("en")
-    text = path.read_text(encoding="utf-8")
+    text, shown = read(kata, lang)
+    if shown != lang and args.lang:
+        console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
     console.print(render(text))
     if kata.forbidden:  # from the registry, the one list the checks enforce
         console.print(Text("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))

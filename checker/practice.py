@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from checker import catalogue, workspace
+from checker import catalogue, statement, workspace
 from checker.catalogue import Kata
 from checker.lang import language, say
 from checker.paths import KATAS, SOLUTIONS
@@ -357,7 +357,7 @@ def cmd_hint(args, console: Console) -> int:
     lang = language(args.lang)
     progress = open_progress(open_workspace(args, console))
     drill = _unlocked_drill(progress, kata, lang)
-    items = (catalogue.hints(kata, lang) or catalogue.hints(kata, "en"))[:3]
+    items = statement.hints(kata, lang)[:3]
     if not items:
         console.print(Text(say(lang, "hint.none", kata=kata.id), style="yellow"))
         return EXIT_OK
@@ -399,25 +399,6 @@ def why_lines(source: str) -> list[str]:
     return [f"{n.name}: {ast.get_docstring(n).splitlines()[0]}" for n in nodes if ast.get_docstring(n)]
 
 
-PITFALLS_HEADINGS = ("## Pitfalls", "## 易错点")
-
-
-def pitfalls(kata: Kata, lang: str) -> list[str]:
-    """The bullet items under the statement's Pitfalls heading, in lang if there is such a statement."""
-    path = kata.statement_path(lang)
-    lines = (path if path.exists() else kata.statement_path("en")).read_text(encoding="utf-8").splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() in PITFALLS_HEADINGS), len(lines))
-    items: list[str] = []
-    for line in lines[start + 1:]:
-        if line.startswith("## "):
-            break
-        if line.startswith("- "):
-            items.append(line[2:].strip())
-        elif items and line.strip():
-            items[-1] += " " + line.strip()
-    return items
-
-
 def cmd_solution(args, console: Console) -> int:
     kata = catalogue.find(args.name)
     lang = language(args.lang)
@@ -432,8 +413,6 @@ def cmd_solution(args, console: Console) -> int:
     progress.add_event(kata.id, "solution", None, drill)
     from rich.syntax import Syntax  # pygments: only here
 
-    from checker.statement import render
-
     source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
     console.print(Text(say(lang, "solution.title", kata=kata.id), style="bold"))
     console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
@@ -441,7 +420,7 @@ def cmd_solution(args, console: Console) -> int:
     for line in why_lines(source):
         console.print(Text(f"  {line}"))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
-    console.print(render("\n".join(f"- {item}" for item in pitfalls(kata, lang))))
+    console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))
     return EXIT_OK
 
 

@@ -1,8 +1,10 @@
-"""Draws a kata's statement: the small part of Markdown the statements use, without markdown-it.
+"""Reads a kata's statement (the one reader, for show, hint and solution) and draws it.
 
-Headings, paragraphs, lists, tables, code blocks (fenced or indented), `code` and **bold**.
-rich.markdown would do it too, but importing it costs ~45 ms, which `kata show` cannot afford
-(issue 5: at most twice `python -c "import rich.console"`).
+Reading: the Markdown in the language asked for, else in English; its sections and their items.
+Drawing: the small part of Markdown the statements use, without markdown-it: headings, paragraphs,
+lists, tables, code blocks (fenced or indented), `code` and **bold**. rich.markdown would do it
+too, but importing it costs ~45 ms, which `kata show` cannot afford (issue 5: at most twice
+`python -c "import rich.console"`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,55 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
+
+from checker.catalogue import Kata
+
+# ----------------------------------------------------------------------------- reading
+
+HINTS = ("## Hints", "## 提示")
+PITFALLS = ("## Pitfalls", "## 易错点")
+_NUMBERED = re.compile(r"\s*\d+\. (.*)")  # 1. a hint
+_BULLET = re.compile(r"- (.*)")  # - a pitfall
+
+
+def read(kata: Kata, lang: str) -> tuple[str, str]:
+    """The statement's Markdown in lang if there is one, else in English: (text, its language)."""
+    if not kata.statement_path(lang).exists():
+        lang = "en"
+    return kata.statement_path(lang).read_text(encoding="utf-8"), lang
+
+
+def section(markdown: str, headings: tuple[str, ...]) -> list[str]:
+    """The lines under the first of these headings, up to the next '## ' heading."""
+    lines = markdown.splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.strip() in headings), len(lines))
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def items(lines: list[str], first: re.Pattern) -> list[str]:
+    """The list items, each with its continuation lines joined; `first` matches an item's first line."""
+    found: list[str] = []
+    for line in lines:
+        match = first.match(line)
+        if match:
+            found.append(match[1].strip())
+        elif found and line.strip():
+            found[-1] += " " + line.strip()
+    return found
+
+
+def hints(kata: Kata, lang: str = "en") -> list[str]:
+    """The numbered items under Hints: concept, then shapes and steps, then near-code."""
+    return items(section(read(kata, lang)[0], HINTS), _NUMBERED)
+
+
+def pitfalls(kata: Kata, lang: str = "en") -> list[str]:
+    """The bullet items under Pitfalls."""
+    return items(section(read(kata, lang)[0], PITFALLS), _BULLET)
+
+
+# ----------------------------------------------------------------------------- drawing
 
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
 

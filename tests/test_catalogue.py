@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from checker import catalogue, engine
+from checker import catalogue, engine, statement
 from checker.paths import KATAS, PACKAGE, SOLUTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ def test_entry_is_complete(kata):
     assert (PACKAGE / "checks" / f"{kata.track}_{kata.name}.py").is_file()
     for lang in catalogue.LANGUAGES:
         assert kata.statement_path(lang).is_file(), f"no {lang} statement"
-        assert len(catalogue.hints(kata, lang)) == 3, f"{lang} hints: concept, shapes and steps, near-code"
+        assert len(statement.hints(kata, lang)) == 3, f"{lang} hints: concept, shapes and steps, near-code"
     for path in (stub, solution):
         missing = set(kata.targets) - _defined_names(path)
         assert not missing, f"{path} does not define {missing}"
