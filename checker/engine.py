@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -14,6 +13,7 @@ from checker import kit as kitmod
 from checker import rules
 from checker.catalogue import Kata
 from checker.paths import SOLUTIONS
+from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
 
 # Parent and child stay single-threaded: forking after OpenMP has started threads can hang the
@@ -21,35 +21,6 @@ from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserEr
 torch.set_num_threads(1)
 
 DEFAULT_TIMEOUT = 10.0  # seconds for one call into the user's code
-
-
-@dataclass
-class CheckResult:
-    name: str
-    stage: str
-    passed: bool
-    message: str = ""
-    skipped: bool = False
-
-
-@dataclass
-class KataResult:
-    name: str
-    track: str
-    file: str
-    status: str  # pass | fail | not_started | error | timeout
-    seconds: float = 0.0
-    checks: list[CheckResult] = field(default_factory=list)
-    diagnosis: str | None = None
-    stage: str | None = None  # the last stage passed in full: partial credit
-    user_seconds: float | None = None
-    reference_seconds: float | None = None
-    weights: dict | None = None  # {"case", "user", "expected"}: one (T_q, T_k) attention map each
-    error: str = ""  # the user's traceback, when their code could not run at all
-    output: str = ""  # what the user's code printed
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def warm_up() -> None:
@@ -92,8 +63,9 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
          fail_fast: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
-    checks += kitmod.standard_checks(spec) if hasattr(spec, "OUTPUTS") else []
-    checks.sort(key=lambda fn: kitmod.STAGES.index(fn.stage))  # stable: file order inside a stage
+    opts = kitmod.options(spec)
+    checks += kitmod.standard_checks(spec) if opts.OUTPUTS is not None else []
+    checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
     # Read once: the user may save (or delete) the file while the check runs.
     checks += forbidden_checks(kata, path.read_text(encoding="utf-8", errors="replace"))
     with Sandbox(path, timeout, memory_gb) as sandbox:
@@ -113,21 +85,19 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata))
         result.status = _run_checks(checks, kit, result, fail_fast)
-        if result.status in ("pass", "fail") and getattr(spec, "CASES", None) and not fail_fast:
+        if result.status in ("pass", "fail") and opts.CASES and not fail_fast:
             try:
-                kit.time(getattr(spec, "TIMING", spec.CASES[-1]))
+                kit.time(opts.TIMING or opts.CASES[-1])
             except Exception:  # noqa: BLE001 - code that cannot run the timing case simply has no time
                 kit.user_seconds = kit.reference_seconds = None
         masking_failed = any(c.stage == "masking" and not c.passed and not c.skipped for c in result.checks)
-        if hasattr(spec, "SHOW_WEIGHTS") and (show_weights or masking_failed) and result.status != "timeout":
+        if opts.SHOW_WEIGHTS and (show_weights or masking_failed) and result.status != "timeout":
             result.weights = _weights_map(kit, spec)
         result.diagnosis = kit.diagnosis
         result.output = sandbox.output()
         result.user_seconds = kit.user_seconds
         result.reference_seconds = kit.reference_seconds
-    failed_stages = [c.stage for c in result.checks if not c.passed]
-    first_failed = min((kitmod.STAGES.index(s) for s in failed_stages), default=len(kitmod.STAGES))
-    result.stage = kitmod.STAGES[first_failed - 1] if first_failed else None
+    result.stage = result.last_stage_passed()
 
 
 def _weights_map(kit, spec) -> dict | None:
@@ -161,7 +131,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
-        found = kit.sandbox.request("trapped")["value"]
+        found = kit.trapped()
         if found:
             raise kitmod.Fail("; ".join(f"line {line}: called {name}" for line, name in found)
                               + ", which is off limits in this kata: write it yourself")
@@ -186,9 +156,10 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False) -> str
             result.checks.append(CheckResult(fn.title, fn.stage, True))
         except kitmod.Fail as fail:
             result.checks.append(CheckResult(fn.title, fn.stage, False, str(fail)))
+            kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
             not_implemented += err.not_implemented
-            where = _last_line(err.traceback)
+            where = kitmod.at_line(err)
             text = "not written yet (raises NotImplementedError)" if err.not_implemented else f"your code raised {err}"
             result.checks.append(CheckResult(fn.title, fn.stage, False, f"{text}{where}"))
             if not err.not_implemented and not result.error:
@@ -211,20 +182,12 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False) -> str
     return "pass" if all(c.passed for c in result.checks) else "fail"
 
 
-def _last_line(traceback_text: str) -> str:
-    """', at line N' from the deepest frame of the user's file in a traceback."""
-    import re
-
-    lines = re.findall(r'line (\d+)', traceback_text)
-    return f" (line {lines[-1]})" if lines else ""
-
-
 def describe_case(kata: Kata, number: int) -> dict:
     """The inputs of one case, printable, so the user can rebuild it in a REPL."""
     import inspect
 
     spec = importlib.import_module(kata.checks_module)
-    cases = {c.id: c for c in getattr(spec, "CASES", ())}
+    cases = {c.id: c for c in kitmod.options(spec).CASES}
     if number not in cases:
         raise LookupError(f"{kata.id} has cases {', '.join(map(str, sorted(cases)))}; there is no case {number}")
     c = cases[number]

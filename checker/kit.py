@@ -1,39 +1,31 @@
 """What hidden checks are written with: cases, the one tensor comparison, and the user proxy.
 
-A kata's check module (checker/checks/TRACK_NAME.py) defines
-    TARGET       the name the user's file defines (class or function) that the standard checks call
-    CASES        numbered Case objects; every dimension of a case has its own size
+A kata's check module (checker/checks/TRACK_NAME.py) sets the options declared in `Options`
+below (TARGET, CASES, OUTPUTS, MISTAKES, ...), defines
     inputs(case, dtype) -> tuple of positional arguments (seeded: same case, same values)
     init(case)   -> constructor kwargs for a module kata; absent for a function kata
-    OUTPUTS      [(name, shape legend), ...] describing what TARGET returns (one entry: a single value)
-    MISTAKES     named wrong versions used to say which mistake a wrong result equals
-    TOLERANCES   optional {"float64": (rtol, atol), "float32": (...)} when the defaults do not fit
-    DROPOUT      optional True for modules taking `dropout`: adds the train-vs-eval checks; "weights"
-                 also checks that it acts on the attention weights, not on the output
-    BATCH_INDEPENDENT  optional True: adds "changing batch item 0 leaves the others unchanged" (dims need B)
-    GRADIENTS    optional False to skip the gradient check (torch track; e.g. integer outputs)
-    DEVICE       optional True for the device check (torch track): the inputs are moved to the meta
-                 device and tensors made inside must follow. Its first use in a process costs ~1 s of
-                 imports, so it is on for the katas that build masks or positions inside
-    FLOAT32      optional False to skip the float32 check (inputs that are not floats)
-    TIMING       optional larger Case on which the user's code and the reference are timed (default: last case)
-    LOAD_STATE   optional False: do not load the reference's state_dict (the kata computes its buffers)
-and any number of extra checks decorated with @check(stage, title).
+and any number of extra checks decorated with @check(stage, title). Its own constants start with
+an underscore: a public UPPERCASE name that is not an option is a misspelling, and the project's
+tests say so (tests/test_catalogue.py, through unknown_options).
+
+Everything a check does to the user's code goes through the Kit it is handed: user(), drive(),
+inspect(), layout(). No check module touches the sandbox.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from checker.sandbox import Opaque, UserError
-
-STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
+from checker.results import STAGES
+from checker.sandbox import CHILD_PACKAGE, Opaque, UserError
 
 # Tolerances. Two correct implementations differ only in rounding order (matmul vs einsum,
 # -inf vs -1e9, fused vs separate ops). In float64 that is ~1e-15 relative; 1e-9 leaves six
@@ -49,7 +41,24 @@ DEVICE_MISMATCH = ("same device", "expected device", "device type", "on the expe
 
 
 class Fail(Exception):
-    """A check's verdict: what is wrong, in one or two sentences."""
+    """A check's verdict: what is wrong, in one or two sentences, and the named mistake if one fits.
+
+    The diagnosis (a Mistake's explanation) is shown after the message and becomes the report's
+    diagnosis when no earlier check named one.
+    """
+
+    def __init__(self, message: str, diagnosis: str | None = None):
+        super().__init__(message)
+        self.message, self.diagnosis = message, diagnosis
+
+    def __str__(self) -> str:
+        return f"{self.message}. Diagnosis: {self.diagnosis}" if self.diagnosis else self.message
+
+
+def at_line(err: UserError) -> str:
+    """' (line N)': the deepest line of the user's file in the traceback of an error their code raised."""
+    lines = re.findall(r"line (\d+)", err.traceback or "")
+    return f" (line {lines[-1]})" if lines else ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,50 @@ def case(id: int, **dims) -> Case:
     """
     sizes = {k: v for k, v in dims.items() if isinstance(v, int) and not isinstance(v, bool)}
     return Case(id, sizes, {k: v for k, v in dims.items() if k not in sizes})
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option a check module may set, with its default. The engine and the kit read them here."""
+
+    TARGET: str = ""  # the name the user's file defines (class or function) that the standard checks call
+    CASES: tuple = ()  # numbered Case objects; every dimension of a case has its own size
+    OUTPUTS: list | None = None  # [(name, shape legend), ...] of what TARGET returns; set: the standard checks run
+    MISTAKES: tuple = ()  # named wrong versions used to say which mistake a wrong result equals
+    TOLERANCES: dict = field(default_factory=dict)  # {"float64": (rtol, atol), ...} when the defaults do not fit
+    DROPOUT: bool | str = False  # modules taking `dropout`: train-vs-eval checks; "weights": also where it acts
+    BATCH_INDEPENDENT: bool = False  # changing batch item 0 leaves the others unchanged (cases need B)
+    GRADIENTS: bool = True  # torch track: the gradient check (False for integer outputs)
+    DEVICE: bool = False  # torch track: run on the meta device, so tensors made inside must follow the inputs.
+    #   Its first use in a process costs ~1 s of imports: on for the katas that build masks or positions inside
+    FLOAT32: bool = True  # the float32 check (False for inputs that are not floats)
+    TIMING: Case | None = None  # a larger case to time the user's code and the reference on (default: the last)
+    LOAD_STATE: bool = True  # False: do not load the reference's state_dict (the kata computes its buffers)
+    SHOW_WEIGHTS: tuple | None = None  # (case index, output index) of the attention map the report draws
+
+
+OPTION_NAMES = frozenset(f.name for f in fields(Options))
+
+
+def options(spec) -> Options:
+    """The options a check module sets, the others at their defaults."""
+    return Options(**{name: getattr(spec, name) for name in OPTION_NAMES if hasattr(spec, name)})
+
+
+def unknown_options(spec) -> list[str]:
+    """Public UPPERCASE names a check module assigns at top level that are not options (misspellings).
+
+    Read from the source, so imported names (F, DTYPES) are not counted.
+    """
+    tree = ast.parse(Path(spec.__file__).read_text(encoding="utf-8"))
+    assigned = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name) and name.id.isupper() and not name.id.startswith("_"):
+                    assigned.append(name.id)
+    return [name for name in assigned if name not in OPTION_NAMES]
 
 
 def check(stage: str, title: str):
@@ -203,6 +256,7 @@ class Kit:
 
     def __init__(self, spec, sandbox, solution):
         self.spec, self.sandbox, self.solution = spec, sandbox, solution
+        self.options = options(spec)
         self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
@@ -225,7 +279,7 @@ class Kit:
     def _make_state(self, case: Case, dtype: str):
         torch.manual_seed(7919 * case.id)  # before init(case), which may build a module of its own
         init = self.init(case)
-        if init is None or not getattr(self.spec, "LOAD_STATE", True):
+        if init is None or not self.options.LOAD_STATE:
             return None
         module = getattr(self.solution, self.spec.TARGET)(**init).to(DTYPES[dtype])
         # Move every weight away from its initial value (LayerNorm starts at gamma=1, beta=0),
@@ -256,13 +310,32 @@ class Kit:
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
 
-    def drive(self, driver: str, *args):
-        """Run a driver in the child as driver(user_module, *args); return its (decoded) value.
+    def drive(self, driver, *args):
+        """Run driver(user_module, *args) in the child; return its (decoded) value.
 
-        driver is "NAME" (in checker/drivers.py) or "checker.MODULE:NAME".
+        driver is a function of the child-side package checker.checks.child: the child imports it
+        by name, so it never travels as code.
         """
-        spec = driver if ":" in driver else f"checker.drivers:{driver}"
-        return self.sandbox.request("drive", driver=spec, args=tuple(args))["value"]
+        module, name = driver.__module__, driver.__qualname__
+        if not module.startswith(CHILD_PACKAGE + "."):
+            raise ValueError(f"a driver lives in {CHILD_PACKAGE}, not in {module}")
+        return self.sandbox.request("drive", driver=f"{module}:{name}", args=tuple(args))["value"]
+
+    def inspect(self, target: str | None = None, init: dict | None = None) -> dict:
+        """What the user's file defines: names, whether target exists, its kind and parameters;
+        with init, the parameters, buffers and submodules of target(**init)."""
+        return self.sandbox.request("inspect", target=target or self.spec.TARGET, init=init)
+
+    def layout(self, args: tuple, *, case: Case | None = None, target: str | None = None, device: str = "meta",
+               dtype: str | None = "float64") -> list:
+        """Device, dtype and shape of each returned tensor when the inputs (and the module) are on device."""
+        init = self.init(case) if case is not None else None
+        return self.sandbox.request("call", target=target or self.spec.TARGET, init=init, state=None, dtype=dtype,
+                                    args=tuple(args), device=device)["value"]
+
+    def trapped(self) -> list:
+        """[(line, name)] of the off-limits calls the user's code made so far."""
+        return self.sandbox.request("trapped")["value"]
 
     def time(self, case: Case, repeat: int = 3) -> None:
         """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""
@@ -313,7 +386,7 @@ class Kit:
 
     def tolerance(self, dtype: str):
         """The kata's own (rtol, atol) for dtype, if its check module sets TOLERANCES; else the default."""
-        return getattr(self.spec, "TOLERANCES", {}).get(dtype)
+        return self.options.TOLERANCES.get(dtype)
 
     def inputs(self, case: Case, dtype: str = "float64") -> tuple:
         return tuple(self.spec.inputs(case, dtype))
@@ -325,19 +398,28 @@ class Kit:
         return self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
                                  outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
 
-    def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, **how) -> str | None:
+    def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
+                     **how) -> str | None:
         """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
-        got, one value or a tuple of them; it becomes the report's diagnosis. `how` goes on to
-        reference() (case=, dtype=, target=), outputs splits a result as as_outputs() does."""
-        for mistake in getattr(self.spec, "MISTAKES", ()) if mistakes is None else mistakes:
+        got, one value or a tuple of them; it becomes the report's diagnosis.
+
+        run(mistake) computes a mistake's result when calling the reference with impl=mistake.impl
+        (and `how`: case=, dtype=, target=, method=) is not how this kata runs one; same(got, wrong)
+        replaces "every value matches within tol"; outputs splits a result as as_outputs() does.
+        """
+        for mistake in self.options.MISTAKES if mistakes is None else mistakes:
             try:
                 with np.errstate(all="ignore"):
-                    wrong = self.reference(args, impl=mistake.impl, **how)
+                    wrong = run(mistake) if run else self.reference(args, impl=mistake.impl, **how)
                 wrong = as_outputs(wrong, outputs) if outputs else wrong
             except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
                 continue
-            several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
-            if all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)])):
+            if same is not None:
+                found = same(got, wrong)
+            else:
+                several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
+                found = all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)]))
+            if found:
                 self.diagnosis = self.diagnosis or mistake.explain
                 return mistake.explain
         return None
@@ -374,7 +456,7 @@ def _copy_generator(g: torch.Generator) -> torch.Generator:
 def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, forward: list[str] | None = None,
                      init=None, module: bool | None = None) -> dict:
     """The target exists, is the right kind, takes the documented parameters, has the reference's weights."""
-    info = kit.sandbox.request("inspect", target=target, init=None)
+    info = kit.inspect(target)
     if not info["exists"]:
         import difflib
 
@@ -396,7 +478,7 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         if by_name or len(got) < len(want) or sorted(got[: len(want)]) == sorted(want):
             raise Fail(f"{where} should take ({', '.join(want)}), but takes ({', '.join(got)})")
     if init is not None and info["is_module"]:
-        built = kit.sandbox.request("inspect", target=target, init=init)
+        built = kit.inspect(target, init)
         reference = getattr(kit.solution, target)(**init)
         want_params = {n: list(p.shape) for n, p in reference.named_parameters()}
         got_params = built["parameters"]
@@ -503,8 +585,7 @@ def standard_checks(spec) -> list:
 
     def _on_meta(kit, spec, c):
         try:
-            layout = kit.sandbox.request("call", target=spec.TARGET, init=kit.init(c), state=None,
-                                         dtype="float64", args=kit.inputs(c), device="meta")["value"]
+            layout = kit.layout(kit.inputs(c), case=c)
         except UserError as err:
             if err.not_implemented:
                 raise
@@ -518,15 +599,16 @@ def standard_checks(spec) -> list:
             raise Fail(f"{c.label}: with every input on the meta device, your result came back on {stray[0]}: "
                        "create it on the inputs' device")
 
-    checks = [shapes, numerics64, hygiene] + ([numerics32] if getattr(spec, "FLOAT32", True) else [])
+    opts = options(spec)
+    checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
-    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "DEVICE", False) and takes_tensors:
+    if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
         checks.append(device)
-    if spec.__name__.startswith("checker.checks.torch_") and getattr(spec, "GRADIENTS", True):
+    if spec.__name__.startswith("checker.checks.torch_") and opts.GRADIENTS:
         checks.append(gradients)
-    if getattr(spec, "DROPOUT", False):
+    if opts.DROPOUT:
         checks += dropout_checks(spec)
-    if getattr(spec, "BATCH_INDEPENDENT", False):
+    if opts.BATCH_INDEPENDENT:
         checks.append(batch_independence(spec))
     return checks
 
@@ -565,9 +647,7 @@ def any_leading_axes(base: Case, others) -> object:
                 if err.not_implemented:
                     raise
                 rank = len(kit.inputs(c)[0].shape)
-                lines = re.findall(r"line (\d+)", err.traceback or "")
-                where = f" (line {lines[-1]})" if lines else ""
-                raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{where} on a rank-{rank} "
+                raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{at_line(err)} on a rank-{rank} "
                            "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
                            "so do not unpack B, T, D = x.shape or reshape to (B * T, D)") from None
 

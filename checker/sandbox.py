@@ -32,6 +32,8 @@ MAX_ELEMENTS = 20_000_000
 DEFAULT_MEMORY_GB = 4.0
 # Captured output of the user's code kept for the report.
 MAX_OUTPUT_CHARS = 4_000
+# The only package whose functions the child runs as drivers (see Kit.drive).
+CHILD_PACKAGE = "checker.checks.child"
 
 
 class Timeout(Exception):
@@ -263,12 +265,13 @@ def _float_tensor(x) -> bool:
 def _drive(req):
     """Run a harness function in the child that drives the user's code (a training loop, a decoder).
 
-    req["driver"] is "checker.drivers:NAME"; it is called as NAME(user_module, *args) and what it
-    returns travels back like any value, to be judged in the parent.
+    req["driver"] is "checker.checks.child.MODULE:NAME"; it is called as NAME(user_module, *args)
+    and what it returns travels back like any value, to be judged in the parent. Nothing outside
+    the child-side package is ever run here.
     """
     module_name, _, name = req["driver"].partition(":")
-    if not module_name.startswith("checker."):
-        raise ValueError(f"drivers live in the checker package, not {module_name}")
+    if not module_name.startswith(CHILD_PACKAGE + "."):
+        raise ValueError(f"drivers live in {CHILD_PACKAGE}, not {module_name}")
     driver = getattr(importlib.import_module(module_name), name)
     start = time.perf_counter()
     value = driver(_user, *req.get("args", ()))

@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from checker import drivers_numpy
+from checker.checks.child import numpy_classes
 from checker.paths import SOLUTIONS
 
 
@@ -63,7 +63,7 @@ def _torch_layer(D, H, F_, w):
 def _block(D, H, F_, w):
     block = ref.TransformerBlock(D, H, F_)
     for name, value in w.items():
-        drivers_numpy._set(block, name, value.numpy())
+        numpy_classes._set(block, name, value.numpy())
     return block
 
 

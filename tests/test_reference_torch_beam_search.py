@@ -14,11 +14,11 @@ import torch
 
 from checker import catalogue, engine
 from checker.checks import torch_beam_search as spec
-from checker.fixtures_beam_search import TableModel
+from checker.checks.child.beam_search import TableModel
 from checker.kit import case
 
 solution = engine.load_solution(catalogue.find("beam_search"))
-ALL = spec.CASES + spec.EXHAUSTIVE + [spec.TIMING]
+ALL = spec.CASES + spec._EXHAUSTIVE + [spec.TIMING]
 
 
 @pytest.mark.parametrize("c", ALL, ids=lambda c: c.label)
@@ -36,7 +36,7 @@ def all_sequences(V, eos_id, max_new):
                 yield list(seq)
 
 
-@pytest.mark.parametrize("c", spec.EXHAUSTIVE, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._EXHAUSTIVE, ids=lambda c: c.label)
 def test_a_beam_that_never_prunes_finds_the_best_of_every_sequence(c):
     model = spec.make_model(c)
     assert c.beam >= c.V ** c.max_new
@@ -71,8 +71,8 @@ def test_the_fixture_model_reads_its_table_from_the_last_two_tokens():
 
 def test_every_named_mistake_changes_the_result_somewhere():
     for m in spec.MISTAKES:
-        assert any(not spec._equals_mistake(solution.beam_search(*spec.inputs(c)), m, c)
-                   for c in spec.CASES + spec.EXHAUSTIVE), m.name
+        assert any(not spec.same(solution.beam_search(*spec.inputs(c)), m.impl(*spec.inputs(c)))
+                   for c in spec.CASES + spec._EXHAUSTIVE), m.name
 
 
 def test_case_6_stops_early_because_every_kept_extension_ends_in_eos():

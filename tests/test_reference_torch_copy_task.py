@@ -9,7 +9,8 @@ Training: the thresholds of the hidden check are met with room to spare, for sev
 import pytest
 import torch
 
-from checker import catalogue, drivers, engine
+from checker import catalogue, engine
+from checker.checks.child import transformer as fixtures
 from checker.checks import torch_copy_task as spec
 
 solution = engine.load_solution(catalogue.find("copy_task"))
@@ -32,7 +33,7 @@ def masked_cross_entropy(logits, targets, pad_id):
     return -(picked * keep).sum() / keep.sum()
 
 
-@pytest.mark.parametrize("c", spec.STEP_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._STEP_CASES, ids=lambda c: c.label)
 def test_train_step_is_one_sgd_step_on_the_masked_cross_entropy(c):
     src, tgt_inp, tgt_out = spec.step_batch(c)
     assert (tgt_out == c.pad_id).any(), "the batch has PAD targets, so ignoring them matters"
@@ -40,9 +41,9 @@ def test_train_step_is_one_sgd_step_on_the_masked_cross_entropy(c):
     model.train()
     loss = masked_cross_entropy(model(src, tgt_inp), tgt_out, c.pad_id)
     grads = torch.autograd.grad(loss, list(model.parameters()))
-    want = {n: p.detach() - spec.STEP_LR * g for (n, p), g in zip(model.named_parameters(), grads)}
-    got = drivers.train_step_once(solution, spec.step_model(c), (src, tgt_inp, tgt_out), c.pad_id,
-                                  spec.STEP_LR, 1)
+    want = {n: p.detach() - spec._STEP_LR * g for (n, p), g in zip(model.named_parameters(), grads)}
+    got = fixtures.train_step_once(solution, spec.step_model(c), (src, tgt_inp, tgt_out), c.pad_id,
+                                  spec._STEP_LR, 1)
     assert isinstance(got["loss"], float)
     torch.testing.assert_close(torch.tensor(got["loss"], dtype=torch.float64), loss.detach(), rtol=1e-12, atol=1e-12)
     for name, w in want.items():
@@ -52,22 +53,20 @@ def test_train_step_is_one_sgd_step_on_the_masked_cross_entropy(c):
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_training_run_passes_with_room_to_spare(seed):
     """The hidden check uses seed 1; other seeds pass too, so the thresholds are not tuned to one lucky run."""
-    cfg = {**spec.TRAINING, "seed": seed}
-    reply = drivers.copy_task_training(solution, cfg)
+    cfg = {**spec._TRAINING, "seed": seed}
+    reply = fixtures.copy_task_training(solution, cfg)
     losses, src, pred = reply["losses"], reply["src"], reply["pred"]
     T = cfg["seq_len"]
     final = sum(losses[-5:]) / 5
     copied = (pred[:, 1:T + 1] == src).float().mean().item()
-    assert final < spec.MAX_FINAL_LOSS * 0.6
-    assert copied > spec.MIN_TOKEN_ACCURACY + 0.1
+    assert final < spec._MAX_FINAL_LOSS * 0.6
+    assert copied > spec._MIN_TOKEN_ACCURACY + 0.1
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam"])
 def test_checker_optimizers_update_like_torch_optim(name):
     """The checks use small optimizers of their own (torch.optim's first use imports torch._dynamo, seconds)."""
-    from checker import fixtures_transformer as fixtures
-
-    c = spec.STEP_CASES[0]
+    c = spec._STEP_CASES[0]
     ours, theirs = spec.step_model(c), spec.step_model(c)
     opt_ours = getattr(fixtures, name)(ours.parameters(), lr=0.05)
     opt_theirs = getattr(torch.optim, name)(theirs.parameters(), lr=0.05)

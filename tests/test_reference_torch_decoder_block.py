@@ -56,7 +56,7 @@ def test_reference_matches_nn_transformer_encoder_layer_with_a_causal_mask(c):
 
 def test_a_query_that_sees_no_key_gets_o_proj_bias_as_attention_output():
     """Independent formula for the rows the built-in turns into NaN: LN_ffn(H + FFN(H)), H = LN_att(x + b_o)."""
-    c = spec.EMPTY_ROWS
+    c = spec._EMPTY_ROWS
     ours = ours_for(c)
     X, pad_mask = spec.inputs(c, "float64")
     with torch.no_grad():

@@ -1,6 +1,6 @@
 """The flash attention reference equals F.scaled_dot_product_attention; the memory probe sees what it must.
 
-The probe (checker/drivers_flash_attention.py) is exercised directly with small stand-in user
+The probe (checker/checks/child/memory_probe.py) is exercised directly with small stand-in user
 modules: every way of making a (T_q, T_k) tensor is caught (matmul, einsum, exp, max, where,
 indexing, broadcasting, a buffer filled with out=, under torch.no_grad or inference_mode), while
 views and the reference stay under the bound. A last test runs it in the sandbox next to the
@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from checker import catalogue, engine
-from checker.drivers_flash_attention import flash_attention_memory
+from checker.checks.child.memory_probe import flash_attention_memory
 from checker.sandbox import Sandbox
 
 REFERENCE = engine.load_solution(catalogue.find("flash_attention"))
@@ -135,7 +135,7 @@ def test_probe_and_traps_together_in_the_sandbox():
     with Sandbox(VARIANTS / "wrong_hidden_builtin.py", timeout=20) as sandbox:
         sandbox.request("trap", names=list(kata.forbidden))
         sandbox.request("load")
-        reply = sandbox.request("drive", driver="checker.drivers_flash_attention:flash_attention_memory",
+        reply = sandbox.request("drive", driver="checker.checks.child.memory_probe:flash_attention_memory",
                                 args=(q, k, v, True, BLOCK))["value"]
         trapped = sandbox.request("trapped")["value"]
     assert reply["largest"] > BOUND

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from checker import catalogue, engine
-from checker import fixtures_transformer as fixtures
+from checker.checks.child import transformer as fixtures
 from checker.checks import torch_greedy_decode as spec
 
 solution = engine.load_solution(catalogue.find("greedy_decode"))

@@ -20,7 +20,7 @@ def builtin_from(ours: nn.Module, d_model: int) -> nn.LayerNorm:
     return theirs
 
 
-@pytest.mark.parametrize("c", [*spec.CASES, spec.LARGE_MEAN], ids=lambda c: c.label)
+@pytest.mark.parametrize("c", [*spec.CASES, spec._LARGE_MEAN], ids=lambda c: c.label)
 def test_reference_matches_nn_layer_norm(c):
     ours = solution.LayerNorm(**spec.init(c)).double()
     ours.load_state_dict(kit.state(c, "float64"))  # gamma and beta away from ones and zeros
@@ -41,7 +41,7 @@ def test_constant_vector_gives_beta():
     ours.load_state_dict(kit.state(c, "float64"))
     (x,) = spec.inputs(c, "float64")
     with torch.no_grad():
-        assert torch.equal(ours(x)[spec.CONSTANT_AT], ours.beta)
+        assert torch.equal(ours(x)[spec._CONSTANT_AT], ours.beta)
 
 
 def test_torch_var_is_unbiased_by_default():

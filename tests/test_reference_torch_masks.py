@@ -39,7 +39,7 @@ def test_pad_mask(c):
     same(solution.make_pad_mask(tokens, pad_id), loop_pad(tokens, pad_id))
 
 
-@pytest.mark.parametrize("c", spec.SUBSEQUENT_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._SUBSEQUENT_CASES, ids=lambda c: c.label)
 def test_subsequent_mask_is_pytorchs_causal_mask(c):
     theirs = nn.Transformer.generate_square_subsequent_mask(c.T)  # float: 0 where allowed, -inf above the diagonal
     same(solution.make_subsequent_mask(*spec.subsequent_args(c)), (theirs == 0).view(1, 1, c.T, c.T))
@@ -52,13 +52,13 @@ def test_subsequent_mask_means_is_causal_in_sdpa():
     torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("c", spec.DECODER_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._DECODER_CASES, ids=lambda c: c.label)
 def test_decoder_mask(c):
     tgt, pad_id = spec.decoder_args(c)
     same(solution.make_decoder_mask(tgt, pad_id), loop_decoder(tgt, pad_id))
 
 
-@pytest.mark.parametrize("c", spec.CROSS_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._CROSS_CASES, ids=lambda c: c.label)
 def test_cross_mask(c):
     src, tgt, pad_id = spec.cross_args(c)
     same(solution.make_cross_mask(src, tgt, pad_id), loop_cross(src, tgt, pad_id))
@@ -66,7 +66,7 @@ def test_cross_mask(c):
 
 def test_decoder_mask_matches_nn_multihead_attention_masks():
     """The decoder mask in our convention = key_padding_mask + causal attn_mask in PyTorch's (True = hidden)."""
-    c = spec.DECODER_CASES[1]
+    c = spec._DECODER_CASES[1]
     tgt, pad_id = spec.decoder_args(c)
     B, T = tgt.shape
     torch.manual_seed(0)

@@ -60,7 +60,7 @@ def test_default_max_len_is_5000():
 def test_seed_float32_tables_are_within_the_kata_tolerance():
     """TOLERANCES claims: every correct float32 construction passes for the positions the checks use."""
     rtol, atol = spec.TOLERANCES["float64"]
-    for c in spec.TABLES:
+    for c in spec._TABLES:
         position = torch.arange(c.max_len, dtype=torch.float32).unsqueeze(1)
         div_term = torch.exp(torch.arange(0, c.D, 2).float() * (-math.log(10000.0) / c.D))
         pe = torch.zeros(c.max_len, c.D)

@@ -29,7 +29,7 @@ def test_reference_matches_nn_rms_norm(c):
 
 
 def test_reference_matches_nn_rms_norm_in_float16_without_overflow():
-    c = spec.HALF
+    c = spec._HALF
     ours = solution.RMSNorm(**spec.init(c)).half()
     ours.load_state_dict(kit.state(c, "float64"))
     (x,) = spec.inputs(c, "float16")
@@ -37,7 +37,7 @@ def test_reference_matches_nn_rms_norm_in_float16_without_overflow():
     with torch.no_grad():
         got, theirs = ours(x), builtin_from(ours, c.D, torch.float16)(x)
     assert got.dtype == torch.float16 and torch.isfinite(got).all()
-    torch.testing.assert_close(got, theirs, rtol=spec.HALF_TOL[0], atol=spec.HALF_TOL[1])
+    torch.testing.assert_close(got, theirs, rtol=spec._HALF_TOL[0], atol=spec._HALF_TOL[1])
 
 
 def test_formula_written_out():

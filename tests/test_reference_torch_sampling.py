@@ -48,7 +48,7 @@ def test_filter_matches_row_by_row_lists(c):
     assert matches(got, filter_by_lists(*args))
 
 
-@pytest.mark.parametrize("c", spec.SAMPLE_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._SAMPLE_CASES, ids=lambda c: c.label)
 def test_filter_matches_lists_on_the_sampling_cases(c):
     x = spec._sample_logits(c)
     assert matches(solution.filter_logits(x, c.temperature, c.top_k, c.top_p),
@@ -77,19 +77,19 @@ def test_every_named_mistake_differs_from_the_reference_on_some_case():
 def test_inputs_keep_clear_of_the_top_p_boundary_and_sampled_tokens_are_likely():
     for c in spec.CASES:
         assert spec._clear_of_boundaries(spec.inputs(c, "float64")[0], c.temperature, c.top_k, c.top_p)
-    for c in spec.SAMPLE_CASES:
+    for c in spec._SAMPLE_CASES:
         p = solution.filter_logits(spec._sample_logits(c), c.temperature, c.top_k, c.top_p).softmax(-1)
         assert ((p == 0) | (p >= 0.02)).all()
 
 
-@pytest.mark.parametrize("c", spec.SAMPLE_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._SAMPLE_CASES, ids=lambda c: c.label)
 def test_sampler_frequencies_fit_the_filtered_distribution(c):
     x = spec._sample_logits(c)
     g = torch.Generator().manual_seed(99)
-    ids = solution.sample_next_token(x.repeat_interleave(spec.N, 0), c.temperature, c.top_k, c.top_p, g)
-    assert ids.dtype == torch.int64 and ids.shape == (c.B * spec.N,)
+    ids = solution.sample_next_token(x.repeat_interleave(spec._N, 0), c.temperature, c.top_k, c.top_p, g)
+    assert ids.dtype == torch.int64 and ids.shape == (c.B * spec._N,)
     want = solution.filter_logits(x, c.temperature, c.top_k, c.top_p).softmax(-1)
-    for b, row in enumerate(ids.view(c.B, spec.N)):
+    for b, row in enumerate(ids.view(c.B, spec._N)):
         counts = torch.bincount(row, minlength=c.V).double()
         assert (counts[want[b] == 0] == 0).all()
         assert spec.chi_square_p_value(counts, want[b])[0] > 1e-4

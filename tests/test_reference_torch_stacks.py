@@ -4,7 +4,7 @@ nn.TransformerEncoder(nn.TransformerEncoderLayer(..., norm_first=False, relu, dr
 norm=nn.LayerNorm(D)) is the same stack: N deep copies of a post-LN layer and a final LayerNorm.
 Each of our layers' weights is mapped onto the built-in's layer of the same index (different
 weights per layer). Their boolean masks mean the opposite of ours: True = NOT allowed.
-Also: the given classes in the stub, the reference and checker/fixtures_layers.py are exact copies
+Also: the given classes in the stub, the reference and checker/checks/child/layers.py are exact copies
 of the references of their own katas.
 """
 
@@ -64,7 +64,7 @@ def test_encoder_matches_nn_transformer_encoder(c):
     torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("c", spec.DECODER_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._DECODER_CASES, ids=lambda c: c.label)
 def test_decoder_matches_nn_transformer_decoder(c):
     ours = _perturbed(solution.Decoder(solution.DecoderLayer(c.D, c.H, c.d_ff), c.N), c.id)
     layer = nn.TransformerDecoderLayer(c.D, c.H, dim_feedforward=c.d_ff, dropout=0.0, activation="relu",
@@ -103,7 +103,7 @@ GIVEN = {"MultiHeadAttention": "multi_head_attention", "FeedForward": "feed_forw
 
 
 @pytest.mark.parametrize("path", [KATAS / "torch/stacks.py", SOLUTIONS / "torch/stacks.py",
-                                  PACKAGE / "fixtures_layers.py"], ids=lambda p: p.name)
+                                  PACKAGE / "checks" / "child" / "layers.py"], ids=lambda p: p.name)
 def test_given_classes_are_the_references_of_their_katas(path):
     classes = _class_sources(path)
     for name, kata in GIVEN.items():

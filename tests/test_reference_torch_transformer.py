@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from checker import catalogue, engine
-from checker import fixtures_transformer as fixtures
+from checker.checks.child import transformer as fixtures
 from checker.checks import torch_transformer as spec
 from checker.kit import Kit
 
@@ -99,11 +99,11 @@ def _code(path) -> dict[str, str]:
 
 
 def test_fixture_classes_are_copies_of_the_reference():
-    """The greedy and copy-task models are the reference's classes (the layers come from fixtures_layers)."""
+    """The greedy and copy-task models are the reference's classes (the layers come from checker/checks/child/layers.py)."""
     ours = _code(solution.__file__)
-    copied = {**_code(Path(fixtures.__file__).with_name("fixtures_layers.py")), **_code(fixtures.__file__)}
+    copied = {**_code(Path(fixtures.__file__).with_name("layers.py")), **_code(fixtures.__file__)}
     for name in ("PositionalEncoding", "MultiHeadAttention", "FeedForward", "EncoderLayer", "DecoderLayer", "Transformer"):
-        assert copied[name] == ours[name], f"{name} in checker/fixtures_*.py differs from the reference"
+        assert copied[name] == ours[name], f"{name} in checker/checks/child/ differs from the reference"
 
 
 def test_stub_gives_the_reference_building_blocks():

@@ -49,7 +49,7 @@ def test_english_tokens_written_out_by_hand(sentence, tokens):
 
 
 def test_chinese_tokens_are_the_whitespace_split():
-    sentences = spec.SENTENCES[3]
+    sentences = spec._SENTENCES[3]
     assert solution.tokenize(sentences, "zh") == [s.split() for s in sentences]
     assert solution.tokenize(sentences, "zh")[2] == ["我", "在", "学", "Python", "和", "GPT-4", "。"]
 
@@ -64,14 +64,14 @@ def test_seed004_chinese_vocabulary_as_printed_in_the_seed():
     assert idx2word == {i: w for w, i in printed.items()}
 
 
-@pytest.mark.parametrize("c", spec.VOCAB_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._VOCAB_CASES, ids=lambda c: c.label)
 def test_build_vocab_is_seed004s(c):
     args = spec.vocab_args(c)
     ours, theirs = solution.build_vocab(*args), seed004_build_vocab(*args)
     assert ours == theirs and list(ours[0]) == list(theirs[0])
 
 
-@pytest.mark.parametrize("c", spec.VOCAB_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._VOCAB_CASES, ids=lambda c: c.label)
 def test_vocab_cases_exercise_min_freq_and_order(c):
     args = spec.vocab_args(c)
     min_freq = args[1] if len(args) > 1 else 1
@@ -84,7 +84,7 @@ def test_vocab_cases_exercise_min_freq_and_order(c):
     assert words != [w for w, f in counts.most_common() if f >= min_freq]
 
 
-@pytest.mark.parametrize("c", spec.ENCODE_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._ENCODE_CASES, ids=lambda c: c.label)
 def test_encode_by_hand(c):
     tokenized, word2idx = spec.encode_args(c)
     encoded = solution.encode(tokenized, word2idx)

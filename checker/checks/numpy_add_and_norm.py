@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "add_and_norm"
 OUTPUTS = [("output", "(..., D)")]
@@ -121,7 +121,7 @@ MISTAKES = [
             "your output equals beta * a_hat + gamma: gamma and beta are swapped, y = gamma * a_hat + beta"),
 ]
 
-LN_MISTAKES = [
+_LN_MISTAKES = [
     Mistake("unbiased variance", _ln(ddof=1),
             "your layer_norm uses the unbiased variance (ddof=1): divide by D, np.var's default ddof=0"),
     Mistake("epsilon outside the square root", _ln(eps_outside=True),
@@ -158,10 +158,8 @@ def layer_norm_alone(kit):
             try:
                 compare(got, want, "layer_norm's output", "(..., D)", tol=kit.tolerance(dtype))
             except Fail as fail:
-                found = next((m.explain for m in LN_MISTAKES
-                              if matches(got, m.impl(*args), kit.tolerance(dtype))), None)
-                kit.diagnosis = kit.diagnosis or found
-                raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+                found = kit.name_mistake(args, got, _LN_MISTAKES, run=lambda m: m.impl(*args), tol=kit.tolerance(dtype))
+                raise Fail(f"{label}: {fail}", found) from None
 
 
 @check("numerics", "a constant row of x + sublayer_output comes out as beta, not NaN")

@@ -5,10 +5,9 @@ import math
 import numpy as np
 import torch
 
-from checker import attention_checks as shared
-from checker.kit import Fail, Mistake, case, check, expect_structure
-from checker.numpy_parts import softmax
-from checker.sandbox import UserError
+from checker.checks.shared import attention as shared
+from checker.kit import Fail, Mistake, UserError, case, check, expect_structure
+from checker.checks.shared.numpy_parts import softmax
 
 TARGET = "scaled_dot_product_attention"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another

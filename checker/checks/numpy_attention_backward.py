@@ -6,11 +6,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.numpy_parts import softmax
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.checks.shared.numpy_parts import softmax
 
-TRACK = "numpy"
+_TRACK = "numpy"
 TARGET = "attention_backward"
 BATCH_INDEPENDENT = True  # no batch item's gradients depend on another item
 OUTPUTS = [("dq", "(..., T_q, d_k)"), ("dk", "(..., T_k, d_k)"), ("dv", "(..., T_k, d_v)")]
@@ -26,8 +25,8 @@ CASES = [
     case(5, T_q=3, T_k=5, d_k=4, d_v=2, mask="random (T_q, T_k)"),
 ]
 TIMING = case(6, B=2, H=4, T_q=64, T_k=48, d_k=16, d_v=24, mask="padding (B, 1, 1, T_k)")
-CAUSAL, PADDING, BLIND = CASES[0], CASES[2], CASES[3]
-BLIND_QUERY = (1, 0, 2)  # batch 1, head 0, query 2 of case 4 sees no key
+_CAUSAL, _PADDING, _BLIND = CASES[0], CASES[2], CASES[3]
+_BLIND_QUERY = (1, 0, 2)  # batch 1, head 0, query 2 of case 4 sees no key
 
 
 def _lead(c):
@@ -50,7 +49,7 @@ def make_mask(c):
     mask = (torch.rand(*_lead(c), c.T_q, c.T_k, generator=g) < 0.6).numpy()
     mask[..., 0] = True  # every query sees something ...
     if "nothing" in c.mask:
-        mask[BLIND_QUERY] = False  # ... except this one, which sees nothing
+        mask[_BLIND_QUERY] = False  # ... except this one, which sees nothing
     return mask
 
 
@@ -106,7 +105,7 @@ def _variant(**knobs):
     return lambda dout, q, k, v, mask=None: backward(dout, q, k, v, mask, **knobs)
 
 
-BACKWARD = "dS = P · (dP − rowsum(dP · P)), dq = dS k / √d_k, dk = dSᵀ q / √d_k"
+_BACKWARD = "dS = P · (dP − rowsum(dP · P)), dq = dS k / √d_k, dk = dSᵀ q / √d_k"
 
 MISTAKES = [
     Mistake("scale missing in dq and dk", _variant(grad_scale=0),
@@ -119,7 +118,7 @@ MISTAKES = [
             "your dq and dk are divided by d_k: the 1/√d_k enters once, dq = dS k / √d_k, dk = dSᵀ q / √d_k"),
     Mistake("diagonal-only softmax Jacobian", _variant(jacobian="diagonal"),
             "your dS equals P · (1 − P) · dP, the diagonal of softmax's Jacobian only: each weight depends on EVERY "
-            f"score of its row (∂P_j/∂S_i = P_j(δ_ij − P_i)), so {BACKWARD}"),
+            f"score of its row (∂P_j/∂S_i = P_j(δ_ij − P_i)), so {_BACKWARD}"),
     Mistake("softmax backward summed over the queries", _variant(sum_axis=-2),
             "your dS sums dP · P over the queries (axis=-2): softmax ran over the keys, so its backward sums over the "
             "keys too, np.sum(dP * P, axis=-1, keepdims=True)"),
@@ -163,14 +162,14 @@ def _compare_all(kit, args, got, expected, label, tol=None):
             compare(u, e, name, legend, tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{label}: {fail}", found) from None
 
 
-TRANSPOSES = ("with T_q ≠ T_k and d_k ≠ d_v every transpose must be right: dv = Pᵀ dout (..., T_k, d_v), "
+_TRANSPOSES = ("with T_q ≠ T_k and d_k ≠ d_v every transpose must be right: dv = Pᵀ dout (..., T_k, d_v), "
               "dP = dout vᵀ (..., T_q, T_k), dq = dS k, dk = dSᵀ q; transpose only the last two axes, "
               "np.swapaxes(a, -1, -2) (a.T reverses every axis), and multiply with @ (np.dot does not batch)")
 
-FLOAT32_HINT = ("np.sqrt(d_k) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
+_FLOAT32_HINT = ("np.sqrt(d_k) is a float64 NumPy scalar and, since NumPy 2, it turns float32 arrays into float64: "
                 "divide by math.sqrt(d_k) (a Python float); an additive mask such as mask * -1e9 is float64 too: "
                 "use np.where(mask, scores, -np.inf)")
 
@@ -192,14 +191,14 @@ def any_rank(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            raise Fail(f"{c.label}, {rank}-D inputs: your code raised {err}. {TRANSPOSES}") from None
+            raise Fail(f"{c.label}, {rank}-D inputs: your code raised {err}. {_TRANSPOSES}") from None
         except Fail as fail:
-            raise Fail(f"{fail}; {TRANSPOSES}") from None
+            raise Fail(f"{fail}; {_TRANSPOSES}") from None
 
 
 @check("masking", "a key hidden from every query gets exactly zero dk and dv")
 def hidden_keys(kit):
-    c = PADDING
+    c = _PADDING
     args = kit.inputs(c)
     dq, dk, dv = _triple(kit.user(args, case=c), c)
     hidden = ~args[4][:, 0, 0, :]  # (B, T_k): PAD keys, hidden from every query of their batch item
@@ -210,13 +209,12 @@ def hidden_keys(kit):
             found = kit.name_mistake(args, (dq, dk, dv))
             raise Fail(f"{c.label}: {name}{list(where)} = {leaked[where]:.3g}, but key {where[2]} of batch item "
                        f"{where[0]} is padding, hidden from every query: it has zero weight, so it gets no gradient. "
-                       "Recompute P with the mask, hidden keys at -np.inf (or P = np.where(mask, P, 0.0))"
-                       + (f". Diagnosis: {found}" if found else ""))
+                       "Recompute P with the mask, hidden keys at -np.inf (or P = np.where(mask, P, 0.0))", found)
 
 
 @check("masking", "under a causal mask, dq of query i does not depend on the keys and values after i")
 def causal(kit):
-    c = CAUSAL
+    c = _CAUSAL
     dout, q, k, v, mask = kit.inputs(c)
     dq = _triple(kit.user((dout, q, k, v, mask), case=c), c)[0]
     for t in range(c.T_k - 1):
@@ -231,10 +229,10 @@ def causal(kit):
 
 @check("masking", "a query with no visible key gets dq = 0, no NaN, and adds nothing to dk and dv")
 def blind_query(kit):
-    c = BLIND
+    c = _BLIND
     args = kit.inputs(c)
     dq, dk, dv = _triple(kit.user(args, case=c), c)
-    b, h, i = BLIND_QUERY
+    b, h, i = _BLIND_QUERY
     label = f"{c.label}: batch {b}, head {h}, query {i} sees no key"
     if not all(np.isfinite(g).all() for g in (dq, dk, dv)):
         raise Fail(f"{label}, and your gradients contain NaN (softmax of a row of -inf is NaN): zero that row's "
@@ -242,7 +240,7 @@ def blind_query(kit):
     if (dq[b, h, i] != 0).any():
         found = kit.name_mistake(args, (dq, dk, dv))
         raise Fail(f"{label}; its output is 0 whatever q is, so its dq must be 0, got "
-                   f"{[round(float(x), 3) for x in dq[b, h, i]]}" + (f". Diagnosis: {found}" if found else ""))
+                   f"{[round(float(x), 3) for x in dq[b, h, i]]}", found)
     dout = args[0].copy()
     dout[b, h, i] += 7.0
     _, dk2, dv2 = _triple(kit.user((dout,) + args[1:], case=c), c)
@@ -257,7 +255,7 @@ def keeps_float32(kit):
         got = _triple(kit.user(kit.inputs(c, "float32"), case=c, dtype="float32"), c)
         wide = [f"a {value.dtype} {name}" for (name, _), value in zip(OUTPUTS, got) if value.dtype != np.float32]
         if wide:
-            raise Fail(f"{c.label}: float32 inputs gave {' and '.join(wide)}. {FLOAT32_HINT}")
+            raise Fail(f"{c.label}: float32 inputs gave {' and '.join(wide)}. {_FLOAT32_HINT}")
 
 
 @check("numerics", "large scores (q and k times 30) give no NaN or inf: softmax subtracts each row's max")
@@ -295,7 +293,7 @@ def keys_shift(kit):
             raise Fail(f"{c.label}: dk summed over the keys is {float(total[where]):.3g}, not 0, at index "
                        f"{where}: adding the same vector c to every key adds q·c to a whole row of scores, which "
                        "softmax ignores, so the gradient has no such component; the − rowsum(dP · P) term of dS removes "
-                       "it" + (f". Diagnosis: {found}" if found else ""))
+                       "it", found)
 
 
 @check("properties", "dv summed over the keys equals dout summed over the queries that see a key")
@@ -312,4 +310,4 @@ def values_total(kit):
         except Fail as fail:
             found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the "
-                       "queries that see a key; dv = Pᵀ dout" + (f". Diagnosis: {found}" if found else "")) from None
+                       "queries that see a key; dv = Pᵀ dout", found) from None

@@ -4,20 +4,19 @@
 import numpy as np
 import torch
 
-from checker import attention_checks as shared
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.numpy_parts import feed_forward, layer_norm, multi_head_attention
-from checker.sandbox import UserError
+from checker.checks.shared import attention as shared
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_head_attention
 
 TARGET = "decoder_layer"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T_t, D)")]
-PARAMS = ["x", "encoder_output", "lookahead_mask", "padding_mask", "d_model", "num_heads", "d_ff",
+_PARAMS = ["x", "encoder_output", "lookahead_mask", "padding_mask", "d_model", "num_heads", "d_ff",
           "Wq_msa", "Wk_msa", "Wv_msa", "Wo_msa", "gamma1_ln", "beta1_ln",
           "Wq_ca", "Wk_ca", "Wv_ca", "Wo_ca", "gamma2_ln", "beta2_ln",
           "W1_ffn", "b1_ffn", "W2_ffn", "b2_ffn", "gamma3_ln", "beta3_ln"]
-X, ENC, LOOKAHEAD, PADDING = 0, 1, 2, 3  # argument positions
-WQ_MSA, WK_MSA = 7, 8
+_X, _ENC, _LOOKAHEAD, _PADDING = 0, 1, 2, 3  # argument positions
+_WQ_MSA, _WK_MSA = 7, 8
 
 # Every dimension its own size (B, T_t, T_s, D, H, depth = D // H, d_ff), except in case 1, where
 # T_t = T_s as in seed 000's own test: there, code that swaps the masks or takes the cross-attention's
@@ -149,7 +148,7 @@ MISTAKES = [
 
 @check("structure", "decoder_layer is a function with seed 000's signature")
 def structure(kit):
-    expect_structure(kit, TARGET, module=False, params=PARAMS)
+    expect_structure(kit, TARGET, module=False, params=_PARAMS)
 
 
 def _output(kit, args, c):
@@ -181,7 +180,7 @@ def causal(kit):
     args = kit.inputs(c)
     out = _output(kit, args, c)
     for t in range(c.T_t - 1):
-        changed = args[X].copy()
+        changed = args[_X].copy()
         changed[:, t + 1:] += 3.0 * np.random.default_rng(t).standard_normal(changed[:, t + 1:].shape)
         out2 = _output(kit, (changed, *args[1:]), c)
         try:
@@ -195,11 +194,11 @@ def causal(kit):
 def padding_is_invisible(kit):
     for c in CASES[1:3]:
         args = kit.inputs(c)
-        real = args[PADDING][:, 0, 0, :]  # (B, T_s)
+        real = args[_PADDING][:, 0, 0, :]  # (B, T_s)
         out = _output(kit, args, c)
-        changed = args[ENC].copy()
+        changed = args[_ENC].copy()
         changed[~real] += 5.0 * np.random.default_rng(c.id).standard_normal(changed[~real].shape)
-        out2 = _output(kit, (args[X], changed, *args[2:]), c)
+        out2 = _output(kit, (args[_X], changed, *args[2:]), c)
         try:
             compare(out2, out, "output", "(B, T_t, D)", tol=kit.tolerance("float64"))
         except Fail as fail:
@@ -222,7 +221,7 @@ def reads_the_encoder(kit):
     c = CASES[4]  # padding_mask None: runs even if K and V come from the decoder
     args = kit.inputs(c)
     out = _output(kit, args, c)
-    out2 = _output(kit, (args[X], args[ENC] + 1.5 * np.random.default_rng(0).standard_normal(args[ENC].shape),
+    out2 = _output(kit, (args[_X], args[_ENC] + 1.5 * np.random.default_rng(0).standard_normal(args[_ENC].shape),
                          *args[2:]), c)
     if np.allclose(out, out2, rtol=1e-12, atol=1e-12):
         raise Fail(f"{c.label}: changing encoder_output did not change the output: the cross-attention must take its "
@@ -233,4 +232,4 @@ def reads_the_encoder(kit):
 @check("numerics", "large attention scores (about ±1000) do not overflow softmax")
 def large_scores(kit):
     c = CASES[1]
-    shared.layer_survives_large_scores(kit, c, kit.inputs(c), (WQ_MSA, WK_MSA), "Wq_msa and Wk_msa", "(B, T_t, D)")
+    shared.layer_survives_large_scores(kit, c, kit.inputs(c), (_WQ_MSA, _WK_MSA), "Wq_msa and Wk_msa", "(B, T_t, D)")

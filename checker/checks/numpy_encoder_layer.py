@@ -4,14 +4,14 @@
 import numpy as np
 import torch
 
-from checker import attention_checks as shared
+from checker.checks.shared import attention as shared
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.numpy_parts import feed_forward, layer_norm, multi_head_attention
+from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_head_attention
 
 TARGET = "encoder_layer"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T, D)")]
-PARAMS = ["x", "mask", "d_model", "num_heads", "d_ff",
+_PARAMS = ["x", "mask", "d_model", "num_heads", "d_ff",
           "Wq_mha", "Wk_mha", "Wv_mha", "Wo_mha", "gamma1_ln", "beta1_ln",
           "W1_ffn", "b1_ffn", "W2_ffn", "b2_ffn", "gamma2_ln", "beta2_ln"]
 
@@ -119,7 +119,7 @@ MISTAKES = [
 
 @check("structure", "encoder_layer is a function with seed 000's signature")
 def structure(kit):
-    expect_structure(kit, TARGET, module=False, params=PARAMS)
+    expect_structure(kit, TARGET, module=False, params=_PARAMS)
 
 
 @check("masking", "PAD positions change nothing at the real positions")

@@ -6,10 +6,9 @@ import re
 import numpy as np
 import torch
 
-from checker.kit import ATOL_F32, RTOL_F32, Fail, Mistake, case, check, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import ATOL_F32, Fail, Mistake, RTOL_F32, UserError, at_line, case, check, expect_structure, matches
 
-TRACK = "numpy"  # no autograd checks
+_TRACK = "numpy"  # no autograd checks
 TARGET = "feed_forward_network"
 OUTPUTS = [("output", "(..., D)")]
 
@@ -58,7 +57,7 @@ def _gelu_erf(h):
     return 0.5 * h * (1.0 + erf(h / math.sqrt(2.0)))
 
 
-ACTS = {
+_ACTS = {
     "relu": lambda h: np.maximum(h, 0),
     "gelu": _gelu_tanh,
     "gelu erf": _gelu_erf,
@@ -73,7 +72,7 @@ def ffn(x, W1, b1, W2, b2, activation="relu", *, gelu="gelu", force=None, bias_a
         no_b1=False, no_b2=False):
     """The network with knobs; every knob at its default gives the right answer."""
     name = force or activation
-    act = ACTS[gelu if name == "gelu" else name]
+    act = _ACTS[gelu if name == "gelu" else name]
     h = act(x @ W1) + b1 if bias_after else act(x @ W1 + (0 if no_b1 else b1))
     out = h @ W2 + (0 if no_b2 else b2)
     return act(out) if act_out else out
@@ -154,10 +153,7 @@ def weight_layout(kit):
                 why = f"you use W2 in the first layer and W1 in the second: {layout}, so compute x @ W1 + b1 first, then hidden @ W2 + b2"
             else:
                 why = f"{layout}: x (..., d_model) @ W1 gives (..., d_ff), (+ b1 of d_ff), then @ W2 gives (..., d_model) (+ b2)"
-            lines = re.findall(r"line (\d+)", err.traceback)
-            where = f" (line {lines[-1]})" if lines else ""
-            kit.diagnosis = kit.diagnosis or why
-            raise Fail(f"{c.label}: your code raised {err}{where}. Diagnosis: {why}") from None
+            raise Fail(f"{c.label}: your code raised {err}{at_line(err)}", why) from None
         if not isinstance(got, np.ndarray) or got.shape != x.shape:
             shape = got.shape if isinstance(got, np.ndarray) else f"a {type(got).__name__}"
             hint = (": an axis was reduced away; ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) "

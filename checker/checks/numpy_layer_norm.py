@@ -1,14 +1,12 @@
 """Hidden checks: NumPy layer normalization."""
 
-import re
 
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
 
-TRACK = "numpy"  # no autograd checks
+_TRACK = "numpy"  # no autograd checks
 TARGET = "layer_norm"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., D)")]
@@ -115,9 +113,7 @@ def ranks(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            lines = re.findall(r"line (\d+)", err.traceback)
-            where = f" (line {lines[-1]})" if lines else ""
-            raise Fail(f"{c.label}: your code raised {err}{where}. The mean and the variance over the last axis "
+            raise Fail(f"{c.label}: your code raised {err}{at_line(err)}. The mean and the variance over the last axis "
                        f"must keep that axis with size 1, shape {args[0].shape[:-1] + (1,)}, to broadcast against "
                        "x: use keepdims=True (or mean[..., None])") from None
         if not isinstance(got, np.ndarray) or got.shape != args[0].shape:

@@ -4,10 +4,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
-TRACK = "numpy"
+_TRACK = "numpy"
 TARGET = "layer_norm_backward"
 BATCH_INDEPENDENT = True  # dx of one vector depends on that vector only
 OUTPUTS = [("dx", "(..., D)"), ("dgamma", "(D,)"), ("dbeta", "(D,)")]
@@ -84,20 +83,20 @@ def _variant(default_eps=1e-5, **knobs):
     return lambda dy, x, gamma, eps=default_eps: backward(dy, x, gamma, eps, **knobs)
 
 
-FORMULA = "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat)), g = dy · gamma, means over the last axis"
+_FORMULA = "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat)), g = dy · gamma, means over the last axis"
 
 MISTAKES = [
     Mistake("mean and variance treated as constants", _variant(terms="none"),
             "your dx equals dy · gamma / sqrt(var + eps): you treated the mean and the variance as constants, but "
-            f"both depend on every x of the vector; {FORMULA}"),
+            f"both depend on every x of the vector; {_FORMULA}"),
     Mistake("variance term dropped", _variant(terms="mean"),
             "your dx equals rstd · (g − mean(g)): the path through the variance is missing; subtract "
-            f"x_hat · mean(g · x_hat) too: {FORMULA}"),
+            f"x_hat · mean(g · x_hat) too: {_FORMULA}"),
     Mistake("mean term dropped", _variant(terms="var"),
-            f"your dx equals rstd · (g − x_hat · mean(g · x_hat)): the path through the mean is missing; {FORMULA}"),
+            f"your dx equals rstd · (g − x_hat · mean(g · x_hat)): the path through the mean is missing; {_FORMULA}"),
     Mistake("variance term with the wrong sign", _variant(var_sign=1.0),
             "your dx ADDS x_hat · mean(g · x_hat): the variance term has the wrong sign (d var / d x = 2(x − mean)/D, "
-            f"and d rstd / d var = −rstd³/2); {FORMULA}"),
+            f"and d rstd / d var = −rstd³/2); {_FORMULA}"),
     Mistake("gamma missing from dx", _variant(use_gamma=False),
             "your dx leaves gamma out: the gradient reaching x_hat is g = dy · gamma (y = gamma · x_hat + beta); "
             "use g everywhere in dx"),
@@ -139,7 +138,7 @@ def _compare_all(kit, args, got, expected, label):
             compare(u, e, name, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{label}: {fail}", found) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -236,8 +235,7 @@ def rows_sum_to_zero(kit):
             found = kit.name_mistake(args, _triple(kit.user(args, case=c), c.label))
             raise Fail(f"{c.label}: dx[{', '.join(map(str, worst))}] sums to {float(sums[worst]):.3g} over the last "
                        "axis, not 0: y is unchanged when the same number is added to every entry of x's vector, so "
-                       "the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes it"
-                       + (f". Diagnosis: {found}" if found else ""))
+                       "the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes it", found)
 
 
 @check("properties", "adding 10⁶ to every input leaves the gradients unchanged (variance computed stably)")

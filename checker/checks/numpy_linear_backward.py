@@ -5,8 +5,7 @@ import re
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
 
 TARGET = "linear_backward"
 OUTPUTS = [("dx", "(..., D_in)"), ("dW", "(D_in, D_out)"), ("db", "(D_out,)")]
@@ -133,15 +132,13 @@ MISTAKES = [
             "db = dout.reshape(-1, D_out).sum(axis=0)"),
 ]
 
-SHAPE_GUIDE = ("match the shapes: dx = dout @ W.T is (..., D_out) @ (D_out, D_in); "
+_SHAPE_GUIDE = ("match the shapes: dx = dout @ W.T is (..., D_out) @ (D_out, D_in); "
                "dW = x2.T @ dout2 is (D_in, N) @ (N, D_out) with x2 = x.reshape(-1, D_in), dout2 = dout.reshape(-1, D_out); "
                "x.T on a 3-D array reverses ALL its axes (use np.swapaxes(x, -1, -2) or flatten to 2-D first)")
 
 
 def _explain_error(err: UserError, what: str) -> Fail:
-    lines = re.findall(r"line (\d+)", err.traceback)
-    where = f" (line {lines[-1]})" if lines else ""
-    return Fail(f"{what}: your code raised {err}{where}. {SHAPE_GUIDE}")
+    return Fail(f"{what}: your code raised {err}{at_line(err)}. {_SHAPE_GUIDE}")
 
 
 
@@ -161,7 +158,7 @@ def _verify(kit, args, what, expected) -> None:
             compare(u, e, name, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{what}: {fail}", found) from None
 
 
 # ----------------------------------------------------------------------------- checks

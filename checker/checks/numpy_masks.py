@@ -18,16 +18,16 @@ CASES = [
     case(2, B=2, T=5, pad_id="1", padding="right, token 0 is a real word"),
     case(3, B=4, T=6, pad_id="0", padding="left"),
 ]
-CAUSAL_CASES = [case(4, T=5), case(5, T=1), case(6, T=8)]
+_CAUSAL_CASES = [case(4, T=5), case(5, T=1), case(6, T=8)]
 
-VOCAB = 20
+_VOCAB = 20
 
 
 def inputs(c, dtype=None):
     """(tokens, pad_id): tokens (B, T) int64, real ids drawn from the vocabulary minus pad_id."""
     g = c.generator()
     pad_id = int(c.pad_id)
-    tokens = torch.randint(0, VOCAB - 1, (c.B, c.T), generator=g)
+    tokens = torch.randint(0, _VOCAB - 1, (c.B, c.T), generator=g)
     tokens = tokens + (tokens >= pad_id).long()  # every id but pad_id
     if "token 0" in c.padding:
         tokens[:, 0] = 0  # a real word whose id is 0
@@ -47,7 +47,7 @@ def _expand(real):
     return real[:, None, None, :]
 
 
-PAD_MISTAKES = [
+_PAD_MISTAKES = [
     Mistake("PAD marked True", lambda tokens, pad_id=0: _expand(tokens == pad_id),
             "your mask is True at the PAD tokens: True means 'a real token, may be attended to'; use tokens != pad_id"),
     Mistake("pad_id ignored", lambda tokens, pad_id=0: _expand(tokens != 0),
@@ -56,7 +56,7 @@ PAD_MISTAKES = [
             "your mask is True where the id is 0: compare with pad_id, and True marks real tokens (tokens != pad_id)"),
 ]
 
-CAUSAL_MISTAKES = [
+_CAUSAL_MISTAKES = [
     Mistake("diagonal hidden", lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
             "your mask hides the diagonal: query i must see itself, so keep k=0 (np.tril(np.ones((T, T), dtype=bool)))"),
     Mistake("inverted (seed 002)", lambda T: np.triu(np.ones((T, T), dtype=bool), k=1),
@@ -71,9 +71,9 @@ CAUSAL_MISTAKES = [
             "your mask hides nothing: query i must not see keys after i (np.tril)"),
 ]
 
-MISTAKES = PAD_MISTAKES + CAUSAL_MISTAKES  # each list is matched against its own function
+MISTAKES = _PAD_MISTAKES + _CAUSAL_MISTAKES  # each list is matched against its own function
 
-DTYPE_HINT = ("return the bool array itself (tokens != pad_id and np.tril(np.ones((T, T), dtype=bool)) are bool), "
+_DTYPE_HINT = ("return the bool array itself (tokens != pad_id and np.tril(np.ones((T, T), dtype=bool)) are bool), "
               "with True = visible; 0/1 float masks are seed 000/002's additive convention (1 = hidden)")
 
 
@@ -93,11 +93,9 @@ def _values(kit, target, args, expected, mistakes, label):
     try:
         compare(truth, expected, f"{target}{_call(args)} (as True/False)", exact=True)
     except Fail as fail:
-        for mistake in mistakes:
-            if np.array_equal(truth, mistake.impl(*args).reshape(expected.shape)):
-                kit.diagnosis = kit.diagnosis or mistake.explain
-                raise Fail(f"{label}: {fail}. Diagnosis: {mistake.explain}") from None
-        raise Fail(f"{label}: {fail}") from None
+        found = kit.name_mistake(args, truth, mistakes, run=lambda m: m.impl(*args).reshape(expected.shape),
+                                 same=np.array_equal)
+        raise Fail(f"{label}: {fail}", found) from None
 
 
 def _call(args):
@@ -140,12 +138,12 @@ def _pad_form(got, c):
         raise Fail(f"{c.label}: the mask should have shape (B, 1, 1, T) = {(B, 1, 1, T)}, got {shape}"
                    + (f"; {hint}" if hint else ""))
     if got.dtype != np.bool_:
-        raise Fail(f"{c.label}: the mask should have dtype bool, got numpy.{got.dtype}; {DTYPE_HINT}")
+        raise Fail(f"{c.label}: the mask should have dtype bool, got numpy.{got.dtype}; {_DTYPE_HINT}")
 
 
 @check("shapes", "make_causal_mask returns a bool array (T, T)")
 def causal_shape(kit):
-    for c in CAUSAL_CASES:
+    for c in _CAUSAL_CASES:
         got = kit.user((c.T,), target="make_causal_mask")
         if not isinstance(got, np.ndarray):
             raise Fail(f"{c.label}: make_causal_mask should return a NumPy array, got {describe(got)}")
@@ -154,7 +152,7 @@ def causal_shape(kit):
                     if got.size == c.T * c.T else "")
             raise Fail(f"{c.label}: the mask should have shape (T, T) = {(c.T, c.T)}, got {tuple(got.shape)}{hint}")
         if got.dtype != np.bool_:
-            raise Fail(f"{c.label}: the mask should have dtype bool, got numpy.{got.dtype}; {DTYPE_HINT}")
+            raise Fail(f"{c.label}: the mask should have dtype bool, got numpy.{got.dtype}; {_DTYPE_HINT}")
 
 
 @check("masking", "make_pad_mask is True at real tokens and False at PAD (whatever pad_id is)")
@@ -162,16 +160,16 @@ def pad_values(kit):
     solution = kit.solution.make_pad_mask
     for c in CASES:
         args = inputs(c)
-        _values(kit, "make_pad_mask", args, solution(*args), PAD_MISTAKES, c.label)
+        _values(kit, "make_pad_mask", args, solution(*args), _PAD_MISTAKES, c.label)
     tokens, _ = inputs(CASES[0])
-    _values(kit, "make_pad_mask", (tokens,), solution(tokens), PAD_MISTAKES,
+    _values(kit, "make_pad_mask", (tokens,), solution(tokens), _PAD_MISTAKES,
             f"{CASES[0].label}, called without pad_id (the default is pad_id=0)")
 
 
 @check("masking", "make_causal_mask lets query i see keys 0..i, itself included")
 def causal_values(kit):
-    for c in CAUSAL_CASES:
-        _values(kit, "make_causal_mask", (c.T,), kit.solution.make_causal_mask(c.T), CAUSAL_MISTAKES, c.label)
+    for c in _CAUSAL_CASES:
+        _values(kit, "make_causal_mask", (c.T,), kit.solution.make_causal_mask(c.T), _CAUSAL_MISTAKES, c.label)
 
 
 @check("hygiene", "make_pad_mask leaves the caller's tokens unchanged")

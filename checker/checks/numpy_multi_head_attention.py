@@ -5,9 +5,9 @@ import math
 import numpy as np
 import torch
 
-from checker import attention_checks as shared
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.numpy_parts import softmax
+from checker.checks.shared import attention as shared
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.checks.shared.numpy_parts import softmax
 
 TARGET = "multi_head_attention"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -104,20 +104,20 @@ def _variant(**knobs):
     return lambda *args: mha(*args, **knobs)
 
 
-SPLIT_FIX = ("reshape to (B, T, num_heads, depth) first (each position's features cut into heads), "
+_SPLIT_FIX = ("reshape to (B, T, num_heads, depth) first (each position's features cut into heads), "
              "then transpose(0, 2, 1, 3) to (B, num_heads, T, depth)")
-COMBINE_FIX = ("transpose(0, 2, 1, 3) back to (B, T, H, depth) first, then reshape to (B, T, H * depth)")
+_COMBINE_FIX = ("transpose(0, 2, 1, 3) back to (B, T, H, depth) first, then reshape to (B, T, H * depth)")
 
 MISTAKES = [
     Mistake("split without transpose", _variant(split="reshape"),
             f"your output equals multi-head attention whose split_heads reshapes straight to (B, H, T, depth), "
-            f"which mixes positions into heads: {SPLIT_FIX}"),
+            f"which mixes positions into heads: {_SPLIT_FIX}"),
     Mistake("combine without transpose", _variant(combine="reshape"),
             f"your output equals multi-head attention whose combine_heads reshapes (B, H, T, depth) straight to "
-            f"(B, T, d_model), which mixes heads into positions: {COMBINE_FIX}"),
+            f"(B, T, d_model), which mixes heads into positions: {_COMBINE_FIX}"),
     Mistake("split and combine without transpose", _variant(split="reshape", combine="reshape"),
             "your output equals multi-head attention whose split_heads and combine_heads both reshape without "
-            f"transposing (they undo each other, so a round trip hides it): split: {SPLIT_FIX}; combine: {COMBINE_FIX}"),
+            f"transposing (they undo each other, so a round trip hides it): split: {_SPLIT_FIX}; combine: {_COMBINE_FIX}"),
     Mistake("missing Wo", _variant(use_wo=False),
             "your output equals the concatenated heads without the output projection: finish with combine_heads(...) @ Wo"),
     Mistake("x @ W.T", _variant(w_t=True),
@@ -139,11 +139,11 @@ MISTAKES = [
             "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
 ]
 
-SPLIT_MISTAKES = [Mistake("split without transpose", lambda x, H, depth: _split(x, H, depth, "reshape"),
-                          f"split_heads reshapes straight to (B, H, T, depth), which mixes positions into heads: {SPLIT_FIX}")]
-COMBINE_MISTAKES = [Mistake("combine without transpose", lambda x: _combine(x, "reshape"),
+_SPLIT_MISTAKES = [Mistake("split without transpose", lambda x, H, depth: _split(x, H, depth, "reshape"),
+                          f"split_heads reshapes straight to (B, H, T, depth), which mixes positions into heads: {_SPLIT_FIX}")]
+_COMBINE_MISTAKES = [Mistake("combine without transpose", lambda x: _combine(x, "reshape"),
                             f"combine_heads reshapes (B, H, T, depth) straight to (B, T, d_model), which mixes heads "
-                            f"into positions: {COMBINE_FIX}")]
+                            f"into positions: {_COMBINE_FIX}")]
 
 # ----------------------------------------------------------------------------- checks
 
@@ -162,11 +162,8 @@ def _one(kit, target, args, mistakes, label, legend):
     try:
         compare(got, expected, f"{target} output", legend)
     except Fail as fail:
-        for mistake in mistakes:
-            if isinstance(got, np.ndarray) and matches(got, mistake.impl(*args)):
-                kit.diagnosis = kit.diagnosis or mistake.explain
-                raise Fail(f"{label}: {fail}. Diagnosis: {mistake.explain}") from None
-        raise Fail(f"{label}: {fail}") from None
+        found = kit.name_mistake(args, got, mistakes, run=lambda m: m.impl(*args)) if isinstance(got, np.ndarray) else None
+        raise Fail(f"{label}: {fail}", found) from None
 
 
 @check("shapes", "split_heads turns (B, T, d_model) into (B, H, T, depth), head h holding features h*depth..")
@@ -174,7 +171,7 @@ def split_heads_alone(kit):
     g = torch.Generator().manual_seed(21)
     for B, T, H, depth in ((2, 5, 3, 4), (3, 4, 2, 5)):
         x = torch.randn(B, T, H * depth, generator=g, dtype=torch.float64).numpy()
-        _one(kit, "split_heads", (x, H, depth), SPLIT_MISTAKES,
+        _one(kit, "split_heads", (x, H, depth), _SPLIT_MISTAKES,
              f"split_heads(x {x.shape}, num_heads={H}, depth={depth})", "(B, H, T, depth)")
 
 
@@ -183,7 +180,7 @@ def combine_heads_alone(kit):
     g = torch.Generator().manual_seed(22)
     for B, H, T, depth in ((2, 3, 5, 4), (3, 2, 4, 5)):
         x = torch.randn(B, H, T, depth, generator=g, dtype=torch.float64).numpy()
-        _one(kit, "combine_heads", (x,), COMBINE_MISTAKES, f"combine_heads(x {x.shape})", "(B, T, H * depth)")
+        _one(kit, "combine_heads", (x,), _COMBINE_MISTAKES, f"combine_heads(x {x.shape})", "(B, T, H * depth)")
 
 
 @check("masking", "hidden keys get exactly zero weight in every head")

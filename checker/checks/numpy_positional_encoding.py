@@ -10,12 +10,11 @@ import re
 
 import numpy as np
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
-TRACK = "numpy"  # no autograd checks
+_TRACK = "numpy"  # no autograd checks
 TARGET = "positional_encoding"
-LEGEND = "(1, position, d_model)"
+_LEGEND = "(1, position, d_model)"
 
 # position and d_model differ in every case, so a transposed table cannot pass; two cases have
 # an odd d_model, and case 3 reaches angles of ~2000 rad, where computing in float32 shows.
@@ -88,19 +87,6 @@ MISTAKES = [
 ]
 
 
-def diagnose(kit, c, got) -> str | None:
-    """Name the mistake whose table equals the user's (kit.diagnose needs OUTPUTS, which this kata has not)."""
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(inputs(c), impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
-            continue
-        if matches(got, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
-
-
 def call(kit, c, args=None):
     """The user's table for case c; a crash that only an odd d_model causes gets a pointed message."""
     args = inputs(c) if args is None else args
@@ -125,10 +111,9 @@ def call(kit, c, args=None):
 def compare_case(kit, c, got, what="positional encoding") -> None:
     expected = kit.reference(inputs(c))
     try:
-        compare(got, expected, what, LEGEND)
+        compare(got, expected, what, _LEGEND)
     except Fail as fail:
-        found = diagnose(kit, c, got)
-        raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{c.label}: {fail}", kit.name_mistake(inputs(c), got)) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -144,13 +129,13 @@ def shapes(kit):
     for c in CASES:
         got = call(kit, c)
         if not isinstance(got, np.ndarray):
-            compare(got, kit.reference(inputs(c)), f"{c.label}: the table", LEGEND)  # says what came back
+            compare(got, kit.reference(inputs(c)), f"{c.label}: the table", _LEGEND)  # says what came back
         if tuple(got.shape) != (1, c.position, c.d_model):
             want = (1, c.position, c.d_model)
             hint = {(c.position, c.d_model): ": the batch axis is missing, return pe[np.newaxis]",
                     (1, c.d_model, c.position): ": position and d_model are swapped, rows are positions",
                     (c.d_model, c.position): ": rows must be positions and there is no batch axis"}
-            raise Fail(f"{c.label}: the table should have shape {LEGEND} = {want}, got {tuple(got.shape)}"
+            raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {want}, got {tuple(got.shape)}"
                        f"{hint.get(tuple(got.shape), '')}")
 
 
@@ -161,7 +146,7 @@ def odd_sizes(kit):
         got = call(kit, c)
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, 4, d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
-            raise Fail(f"{c.label}: the table should have shape {LEGEND} = {(1, 4, d_model)}, got {shape}")
+            raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {(1, 4, d_model)}, got {shape}")
 
 
 @check("numerics", "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64")
@@ -176,7 +161,7 @@ def odd_last_column(kit):
     c = CASES[1]
     got = call(kit, c)
     if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
-        raise Fail(f"{c.label}: the table should have shape {LEGEND} = {(1, c.position, c.d_model)} first")
+        raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {(1, c.position, c.d_model)} first")
     last = got[0, :, -1].astype(np.float64)
     shown = np.round(last[:4], 4).tolist()
     formula = f"sin(pos / 10000^({c.d_model - 1}/{c.d_model}))"
@@ -194,9 +179,9 @@ def prefix(kit):
     long, short = call(kit, case(11, position=12, d_model=6)), call(kit, case(12, position=5, d_model=6))
     for got, n in ((long, 12), (short, 5)):
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, n, 6):
-            raise Fail(f"position={n}, d_model=6: the table should have shape {LEGEND} = {(1, n, 6)} first")
+            raise Fail(f"position={n}, d_model=6: the table should have shape {_LEGEND} = {(1, n, 6)} first")
     try:
-        compare(short, long[:, :5], "the table for position=5, d_model=6", LEGEND)
+        compare(short, long[:, :5], "the table for position=5, d_model=6", _LEGEND)
     except Fail as fail:
         raise Fail(f"{fail}, compared with the first 5 rows of your table for position=12: row pos depends only "
                    "on pos and d_model, never on how many positions were asked for") from None
@@ -211,11 +196,11 @@ def no_stale_state(kit):
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
             raise Fail(f"{c.label}, called after position=12, d_model=6: the table should have shape "
-                       f"{LEGEND} = {(1, c.position, c.d_model)}, got {shape}. Build the table from this "
+                       f"{_LEGEND} = {(1, c.position, c.d_model)}, got {shape}. Build the table from this "
                        "call's position and d_model; a table kept from an earlier call must be keyed on both")
     again = call(kit, case(13, position=12, d_model=6))
     try:
-        compare(again, first, "the second table for position=12, d_model=6", LEGEND)
+        compare(again, first, "the second table for position=12, d_model=6", _LEGEND)
     except Fail as fail:
         raise Fail(f"{fail}, compared with your own first table for the same sizes: a table kept from an earlier "
                    "call must be keyed on both position and d_model") from None

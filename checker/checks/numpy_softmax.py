@@ -3,8 +3,7 @@
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "softmax"
 OUTPUTS = [("probabilities", "(same as x)")]
@@ -12,11 +11,11 @@ OUTPUTS = [("probabilities", "(same as x)")]
 # Logits near 1e3 or 1e4 carry an absolute rounding error of one float32 ulp (6e-5 at 1e3), so exp() of
 # them is good to about 1e-4 relative whatever the method: the stability checks allow 1e-3 in float32
 # (log-sum-exp implementations round there; every real mistake gives NaN or an error of order 1).
-STABILITY_TOL = {"float64": None, "float32": (1e-3, 1e-6)}
+_STABILITY_TOL = {"float64": None, "float32": (1e-3, 1e-6)}
 
 
 def _named_tol(got):
-    return STABILITY_TOL["float32"] if got.dtype == np.float32 else None
+    return _STABILITY_TOL["float32"] if got.dtype == np.float32 else None
 
 
 # Every dimension its own size, so normalising along the wrong axis cannot pass by coincidence;
@@ -77,7 +76,7 @@ def _no_exp(x, axis=-1):
     return x / np.sum(x, axis=axis, keepdims=True)
 
 
-KEEPDIMS = ("without keepdims=True the reduced axis disappears, so the result broadcasts against the wrong "
+_KEEPDIMS = ("without keepdims=True the reduced axis disappears, so the result broadcasts against the wrong "
             "axis (or raises 'operands could not be broadcast'): pass keepdims=True to np.max and np.sum")
 
 MISTAKES = [
@@ -91,8 +90,8 @@ MISTAKES = [
             "np.max(x, axis=axis, keepdims=True)"),
     Mistake("axis ignored", _axis_ignored,
             "your output is normalised over the last axis whatever `axis` says: pass axis=axis to np.max and np.sum"),
-    Mistake("sum without keepdims", _sum_no_keepdims, f"you divide by np.sum(e, axis=axis); {KEEPDIMS}"),
-    Mistake("max without keepdims", _max_no_keepdims, f"you subtract np.max(x, axis=axis); {KEEPDIMS}"),
+    Mistake("sum without keepdims", _sum_no_keepdims, f"you divide by np.sum(e, axis=axis); {_KEEPDIMS}"),
+    Mistake("max without keepdims", _max_no_keepdims, f"you subtract np.max(x, axis=axis); {_KEEPDIMS}"),
     Mistake("divide by the max", _divide_by_max,
             "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer "
             "sums to 1; divide by np.sum(e, axis=axis, keepdims=True)"),
@@ -111,7 +110,7 @@ def _verify(kit, args, what, tol=None):
         compare(got, expected, "probabilities", "(same as x)", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=_named_tol(got)) if isinstance(got, np.ndarray) else None
-        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{what}: {fail}", found) from None
     return got
 
 
@@ -135,7 +134,7 @@ def keepdims(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(f"x of shape {shape}, axis={axis}: your code raised {err}; {KEEPDIMS}") from None
+            raise Fail(f"x of shape {shape}, axis={axis}: your code raised {err}; {_KEEPDIMS}") from None
 
 
 @check("numerics", "softmax(x) with no axis normalises over the last axis")
@@ -158,7 +157,7 @@ def large_logits(kit):
             bad = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
             raise Fail(f"{dtype}, logits of size 1e4: entry {bad} is {got[bad]}. "
                        + (found or "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN"))
-        _verify(kit, (x, -1), f"{dtype}, logits of size 1e4", STABILITY_TOL[dtype])
+        _verify(kit, (x, -1), f"{dtype}, logits of size 1e4", _STABILITY_TOL[dtype])
 
 
 @check("numerics", "stability: slices near -1e4, 0 and +1e3 are each normalised on their own")
@@ -178,7 +177,7 @@ def far_apart_slices(kit):
                 raise Fail(f"{dtype}, axis={axis}: the {where}(s) of logits near "
                            f"{', '.join(means[i] for i in nan_slices)} came out NaN. "
                            + (found or "subtract each slice's own max: np.max(x, axis=axis, keepdims=True)"))
-            _verify(kit, args, f"{dtype}, {where}s near 0, -1e4 and +1e3, axis={axis}", STABILITY_TOL[dtype])
+            _verify(kit, args, f"{dtype}, {where}s near 0, -1e4 and +1e3, axis={axis}", _STABILITY_TOL[dtype])
 
 
 @check("properties", "every slice along the axis lies in [0, 1] and sums to 1")
@@ -192,5 +191,4 @@ def sums_to_one(kit):
         if not np.allclose(sums, 1.0, rtol=0, atol=1e-9) or (got < 0).any() or (got > 1).any():
             found = kit.name_mistake((x, axis), got, tol=_named_tol(got))
             worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums) - 1))]) if np.isfinite(sums).any() else float("nan")
-            raise Fail(f"{c.label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}"
-                       + (f". Diagnosis: {found}" if found else ""))
+            raise Fail(f"{c.label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}", found)

@@ -3,8 +3,7 @@
 import numpy as np
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 
 TARGET = "softmax_backward"
 OUTPUTS = [("dx", "(same as y)")]
@@ -98,7 +97,7 @@ def _float64(dy, y, axis=-1):
     return y64 * (dy - _dot(dy, y64, axis))
 
 
-KEEPDIMS = ("without keepdims=True the sum loses its axis, so it broadcasts against the wrong axis (or raises "
+_KEEPDIMS = ("without keepdims=True the sum loses its axis, so it broadcasts against the wrong axis (or raises "
             "'operands could not be broadcast'): np.sum(dy * y, axis=axis, keepdims=True)")
 
 MISTAKES = [
@@ -125,7 +124,7 @@ MISTAKES = [
             "your dx equals y * (Σ_j dy_j y_j - dy), the negative of the gradient: dx = y * (dy - Σ_j dy_j y_j)"),
     Mistake("axis ignored", _axis_ignored,
             "your dx sums over the last axis whatever `axis` says: pass axis=axis to np.sum"),
-    Mistake("sum without keepdims", _no_keepdims, f"you subtract np.sum(dy * y, axis=axis); {KEEPDIMS}"),
+    Mistake("sum without keepdims", _no_keepdims, f"you subtract np.sum(dy * y, axis=axis); {_KEEPDIMS}"),
     Mistake("sum over the whole array", _global_sum,
             "your dx subtracts np.sum(dy * y) over the WHOLE array: each slice along `axis` has its own sum, "
             "np.sum(dy * y, axis=axis, keepdims=True)"),
@@ -143,7 +142,7 @@ def _call(kit, args, what):
     except UserError as err:
         if err.not_implemented or "broadcast" not in err.message:
             raise
-        raise Fail(f"{what}: your code raised {err}; {KEEPDIMS}") from None
+        raise Fail(f"{what}: your code raised {err}; {_KEEPDIMS}") from None
 
 
 def _verify(kit, args, what, expected=None, tol=None):
@@ -154,7 +153,7 @@ def _verify(kit, args, what, expected=None, tol=None):
         compare(got, expected, "dx", "(same as y)", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
-        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{what}: {fail}", found) from None
     return got
 
 
@@ -186,7 +185,7 @@ def default_axis(kit):
             raise Fail(f"{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 "
                        "(def softmax_backward(dy, y, axis=-1))") from None
         found = kit.name_mistake((dy, y), got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
-        raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{fail}", found) from None
 
 
 @check("gradients", "dx equals torch autograd through torch.softmax on every case")
@@ -227,7 +226,7 @@ def sums_to_zero(kit):
             found = kit.name_mistake((dy, y, axis), got, tol=kit.tolerance(str(got.dtype)))
             raise Fail(f"{c.label}: the slices of dx along axis {axis} should sum to 0 (moving every logit of a slice "
                        f"by the same amount leaves softmax unchanged, so the gradient has no component along it), "
-                       f"one sums to {worst:.6g}" + (f". Diagnosis: {found}" if found else ""))
+                       f"one sums to {worst:.6g}", found)
 
 
 @check("properties", "adding a constant to dy along the axis leaves dx unchanged")

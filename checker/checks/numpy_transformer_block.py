@@ -3,7 +3,7 @@
 A NumPy class has no state_dict and no .to(dtype), so the standard checks (which build torch modules)
 do not apply: this module defines no OUTPUTS and runs its own shape, numerics and hygiene checks.
 Each call builds the user's block in the child, overwrites its weights by attribute path and calls
-forward, through the driver checker.drivers_numpy:build_and_call.
+forward, through the driver checker.checks.child.numpy_classes.build_and_call.
 """
 
 import math
@@ -11,12 +11,11 @@ import math
 import numpy as np
 import torch
 
-from checker import drivers_numpy
+from checker.checks.child import numpy_classes
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "TransformerBlock"
 LOAD_STATE = False  # the weights are assigned by attribute path, not loaded from a state_dict
-DRIVER = "checker.drivers_numpy:build_and_call"
 
 # Every dimension its own size (B, T, D, H, d_k = D // H, d_ff). Cases 1 and 3 use seed 002's
 # single sequence (T, D); 2 and 4 a batch (B, T, D).
@@ -93,8 +92,7 @@ def user_block(kit, c, dtype="float64", x=None, mask="case", *, part="", what="f
     case_x, case_mask = inputs(c, dtype)
     x = case_x if x is None else x
     args = (x,) if part else (x, case_mask if isinstance(mask, str) else mask)
-    reply = kit.sandbox.request("drive", driver=DRIVER,
-                                args=(TARGET, init(c), weights(c, dtype), args, "forward", part))["value"]
+    reply = kit.drive(numpy_classes.build_and_call, TARGET, init(c), weights(c, dtype), args, "forward", part)
     if "missing" in reply:
         raise Fail(f"{c.label}: after TransformerBlock(**{init(c)}) there is no "
                    f"{', '.join('block.' + n for n in reply['missing'])}: the checker overwrites the weights under "
@@ -116,7 +114,7 @@ def reference_block(kit, c, dtype="float64", x=None, mask="case", *, impl=None):
         return impl(weights(c, dtype), c.H, x, mask)
     block = kit.solution.TransformerBlock(**init(c))
     for name, value in weights(c, dtype).items():
-        drivers_numpy._set(block, name, value.copy())
+        numpy_classes._set(block, name, value.copy())
     return block.forward(x, mask)
 
 
@@ -204,7 +202,7 @@ MISTAKES = [
             "your mask is inverted: seed 002 uses 1 = masked, but here True = may attend; pass mask as it is"),
 ]
 
-FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(eps)), and do not convert with "
+_FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(eps)), and do not convert with "
                 "astype(np.float64)")
 
 
@@ -223,8 +221,7 @@ def structure(kit):
 def weight_layout(kit):
     c = CASES[0]
     want = shapes(c)
-    got = kit.sandbox.request("drive", driver="checker.drivers_numpy:layout",
-                              args=(TARGET, init(c), list(want)))["value"]
+    got = kit.drive(numpy_classes.layout, TARGET, init(c), list(want))
     for name, shape in want.items():
         have = got["attributes"][name]
         if have is None:
@@ -309,10 +306,9 @@ def numerics64(kit):
         try:
             compare(got, want, "output", "(..., T, D)", tol=kit.tolerance("float64"))
         except Fail as fail:
-            found = next((m.explain for m in MISTAKES
-                          if matches(got, reference_block(kit, c, impl=m.impl), kit.tolerance("float64"))), None)
-            kit.diagnosis = kit.diagnosis or found
-            raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+            found = kit.name_mistake((), got, run=lambda m: reference_block(kit, c, impl=m.impl),
+                                     tol=kit.tolerance("float64"))
+            raise Fail(f"{c.label}: {fail}", found) from None
 
 
 @check("numerics", "large attention scores (about ±1000) do not overflow softmax")
@@ -322,11 +318,11 @@ def large_scores(kit):
         return  # a wrong block is reported by "matches the reference in float64", with its diagnosis
     big = {n: (w * 40.0 if n in ("attention.W_q", "attention.W_k") else w) for n, w in weights(c, "float64").items()}
     x, mask = inputs(c)
-    reply = kit.sandbox.request("drive", driver=DRIVER, args=(TARGET, init(c), big, (x, mask), "forward", ""))["value"]
+    reply = kit.drive(numpy_classes.build_and_call, TARGET, init(c), big, (x, mask), "forward", "")
     got = reply.get("output")
     block = kit.solution.TransformerBlock(**init(c))
     for name, value in big.items():
-        drivers_numpy._set(block, name, value.copy())
+        numpy_classes._set(block, name, value.copy())
     want = block.forward(x, mask)
     if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
         raise Fail(f"{c.label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the "
@@ -342,7 +338,7 @@ def numerics32(kit):
     for c in CASES:
         got = user_block(kit, c, "float32")
         if got.dtype == np.float64:
-            raise Fail(f"{c.label}: float32 x and weights gave a float64 output: {FLOAT32_HINT}")
+            raise Fail(f"{c.label}: float32 x and weights gave a float64 output: {_FLOAT32_HINT}")
         try:
             compare(got, reference_block(kit, c, "float32"), "output", "(..., T, D)", tol=kit.tolerance("float32"))
         except Fail as fail:

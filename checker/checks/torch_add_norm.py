@@ -1,15 +1,14 @@
 """Hidden checks: Add & Norm in both orders, post-LN and pre-LN.
 
-The user's AddNorm.forward(x, sublayer) receives a fixed sublayer from checker.fixtures_add_norm
+The user's AddNorm.forward(x, sublayer) receives a fixed sublayer from checker.checks.child.sublayers
 (pickled into the child with its weights); the reference receives the same one.
 """
 
 import torch
 from torch import nn
 
-from checker.fixtures_add_norm import TanhMLP, Zero
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.checks.child.sublayers import TanhMLP, Zero
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 
 TARGET = "AddNorm"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only

@@ -26,8 +26,8 @@ CASES = [
     case(5, B=2, H=8, T_q=1, T_k=4, d_k=3, d_v=6),
 ]
 TIMING = case(6, B=2, H=8, T_q=96, T_k=128, d_k=16, d_v=24)
-SLOPE_HEADS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 20, 24, 28]
-BIAS_CASES = [case(21, H=4, T_q=5, T_k=5), case(22, H=6, T_q=3, T_k=8), case(23, H=3, T_q=1, T_k=6),
+_SLOPE_HEADS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 20, 24, 28]
+_BIAS_CASES = [case(21, H=4, T_q=5, T_k=5), case(22, H=6, T_q=3, T_k=8), case(23, H=3, T_q=1, T_k=6),
               case(24, H=12, T_q=4, T_k=7)]
 
 
@@ -62,7 +62,7 @@ def slopes(H, *, rule="get_slopes", first_one=False, reverse=False, pick="even",
     return s.float() if as_float32 else s
 
 
-SLOPE_MISTAKES = [
+_SLOPE_MISTAKES = [
     Mistake("first slope 1", lambda H: slopes(H, first_one=True),
             "your slopes start at 2^0 = 1: the paper's sequence is 2^(-8(h+1)/H) for h = 0 .. H-1, so 8 heads give "
             "1/2, 1/4, ..., 1/256 (the first slope is 2^(-8/H))"),
@@ -91,7 +91,7 @@ def bias(H, T_q, T_k, *, sign=-1.0, offset=True, symmetric=False, rule=None):
     return sign * m[:, None, None] * distance
 
 
-BIAS_MISTAKES = [
+_BIAS_MISTAKES = [
     Mistake("sign flipped", lambda H, T_q, T_k: bias(H, T_q, T_k, sign=1.0),
             "your bias has the wrong sign: distant keys must be PENALISED, bias = -m_h · (i' - j) <= 0 for past keys"),
     Mistake("no query offset", lambda H, T_q, T_k: bias(H, T_q, T_k, offset=False),
@@ -178,22 +178,22 @@ def _verify(kit, target, args, what, legend, mistakes):
         compare(got, want, what, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got, mistakes)
-        raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{fail}", found) from None
 
 
 
 
 @check("numerics", "alibi_slopes(H) is the paper's geometric sequence, extended by get_slopes' rule for other H")
 def slopes_exact(kit):
-    for H in SLOPE_HEADS:
-        _verify(kit, "alibi_slopes", (H,), f"alibi_slopes({H})", "(H,)", SLOPE_MISTAKES)
+    for H in _SLOPE_HEADS:
+        _verify(kit, "alibi_slopes", (H,), f"alibi_slopes({H})", "(H,)", _SLOPE_MISTAKES)
 
 
 @check("numerics", "alibi_bias(H, T_q, T_k)[h, i, j] = -m_h · (i + T_k - T_q - j)")
 def bias_exact(kit):
-    for c in BIAS_CASES:
+    for c in _BIAS_CASES:
         _verify(kit, "alibi_bias", (c.H, c.T_q, c.T_k), f"alibi_bias({c.H}, T_q={c.T_q}, T_k={c.T_k})",
-                "(H, T_q, T_k)", BIAS_MISTAKES)
+                "(H, T_q, T_k)", _BIAS_MISTAKES)
 
 
 @check("masking", "query i uses no key after its own position i + T_k - T_q")

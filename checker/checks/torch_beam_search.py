@@ -1,22 +1,22 @@
 """Hidden checks: beam search with a fixed-width beam, EOS retirement and length normalization.
 
-The model handed to the user's code is checker.fixtures_beam_search.TableModel: a seeded table of
+The model handed to the user's code is checker.checks.child.beam_search.TableModel: a seeded table of
 log-probabilities indexed by the last two tokens, so every case is deterministic and ties between
 scores do not occur. Beam search returns a list of (ids, score), not tensors, so there are no
 standard checks: the checks below compare hypotheses exactly (ids) and scores to 1e-9, against the
 reference, against an exhaustive search, against greedy decoding, and against the model's own
-log-probabilities; a driver records how the model was called (checker/drivers_beam_search.py).
+log-probabilities; a driver records how the model was called (beam_search_calls, in the same module).
 """
 
 import math
 
 import torch
 
-from checker.fixtures_beam_search import TableModel
+from checker.checks.child.beam_search import TableModel, beam_search_calls
 from checker.kit import Fail, Mistake, case, check, expect_structure
 
 TARGET = "beam_search"
-SCORE_RTOL, SCORE_ATOL = 1e-9, 1e-12  # sums of at most a dozen float64 log-probabilities
+_SCORE_RTOL, _SCORE_ATOL = 1e-9, 1e-12  # sums of at most a dozen float64 log-probabilities
 
 # Every case its own sizes (V, beam_size, max_new); the seed fixes the table. eos_bias makes EOS likelier,
 # so that hypotheses finish at different steps (case 6: every kept extension ends in EOS at step 4 of 8,
@@ -30,7 +30,7 @@ CASES = [
     case(6, V=10, beam=2, max_new=8, bos=6, eos=9, lp=0.5, seed=36, eos_bias=2.0),
 ]
 # beam >= V ** max_new: the beam never prunes, so beam search is exhaustive search.
-EXHAUSTIVE = [
+_EXHAUSTIVE = [
     case(21, V=3, beam=30, max_new=3, bos=0, eos=2, lp=0.0, seed=21, eos_bias=0.3),
     case(22, V=4, beam=70, max_new=3, bos=1, eos=3, lp=1.0, seed=22, eos_bias=0.0),
 ]
@@ -155,7 +155,7 @@ def _kind(x) -> str:
 
 def same(got: list, want: list) -> bool:
     return len(got) == len(want) and all(
-        g[0] == w[0] and math.isclose(g[1], w[1], rel_tol=SCORE_RTOL, abs_tol=SCORE_ATOL) for g, w in zip(got, want))
+        g[0] == w[0] and math.isclose(g[1], w[1], rel_tol=_SCORE_RTOL, abs_tol=_SCORE_ATOL) for g, w in zip(got, want))
 
 
 def _show(hyps: list, n: int = 3) -> str:
@@ -171,15 +171,8 @@ def _compare(kit, c, got, want, what="") -> None:
     else:
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if not same([g], [w]))
         diff = f"hypothesis {i} is {got[i][0]} with score {got[i][1]:.6g}, expected {want[i][0]} with {want[i][1]:.6g}"
-    named = next((m.explain for m in MISTAKES if _equals_mistake(got, m, c)), None)
-    if named:
-        kit.diagnosis = kit.diagnosis or named
-    raise Fail(f"{c.label}{what}: {diff}; yours {_show(got)}, expected {_show(want)}"
-               + (f". Diagnosis: {named}" if named else ""))
-
-
-def _equals_mistake(got, mistake, c) -> bool:
-    return same(got, mistake.impl(*inputs(c)))
+    named = kit.name_mistake(inputs(c), got, run=lambda m: m.impl(*inputs(c)), same=same)
+    raise Fail(f"{c.label}{what}: {diff}; yours {_show(got)}, expected {_show(want)}", named)
 
 
 def _run(kit, c, **changes):
@@ -203,7 +196,7 @@ def structure(kit):
 @check("shapes", "the model receives (N, t) prefixes of live hypotheses only: never a finished one, 1 <= N <= beam_size")
 def model_calls(kit):
     for c in CASES:
-        reply = kit.drive("checker.drivers_beam_search:beam_search_calls", *inputs(c))
+        reply = kit.drive(beam_search_calls, *inputs(c))
         for n, t, after_eos in reply["calls"]:
             if n == 0:
                 raise Fail(f"{c.label}: you called the model with no prefix at all (N = 0, t = {t}): when no "
@@ -246,14 +239,14 @@ def scores_are_log_probabilities(kit):
                 continue  # the shapes check names this
             total = sum(model.log_prob(ids))
             want = total / len(ids) ** c.lp
-            if not math.isclose(score, want, rel_tol=SCORE_RTOL, abs_tol=SCORE_ATOL):
+            if not math.isclose(score, want, rel_tol=_SCORE_RTOL, abs_tol=_SCORE_ATOL):
                 hint = ""
-                if math.isclose(score, total, rel_tol=SCORE_RTOL) and c.lp:
+                if math.isclose(score, total, rel_tol=_SCORE_RTOL) and c.lp:
                     hint = ": that is the raw sum; divide by len ** length_penalty"
                 elif ids[-1] == c.eos and math.isclose(score * len(ids) ** c.lp, total - model.log_prob(ids)[-1],
-                                                       rel_tol=SCORE_RTOL):
+                                                       rel_tol=_SCORE_RTOL):
                     hint = ": EOS's log-probability is missing from it"
-                elif c.lp and math.isclose(score, total / (len(ids) + 1) ** c.lp, rel_tol=SCORE_RTOL):
+                elif c.lp and math.isclose(score, total / (len(ids) + 1) ** c.lp, rel_tol=_SCORE_RTOL):
                     hint = ": you divide by (len + 1) ** length_penalty; len counts EOS but not BOS"
                 raise Fail(f"{c.label}: hypothesis {ids} has score {score:.6g}, but its log-probabilities sum to "
                            f"{total:.6g} over len = {len(ids)} tokens, so its score is {want:.6g} "
@@ -269,7 +262,7 @@ def matches_reference(kit):
 
 @check("properties", "with beam_size >= V ** max_new_tokens beam search is exhaustive search")
 def exhaustive(kit):
-    for c in EXHAUSTIVE:
+    for c in _EXHAUSTIVE:
         got, _ = _run(kit, c)
         _compare(kit, c, got, exhaustive_search(*inputs(c)), ", compared with an exhaustive search")
 

@@ -1,9 +1,9 @@
 """Hidden checks: the copy task (seed 003): make_copy_batch, train_step, and a short training run.
 
 make_copy_batch is compared exactly (the tokens come from one documented torch.randint call with
-the caller's generator). train_step is run once in the child (checker.drivers.train_step_once) on
+the caller's generator). train_step is run once in the child (checker.checks.child.transformer.train_step_once) on
 a batch with PAD, with an SGD optimizer and stale gradients planted beforehand; its loss and the weights afterwards
-are compared with the reference doing the same. Then checker.drivers.copy_task_training trains a
+are compared with the reference doing the same. Then copy_task_training (same module) trains a
 fresh small Transformer with both functions: the loss must fall and the checker's own greedy
 decoding must copy held-out sequences.
 """
@@ -13,8 +13,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from checker import drivers
-from checker import fixtures_transformer as fixtures
+from checker.checks.child import transformer as fixtures
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "make_copy_batch"
@@ -78,11 +77,11 @@ MISTAKES = [
 # ----------------------------------------------------------------------------- train_step cases and mistakes
 
 # One optimisation step on a batch with PAD; case 12 uses pad_id = 4 (a hard-coded ignore_index=0 shows).
-STEP_CASES = [
+_STEP_CASES = [
     case(11, B=4, T_s=5, T_t=6, V=10, D=8, H=2, pad_id=0),
     case(12, B=3, T_s=6, T_t=7, V=9, D=12, H=3, pad_id=4),
 ]
-STEP_LR = 0.5
+_STEP_LR = 0.5
 
 
 def step_model(c):
@@ -132,7 +131,7 @@ def _step_variant(**knobs):
     return types.SimpleNamespace(train_step=lambda *args: step_with(*args, **knobs))
 
 
-STEP_MISTAKES = [
+_STEP_MISTAKES = [
     Mistake("PAD targets counted", _step_variant(ignore=False),
             "your loss counts the PAD targets too: F.cross_entropy(..., ignore_index=pad_id) (nn.CrossEntropyLoss("
             "ignore_index=pad_id)), so padded positions count for nothing"),
@@ -154,11 +153,11 @@ STEP_MISTAKES = [
             "your loss is the sum over the targets: average it over the non-PAD targets (the default reduction='mean')"),
 ]
 
-TRAINING = {"seed": 1, "vocab": 8, "seq_len": 4, "batch": 32, "d_model": 32, "num_heads": 4, "d_ff": 64,
+_TRAINING = {"seed": 1, "vocab": 8, "seq_len": 4, "batch": 32, "d_model": 32, "num_heads": 4, "d_ff": 64,
             "num_layers": 1, "lr": 1e-2, "steps": 60, "held_out": 64}
 # The reference ends this run near loss 0.1 with ~97% of held-out tokens copied (see the statement);
 # the thresholds leave room for a correct implementation that rounds differently.
-MAX_FINAL_LOSS, MIN_TOKEN_ACCURACY = 0.5, 0.8
+_MAX_FINAL_LOSS, _MIN_TOKEN_ACCURACY = 0.5, 0.8
 
 
 # ----------------------------------------------------------------------------- checks
@@ -206,10 +205,10 @@ def uses_generator(kit):
 
 def _step(kit, c, module=None):
     """train_step_once on the case: in the child with the user's code, or here with module's train_step."""
-    args = (step_batch(c), c.pad_id, STEP_LR, 100 + c.id)
+    args = (step_batch(c), c.pad_id, _STEP_LR, 100 + c.id)
     if module is None:
-        return kit.drive("train_step_once", step_model(c), *args)
-    return drivers.train_step_once(module, step_model(c), *args)
+        return kit.drive(fixtures.train_step_once, step_model(c), *args)
+    return fixtures.train_step_once(module, step_model(c), *args)
 
 
 def _loss(value) -> torch.Tensor:
@@ -221,21 +220,13 @@ def _same_step(got, want) -> bool:
             and all(matches(got["params"][n], p) for n, p in want["params"].items()))
 
 
-def _diagnose_step(kit, c, got) -> str:
-    for mistake in STEP_MISTAKES:
-        try:
-            wrong = _step(kit, c, mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
-            continue
-        if _same_step(got, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return f". Diagnosis: {mistake.explain}"
-    return ""
+def _diagnose_step(kit, c, got) -> str | None:
+    return kit.name_mistake((), got, _STEP_MISTAKES, run=lambda m: _step(kit, c, m.impl), same=_same_step)
 
 
 @check("numerics", "train_step returns the batch's loss as a float: cross-entropy averaged over non-PAD targets")
 def step_loss(kit):
-    for c in STEP_CASES:
+    for c in _STEP_CASES:
         got, want = _step(kit, c), _step(kit, c, kit.solution)
         loss = got["loss"]
         if isinstance(loss, torch.Tensor):
@@ -246,12 +237,12 @@ def step_loss(kit):
         try:
             compare(_loss(loss), _loss(want["loss"]), "loss")
         except Fail as fail:
-            raise Fail(f"{c.label}, a batch with PAD (pad_id = {c.pad_id}): {fail}{_diagnose_step(kit, c, got)}") from None
+            raise Fail(f"{c.label}, a batch with PAD (pad_id = {c.pad_id}): {fail}", _diagnose_step(kit, c, got)) from None
 
 
 @check("numerics", "train_step updates every weight once, from fresh gradients (zero_grad, backward, step)")
 def step_update(kit):
-    for c in STEP_CASES:
+    for c in _STEP_CASES:
         got, want = _step(kit, c), _step(kit, c, kit.solution)
         try:
             for name, p in want["params"].items():
@@ -259,13 +250,13 @@ def step_update(kit):
                     raise Fail(f"the model lost its parameter {name}")
                 compare(got["params"][name], p, f"{name} after the step")
         except Fail as fail:
-            raise Fail(f"{c.label}, SGD(lr={STEP_LR}) with stale gradients left in .grad: {fail}"
-                       f"{_diagnose_step(kit, c, got)}") from None
+            raise Fail(f"{c.label}, SGD(lr={_STEP_LR}) with stale gradients left in .grad: {fail}",
+                       _diagnose_step(kit, c, got)) from None
 
 
 @check("properties", "train_step puts the model in training mode before the forward pass")
 def step_train_mode(kit):
-    c = STEP_CASES[0]
+    c = _STEP_CASES[0]
     calls = _step(kit, c)["calls"]  # the model arrives in eval mode
     if not calls:
         raise Fail(f"{c.label}: train_step never called the model: logits = model(src, tgt_inp)")
@@ -276,19 +267,19 @@ def step_train_mode(kit):
 
 @check("properties", "training with both functions: the loss falls and greedy decoding copies held-out sequences")
 def training_run(kit):
-    cfg = TRAINING
-    reply = kit.drive("copy_task_training", cfg)
+    cfg = _TRAINING
+    reply = kit.drive(fixtures.copy_task_training, cfg)
     losses, src, pred = reply["losses"], reply["src"], reply["pred"]
     first, final = sum(losses[:3]) / 3, sum(losses[-5:]) / 5
     T = cfg["seq_len"]
     copied = (pred[:, 1:T + 1] == src).float().mean().item() if pred.size(1) >= T + 1 else 0.0
     setup = (f"{cfg['steps']} steps of Adam(lr={cfg['lr']}), batches of {cfg['batch']} from your make_copy_batch "
              f"(seq_len={T}, vocab_size={cfg['vocab']}), a 1-layer Transformer (d_model={cfg['d_model']})")
-    if not final < min(MAX_FINAL_LOSS, first / 3):
+    if not final < min(_MAX_FINAL_LOSS, first / 3):
         raise Fail(f"{setup}: the loss went from {first:.3f} (first 3 steps) to {final:.3f} (last 5); the reference "
                    f"ends below 0.2. Check that train_step calls optimizer.step() and zero_grad(), and that the targets "
                    "are tgt_out")
-    if copied < MIN_TOKEN_ACCURACY:
+    if copied < _MIN_TOKEN_ACCURACY:
         raise Fail(f"{setup}: the loss fell to {final:.3f}, but greedy decoding copies only {copied:.0%} of the held-out "
                    f"tokens (the reference ~97%); e.g. src {src[0].tolist()} gave {pred[0].tolist()}. Check the "
                    "teacher forcing: model(src, tgt_inp) compared with tgt_out")

@@ -5,8 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 
 TARGET = "cross_entropy"
 OUTPUTS = [("loss", "() a scalar")]
@@ -21,10 +20,10 @@ CASES = [
     case(4, B=2, H=3, T=4, C=5, ignore_index=-100, eps=0.15),
 ]
 TIMING = case(5, B=16, T=128, C=1000, ignore_index=-100, eps=0.1)
-IGNORED = 3  # positions set to ignore_index in every case (besides the targets that happen to equal it)
+_IGNORED = 3  # positions set to ignore_index in every case (besides the targets that happen to equal it)
 # A loss near 1e4 from logits of size 1e4 in float32: the logits themselves carry 1e-3 of rounding,
 # so every correct method agrees to ~1e-7 relative; a real mistake gives inf, NaN or an order-1 error.
-LARGE_TOL = {"float64": (1e-9, 1e-6), "float32": (1e-4, 1e-3)}
+_LARGE_TOL = {"float64": (1e-9, 1e-6), "float32": (1e-4, 1e-3)}
 
 
 def _leading(c):
@@ -41,7 +40,7 @@ def _target(c):
     g = c.generator(salt=1)
     t = torch.randint(0, c.C, _leading(c), generator=g)
     flat = t.view(-1)
-    flat[torch.randperm(flat.numel(), generator=g)[:IGNORED]] = c.ignore_index
+    flat[torch.randperm(flat.numel(), generator=g)[:_IGNORED]] = c.ignore_index
     return t
 
 
@@ -145,9 +144,9 @@ def cross_entropy_ref(logits, target, ignore_index=-100, label_smoothing=0.0):
     return _mean((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1), keep)
 
 
-OVERFLOW = ("your loss equals log(exp(x) / sum(exp(x))): exp of a logit above 709 (88 in float32) is inf and inf/inf "
+_OVERFLOW = ("your loss equals log(exp(x) / sum(exp(x))): exp of a logit above 709 (88 in float32) is inf and inf/inf "
             "is NaN. Use log-probabilities computed stably: log_p = logits - torch.logsumexp(logits, -1, keepdim=True)")
-LOG_SOFTMAX = ("your loss equals log(softmax(x)): softmax is stable, but a probability below 1e-308 (1e-38 in float32) "
+_LOG_SOFTMAX = ("your loss equals log(softmax(x)): softmax is stable, but a probability below 1e-308 (1e-38 in float32) "
                "rounds to 0 and its log is -inf. Use log-probabilities directly: logits - torch.logsumexp(logits, -1, "
                "keepdim=True), or logits.log_softmax(-1)")
 
@@ -182,8 +181,8 @@ MISTAKES = [
     Mistake("classes on axis 1", _class_axis_1,
             "your log-softmax runs over axis 1, F.cross_entropy's class axis: here the classes are on the LAST axis "
             "of logits (..., C), log_softmax(dim=-1)"),
-    Mistake("log of softmax", _log_of_softmax, LOG_SOFTMAX),
-    Mistake("exp overflow", _exp_overflow, OVERFLOW),
+    Mistake("log of softmax", _log_of_softmax, _LOG_SOFTMAX),
+    Mistake("exp overflow", _exp_overflow, _OVERFLOW),
 ]
 
 
@@ -196,7 +195,7 @@ def _verify(kit, args, what, tol=None):
         compare(got, want, "loss", "() a scalar", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=tol) if isinstance(got, torch.Tensor) else None
-        raise Fail(f"{what}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{what}: {fail}", found) from None
     return got
 
 
@@ -231,7 +230,7 @@ def large_logits(kit):
             found = kit.name_mistake(args, got)
             raise Fail(f"{c.label}, {dtype}, logits of size 1e4: the loss is {got.item()}. "
                        + (found or "compute log-probabilities stably: logits - torch.logsumexp(logits, -1, keepdim=True)"))
-        _verify(kit, args, f"{c.label}, {dtype}, logits of size 1e4", LARGE_TOL[dtype])
+        _verify(kit, args, f"{c.label}, {dtype}, logits of size 1e4", _LARGE_TOL[dtype])
 
 
 @check("masking", "logits at ignored positions have no effect on the loss")

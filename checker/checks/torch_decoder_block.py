@@ -21,7 +21,7 @@ CASES = [
 ]
 # Batch item 1 starts with two PADs: queries 0 and 1 see no key at all (checked on its own, so a
 # NaN there does not hide other mistakes).
-EMPTY_ROWS = case(4, B=3, T=5, D=12, H=2, d_k=6, pad="left in batch item 1: PAD at positions 0 and 1")
+_EMPTY_ROWS = case(4, B=3, T=5, D=12, H=2, d_k=6, pad="left in batch item 1: PAD at positions 0 and 1")
 
 
 def init(c):
@@ -200,7 +200,7 @@ def padding_invariance(kit):
 
 @check("masking", "a query that sees no key (a PAD at position 0) gets zero attention: o_proj's bias")
 def empty_rows(kit):
-    c = EMPTY_ROWS
+    c = _EMPTY_ROWS
     args = kit.inputs(c)
     out = _output(kit.user(args, case=c), c)
     expected = kit.reference(args, case=c)

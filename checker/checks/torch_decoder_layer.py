@@ -3,9 +3,8 @@
 import torch
 from torch import nn
 
-from checker.fixtures_layers import FeedForward, MultiHeadAttention
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.checks.child.layers import FeedForward, MultiHeadAttention, train_with_only
+from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_structure, matches
 
 TARGET = "DecoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
@@ -24,7 +23,7 @@ CASES = [
 ]
 # Queries that see no key (checked on their own, so a NaN there does not hide other mistakes):
 # batch item 1 starts with two target PADs, and the source of batch item 2 is all PAD.
-EMPTY_ROWS = case(5, B=3, T_t=5, T_s=6, D=8, H=2, d_k=4, d_ff=7,
+_EMPTY_ROWS = case(5, B=3, T_t=5, T_s=6, D=8, H=2, d_k=4, d_ff=7,
                   masks="empty rows: target PADs at positions 0-1 of item 1, source of item 2 all PAD")
 
 
@@ -236,7 +235,7 @@ def memory_padding_invariance(kit):
 
 @check("masking", "a query that sees no key gets zero weights and a finite output, not NaN")
 def empty_rows(kit):
-    c = EMPTY_ROWS
+    c = _EMPTY_ROWS
     args = kit.inputs(c)
     got = _triple(kit.user(args, case=c), c)
     want = kit.reference(args, case=c)
@@ -287,8 +286,7 @@ def every_dropout_acts(kit):
         for name in off:  # this sublayer now adds exactly zero
             state[f"{name}.weight"] = torch.zeros_like(state[f"{name}.weight"])
             state[f"{name}.bias"] = torch.zeros_like(state[f"{name}.bias"])
-        value = kit.sandbox.request("drive", driver="checker.fixtures_layers:train_forward",
-                                    args=(TARGET, dropout, state, args, [active]))["value"]
+        value = kit.drive(train_with_only, TARGET, dropout, state, args, [active])
         trained = as_outputs(value, OUTPUTS)[0]
         if matches(trained, kit.reference(args, case=c, init=dropout, state=state)[0]):
             given = "given" in where

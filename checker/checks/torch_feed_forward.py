@@ -4,8 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from checker.kit import Fail, Mistake, any_leading_axes, case, check, compare, expect_structure, matches
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, any_leading_axes, case, check, compare, expect_structure, matches
 
 TARGET = "FeedForward"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -97,7 +96,7 @@ MISTAKES = [
 def structure(kit):
     settings = {"d_model": 6, "d_ff": 16, "dropout": 0.0, "activation": "gelu"}
     expect_structure(kit, TARGET, module=True, params=["d_model", "d_ff", "dropout", "activation"], forward=["x"])
-    built = kit.sandbox.request("inspect", target=TARGET, init=settings)["parameters"]
+    built = kit.inspect(TARGET, settings)["parameters"]
     if built.get("fc1.weight") == [6, 16] and built.get("fc2.weight") == [16, 6]:
         raise Fail("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the "
                    "wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects "
@@ -141,7 +140,7 @@ def unknown_activation(kit):
     for name in ("swish", "silu", "tanh", "sigmoid"):
         settings = {"d_model": 6, "d_ff": 16, "dropout": 0.0, "activation": name}
         try:
-            kit.sandbox.request("inspect", target=TARGET, init=settings)
+            kit.inspect(TARGET, settings)
         except UserError as err:
             if err.not_implemented:
                 raise

@@ -1,7 +1,7 @@
 """Hidden checks: flash attention (tiles over the keys, online softmax, bounded memory).
 
 Besides the standard checks, the memory contract is measured: the user's code runs in the child
-under a TorchDispatchMode probe (checker/drivers_flash_attention.py) that records the largest
+under a TorchDispatchMode probe (checker/checks/child/memory_probe.py) that records the largest
 tensor storage any operation creates, on cases where a (T_q, T_k) matrix, even for one head,
 is several times the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v).
 """
@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from checker.checks.child.memory_probe import flash_attention_memory
 from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure
 
 TARGET = "flash_attention"
@@ -29,19 +30,19 @@ CASES = [
 TIMING = case(5, B=2, H=4, T_q=128, T_k=160, d_k=16, d_v=24, block_size=32, causal=True)
 # The memory cases: B·H small, T much larger than block_size, d_k, d_v, so that one head's
 # (T_q, T_k) matrix is ~2.3x the bound and the whole (B, H, T_q, T_k) one ~4.6x.
-MEMORY_CASES = [
+_MEMORY_CASES = [
     case(6, B=1, H=2, T_q=37, T_k=45, d_k=6, d_v=5, block_size=8, causal=True),
     case(7, B=2, H=1, T_q=43, T_k=34, d_k=7, d_v=4, block_size=6, causal=False),
 ]
 # The online-softmax cases: T_k (61) unlike every other size, so a float tensor with an axis of 61
 # and none of d_k or d_v is a row of scores over every key (a K or V copy keeps its d axis).
-ROW_CASES = [
+_ROW_CASES = [
     case(9, B=1, H=2, T_q=5, T_k=61, d_k=6, d_v=7, block_size=8, causal=False),
     case(10, B=2, H=1, T_q=9, T_k=61, d_k=4, d_v=3, block_size=7, causal=True),
 ]
 # Scores up to ~±2000: exp() without subtracting a max overflows even in float64 (exp(710) = inf).
-LARGE = case(8, B=2, H=3, T_q=6, T_k=11, d_k=4, d_v=5, block_size=3, causal=False, scores="large: q, k × 30")
-BLOCK_SIZES = (1, 2, 3, 6, 13, 14, 40)  # tried on case 2 (T_k = 14): tiny, not dividing, T_k - 1, T_k, beyond
+_LARGE = case(8, B=2, H=3, T_q=6, T_k=11, d_k=4, d_v=5, block_size=3, causal=False, scores="large: q, k × 30")
+_BLOCK_SIZES = (1, 2, 3, 6, 13, 14, 40)  # tried on case 2 (T_k = 14): tiny, not dividing, T_k - 1, T_k, beyond
 
 
 def inputs(c, dtype):
@@ -183,7 +184,7 @@ def empty_rows(kit):
 def block_sizes(kit):
     c = CASES[1]
     q, k, v, causal, _ = kit.inputs(c)
-    for block in BLOCK_SIZES:
+    for block in _BLOCK_SIZES:
         args = (q, k, v, causal, block)
         got = _out(kit.user(args), c)
         want = kit.reference(args)
@@ -191,19 +192,19 @@ def block_sizes(kit):
             compare(got, want, "out", "(B, H, T_q, d_v)")
         except Fail as fail:
             found = kit.name_mistake(args, got)
-            raise Fail(f"{c.label}, block_size={block}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+            raise Fail(f"{c.label}, block_size={block}: {fail}", found) from None
 
 
 @check("numerics", "stable on large scores (up to ~±2000): a running max keeps exp() finite")
 def large_scores(kit):
-    c = LARGE
+    c = _LARGE
     args = kit.inputs(c)
     got = _out(kit.user(args), c)
     try:
         compare(got, kit.reference(args), f"{c.label}: out", "(B, H, T_q, d_v)")
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
+        raise Fail(f"{fail}", found) from None
 
 
 @check("properties", "defaults: causal=False and block_size=16 when not given")
@@ -216,9 +217,9 @@ def defaults(kit):
 
 @check("properties", "memory: no tensor larger than B·H·max(T_q, T_k)·max(block_size, d_k, d_v) elements")
 def memory(kit):
-    for c in MEMORY_CASES:
+    for c in _MEMORY_CASES:
         args = kit.inputs(c)
-        reply = kit.drive("checker.drivers_flash_attention:flash_attention_memory", *args)
+        reply = kit.drive(flash_attention_memory, *args)
         if reply["fused"]:
             raise Fail(f"{c.label}: your code ran the fused attention kernel {reply['fused'][0]}: the point of the "
                        "kata is to write the tiles and the online softmax yourself")
@@ -236,8 +237,8 @@ def memory(kit):
 
 @check("properties", "online softmax: scores exist for one tile of block_size keys at a time, never a whole row")
 def online_softmax(kit):
-    for c in ROW_CASES:
-        reply = kit.drive("checker.drivers_flash_attention:flash_attention_memory", *kit.inputs(c))
+    for c in _ROW_CASES:
+        reply = kit.drive(flash_attention_memory, *kit.inputs(c))
         _out(reply["out"], c)
         if reply["row"]:
             op, shape = reply["row"]

@@ -1,6 +1,6 @@
 """Hidden checks: greedy decoding (seed 003's greedy_decode, with early stop and PAD after EOS).
 
-The model handed to the user's code is checker.fixtures_transformer.copy_machine(): a real
+The model handed to the user's code is checker.checks.child.transformer.copy_machine(): a real
 Transformer whose weights are set by hand so that greedy decoding copies the source. A source
 row holding EOS at index L therefore ends at step L + 1, a row without EOS never ends, so each
 case fixes exactly when every sequence finishes. Its logits keep a gap of ~1.4 between the best
@@ -9,7 +9,7 @@ and the second-best token: far above float32 rounding, small enough that samplin
 
 import torch
 
-from checker import fixtures_transformer as fixtures
+from checker.checks.child import transformer as fixtures
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "greedy_decode"
@@ -152,7 +152,7 @@ def deterministic(kit):
 def eval_mode(kit):
     c = CASES[0]
     model = make_model(c, dropout=0.3).train()  # dropout 0.3 in training mode: copying breaks down
-    reply = kit.drive("greedy_decode_calls", model, make_src(c), c.bos_id, c.eos_id, c.max_new)
+    reply = kit.drive(fixtures.greedy_decode_calls, model, make_src(c), c.bos_id, c.eos_id, c.max_new)
     calls = reply["calls"]
     in_training = [name for name, training, _ in calls if training]
     if in_training:

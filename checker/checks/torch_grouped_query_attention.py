@@ -5,9 +5,8 @@ import math
 import torch
 from torch import nn
 
-from checker import attention_checks as shared
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.checks.shared import attention as shared
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "GroupedQueryAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -26,7 +25,7 @@ CASES = [
     case(5, B=3, T=5, D=48, H=8, H_kv=2, G=4, d_k=6, mask="per head (B, H, T, T)"),
 ]
 # A query that sees no key at all (checked on its own, so NaN there does not hide other mistakes).
-EMPTY_ROW = case(6, B=2, T=5, D=24, H=8, H_kv=4, G=2, d_k=3, mask="(B, 1, T, T), one query sees nothing")
+_EMPTY_ROW = case(6, B=2, T=5, D=24, H=8, H_kv=4, G=2, d_k=3, mask="(B, 1, T, T), one query sees nothing")
 SHOW_WEIGHTS = (1, 1)  # the causal case, the attn output: drawn when masking fails or on --show-weights
 TIMING = case(7, B=4, T=64, D=128, H=16, H_kv=4, G=4, d_k=8, mask="causal (1, 1, T, T)")
 
@@ -110,13 +109,13 @@ def _variant(**knobs):
     return type("Mistake", (_Knobbed,), knobs)
 
 
-REPEAT_EXPLAIN = (
+_REPEAT_EXPLAIN = (
     "your query head h reads kv head h % num_kv_heads (the kv heads are tiled: Tensor.repeat, or Q grouped as "
     "(B, G, H_kv, T, d_k)): query head h must read kv head h // G, G = num_heads // num_kv_heads; use "
     "K.repeat_interleave(G, dim=1) (LLaMA's repeat_kv), not K.repeat(1, G, 1, 1)")
 
 MISTAKES = [
-    Mistake("kv heads tiled with repeat", _variant(share="repeat"), REPEAT_EXPLAIN),
+    Mistake("kv heads tiled with repeat", _variant(share="repeat"), _REPEAT_EXPLAIN),
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
             "d_k = d_model // num_heads"),
@@ -161,7 +160,7 @@ def bad_sizes(kit):
                           ({"d_model": 10, "num_heads": 4, "num_kv_heads": 2}, "num_heads=4 does not divide d_model=10")):
         call = f"GroupedQueryAttention({', '.join(f'{k}={v}' for k, v in settings.items())})"
         try:
-            kit.sandbox.request("inspect", target=TARGET, init={**settings, "dropout": 0.0})
+            kit.inspect(TARGET, {**settings, "dropout": 0.0})
         except UserError as err:
             if err.not_implemented:
                 raise
@@ -191,7 +190,7 @@ def causal(kit):
 
 @check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
 def fully_hidden_row(kit):
-    c = EMPTY_ROW
+    c = _EMPTY_ROW
     args = kit.inputs(c)
     out, attn = _pair(kit.user(args, case=c), c)
     shared.blind_query_gets_zero(c, out, attn, kit.reference(args, case=c)[0])
@@ -211,7 +210,7 @@ def grouping(kit):
         if None in read or read == want:
             continue  # a head that matches no kv head: the numerics checks say what is wrong
         if read == [h % c.H_kv for h in range(c.H)]:
-            raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: {REPEAT_EXPLAIN}")
+            raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: {_REPEAT_EXPLAIN}")
         raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: query head h reads "
                    "kv head h // G, G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))")
 

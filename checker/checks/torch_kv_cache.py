@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "CachedSelfAttention"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another (x and both caches perturbed)
@@ -23,8 +23,8 @@ CASES = [
     case(4, B=4, T_past=3, T_new=5, D=14, H=2, d_k=7),
 ]
 # A whole generation: a prompt of 3, then 1, a chunk of 2, 1, 1 new tokens, the caches fed back.
-DECODE = case(5, B=2, T=8, D=12, H=3, d_k=4, schedule=(3, 1, 2, 1, 1))
-CHUNK = case(6, B=2, T_past=6, T_new=3, D=20, H=4, d_k=5)
+_DECODE = case(5, B=2, T=8, D=12, H=3, d_k=4, schedule=(3, 1, 2, 1, 1))
+_CHUNK = case(6, B=2, T_past=6, T_new=3, D=20, H=4, d_k=5)
 TIMING = case(7, B=4, T_past=120, T_new=8, D=64, H=4, d_k=16)
 
 
@@ -92,19 +92,19 @@ def _variant(**knobs):
     return type("Mistake", (_Knobbed,), knobs)
 
 
-OFFSET_EXPLAIN = (
+_OFFSET_EXPLAIN = (
     "your causal mask is not offset by the cache: new query i sees only keys 0..i (torch.tril of a (T_new, T_past + "
     "T_new) matrix, or tril(T_new, T_new) placed over the first keys), so it misses the cache's later positions and "
     "itself: new query i is at absolute position T_past + i, so use "
     "torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)")
-NO_MASK_EXPLAIN = (
+_NO_MASK_EXPLAIN = (
     "once a cache exists your new positions see each other with no causal mask (masking only at prefill, as if every "
     "later call brought a single token): a chunk of several new tokens after a cache needs the causal mask too, "
     "offset by T_past: torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)")
 
 MISTAKES = [
-    Mistake("causal mask not offset", _variant(mask="plain"), OFFSET_EXPLAIN),
-    Mistake("mask at prefill only", _variant(mask="prefill only"), NO_MASK_EXPLAIN),
+    Mistake("causal mask not offset", _variant(mask="plain"), _OFFSET_EXPLAIN),
+    Mistake("mask at prefill only", _variant(mask="prefill only"), _NO_MASK_EXPLAIN),
     Mistake("no causal mask", _variant(mask="none"),
             "your output equals attention with no causal mask: every position sees the later ones; new query i may "
             "see keys 0 .. T_past + i only (tril(diagonal=T_past) on a (T_new, T_past + T_new) mask)"),
@@ -168,19 +168,6 @@ def _triple(value, c, T_new, T_total):
     return value
 
 
-def _diagnosis(kit, c, args, got) -> str:
-    """' Diagnosis: ...' when the user's (out, k, v) equals a named mistake on these inputs."""
-    for mistake in MISTAKES:
-        try:
-            wrong = kit.reference(args, case=c, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run here does not apply
-            continue
-        if all(matches(u, w) for u, w in zip(got, wrong)):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return f". Diagnosis: {mistake.explain}"
-    return ""
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -207,7 +194,7 @@ def prefill_causal(kit):
 
 @check("masking", "a chunk of new tokens after a cache: new position i sees the whole cache and the new keys up to itself")
 def chunk_after_cache(kit):
-    c = CHUNK
+    c = _CHUNK
     T = c.T_past + c.T_new
     x = torch.randn(c.B, T, c.D, generator=c.generator(), dtype=torch.float64)
     want_out, K, V = _full_forward(kit, c, x)
@@ -218,20 +205,21 @@ def chunk_after_cache(kit):
         changed[:, t + 1:] += 3.0
         out2 = _triple(kit.user((changed, *args[1:]), case=c), c, c.T_new, T)[0]
         if not torch.allclose(got[0][:, : t + 1], out2[:, : t + 1], rtol=1e-12, atol=1e-12):
+            found = kit.name_mistake(args, got, case=c)
             raise Fail(f"{c.label}: changing new position {t + 1} (absolute {c.T_past + t + 1}) changed the output of new "
                        f"position {t} (absolute {c.T_past + t}): the new positions see later ones"
-                       f"{_diagnosis(kit, c, args, got) or ': the causal mask is needed after a cache too, offset by T_past'}")
+                       + ("" if found else ": the causal mask is needed after a cache too, offset by T_past"), found)
     try:
         compare(got[0], want_out[:, c.T_past:], "out", "(B, T_new, D)")
     except Fail as fail:
         raise Fail(f"{c.label}, a chunk of {c.T_new} new tokens after {c.T_past} cached ones: your out differs from "
-                   f"full causal attention over all {T} positions at the new ones ({fail})"
-                   f"{_diagnosis(kit, c, args, got)}") from None
+                   f"full causal attention over all {T} positions at the new ones ({fail})",
+                   kit.name_mistake(args, got, case=c)) from None
 
 
 @check("properties", "token-by-token decoding (caches fed back) equals full causal attention at every step")
 def decode_matches_full(kit):
-    c = DECODE
+    c = _DECODE
     x = torch.randn(c.B, c.T, c.D, generator=c.generator(), dtype=torch.float64)
     want_out, K, V = _full_forward(kit, c, x)
     k_cache = v_cache = None

@@ -21,18 +21,18 @@ CASES = [
     case(2, B=3, T=7, pad_id=0),
     case(3, B=4, T=6, pad_id=3),
 ]
-SUBSEQUENT_CASES = [case(11, T=5), case(12, T=1), case(13, T=7, device="cpu")]
-DECODER_CASES = [case(21, B=2, T_t=6, pad_id=0), case(22, B=3, T_t=5, pad_id=2)]
+_SUBSEQUENT_CASES = [case(11, T=5), case(12, T=1), case(13, T=7, device="cpu")]
+_DECODER_CASES = [case(21, B=2, T_t=6, pad_id=0), case(22, B=3, T_t=5, pad_id=2)]
 # T_t < T_s and T_t > T_s: a swapped axis or a mask built from the target cannot pass.
-CROSS_CASES = [case(31, B=2, T_s=7, T_t=4, pad_id=0), case(32, B=3, T_s=5, T_t=6, pad_id=1)]
+_CROSS_CASES = [case(31, B=2, T_s=7, T_t=4, pad_id=0), case(32, B=3, T_s=5, T_t=6, pad_id=1)]
 
-VOCAB = 20
+_VOCAB = 20
 
 
 def tokens(c, B, T, salt=0):
     """(B, T) ids in [0, VOCAB) without pad_id, then PAD at the end, a different length per item."""
     g = c.generator(salt)
-    ids = torch.randint(0, VOCAB - 1, (B, T), generator=g)
+    ids = torch.randint(0, _VOCAB - 1, (B, T), generator=g)
     ids = ids + (ids >= c.pad_id).long()  # skip pad_id
     if c.pad_id != 0:
         ids[0, 0] = 0  # a real token equal to 0: "tokens != 0" is wrong here
@@ -97,7 +97,7 @@ MISTAKES = [
             "your mask ignores pad_id and compares with 0: use the pad_id argument"),
 ]
 
-SUBSEQUENT_MISTAKES = [
+_SUBSEQUENT_MISTAKES = [
     Mistake("upper triangle", lambda T, device=None: _triu(T, 1),
             "your mask is True above the diagonal, on the future: that is the 1 = masked convention of seed 002 "
             "(np.triu(..., k=1)); here True = may attend, so use torch.tril (or ~torch.triu(..., diagonal=1))"),
@@ -115,7 +115,7 @@ SUBSEQUENT_MISTAKES = [
             "create it as bool, torch.ones(T, T, dtype=torch.bool).tril()"),
 ]
 
-DECODER_MISTAKES = [
+_DECODER_MISTAKES = [
     Mistake("no padding part", lambda t, p=0: _tril(t.size(1)),
             "your mask has no padding part: AND the subsequent mask with the padding mask of tgt"),
     Mistake("no padding part, expanded", lambda t, p=0: _full(_tril(t.size(1)), t.size(0), t.size(1), t.size(1)),
@@ -149,7 +149,7 @@ def _cross_full(s, t, p=0):
     return _full(_pad(s, p), s.size(0), t.size(1), s.size(1))
 
 
-CROSS_MISTAKES = [
+_CROSS_MISTAKES = [
     Mistake("built from the target", lambda s, t, p=0: _full(_pad(t, p), t.size(0), t.size(1), t.size(1)),
             "your mask is built from the target tokens: in cross-attention the keys are the SOURCE (encoder) tokens, "
             "use src != pad_id, shape (B, 1, T_t, T_s)"),
@@ -179,7 +179,7 @@ CROSS_MISTAKES = [
 
 # ----------------------------------------------------------------------------- checks
 
-SIGNATURES = {
+_SIGNATURES = {
     "make_pad_mask": ["tokens", "pad_id"],
     "make_subsequent_mask": ["T", "device"],
     "make_decoder_mask": ["tgt", "pad_id"],
@@ -189,7 +189,7 @@ SIGNATURES = {
 
 @check("structure", "the four mask functions exist with their documented parameters")
 def structure(kit):
-    for name, params in SIGNATURES.items():
+    for name, params in _SIGNATURES.items():
         expect_structure(kit, name, module=False, params=params)
 
 
@@ -203,7 +203,7 @@ def _verify(kit, target, cases, make_args, legend, mistakes):
             compare(got, want, f"{target}{_shown(args)}", legend, exact=True)
         except Fail as fail:
             found = kit.name_mistake(args, got, mistakes)
-            raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+            raise Fail(f"{c.label}: {fail}", found) from None
 
 
 
@@ -220,23 +220,23 @@ def pad(kit):
 
 @check("masking", "make_subsequent_mask(T) is (1, 1, T, T) bool, True on and below the diagonal")
 def subsequent(kit):
-    _verify(kit, "make_subsequent_mask", SUBSEQUENT_CASES, subsequent_args, "(1, 1, T, T)", SUBSEQUENT_MISTAKES)
+    _verify(kit, "make_subsequent_mask", _SUBSEQUENT_CASES, subsequent_args, "(1, 1, T, T)", _SUBSEQUENT_MISTAKES)
 
 
 @check("masking", "make_decoder_mask(tgt) is (B, 1, T_t, T_t): key padding AND no look-ahead")
 def decoder(kit):
-    _verify(kit, "make_decoder_mask", DECODER_CASES, decoder_args, "(B, 1, T_t, T_t)", DECODER_MISTAKES)
+    _verify(kit, "make_decoder_mask", _DECODER_CASES, decoder_args, "(B, 1, T_t, T_t)", _DECODER_MISTAKES)
 
 
 @check("masking", "make_cross_mask(src, tgt) is (B, 1, T_t, T_s): real source keys, for every target query")
 def cross(kit):
-    _verify(kit, "make_cross_mask", CROSS_CASES, cross_args, "(B, 1, T_t, T_s)", CROSS_MISTAKES)
+    _verify(kit, "make_cross_mask", _CROSS_CASES, cross_args, "(B, 1, T_t, T_s)", _CROSS_MISTAKES)
 
 
 @check("hygiene", "no mask function modifies its token tensors")
 def tokens_unchanged(kit):
-    for target, cases, make_args in (("make_decoder_mask", DECODER_CASES, decoder_args),
-                                     ("make_cross_mask", CROSS_CASES, cross_args)):
+    for target, cases, make_args in (("make_decoder_mask", _DECODER_CASES, decoder_args),
+                                     ("make_cross_mask", _CROSS_CASES, cross_args)):
         for c in cases:
             sent = make_args(c)
             _, after = kit.user(sent, target=target, return_args=True)

@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from checker import attention_checks as shared
+from checker.checks.shared import attention as shared
 from checker.kit import Mistake, case, check, expect_structure
 
 TARGET = "MultiHeadAttention"
@@ -24,7 +24,7 @@ CASES = [
     case(5, B=3, T_q=6, T_k=6, D=8, H=2, d_k=4, kind="self", mask="decoder (B, 1, T_q, T_k)"),
 ]
 # A query that sees no key at all (checked on its own, so NaN there does not hide other mistakes).
-EMPTY_ROW = case(6, B=2, T_q=4, T_k=5, D=6, H=2, d_k=3, kind="cross", mask="(B, 1, T_q, T_k), one query sees nothing")
+_EMPTY_ROW = case(6, B=2, T_q=4, T_k=5, D=6, H=2, d_k=3, kind="cross", mask="(B, 1, T_q, T_k), one query sees nothing")
 
 
 def init(c):
@@ -170,7 +170,7 @@ def causal(kit):
 
 @check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
 def fully_hidden_row(kit):
-    c = EMPTY_ROW
+    c = _EMPTY_ROW
     args = kit.inputs(c)
     out, attn = _pair(kit.user(args, case=c), c)
     shared.blind_query_gets_zero(c, out, attn, kit.reference(args, case=c)[0])

@@ -2,14 +2,14 @@
 
 noam_lr is evaluated in the child over whole ranges of steps (one driver call per setting);
 noam_scheduler is driven there too, on a torch.optim.Optimizer that records the lr in effect
-during every optimizer.step() (checker/drivers_noam_schedule.py). No tensors: the results are
+during every optimizer.step() (checker/checks/child/lr_schedule.py). No tensors: the results are
 floats, so the checks compare them here with their own tolerance instead of the standard checks.
 """
 
 import math
 
-from checker.kit import Fail, Mistake, case, check, expect_structure
-from checker.sandbox import UserError
+from checker.checks.child.lr_schedule import noam_schedule_run, noam_values
+from checker.kit import Fail, Mistake, UserError, case, check, expect_structure
 
 TARGET = "noam_lr"
 # Settings: the paper's (512, 4000), then small warm-ups so ~3·warmup steps stay cheap; every
@@ -21,9 +21,9 @@ CASES = [
 ]
 TIMING = CASES[0]
 # Two floats computed by the same formula in another order differ by a few ulps (~1e-16 relative).
-RTOL = 1e-12
+_RTOL = 1e-12
 # Where noam_lr is compared: the start, both sides of the peak, the peak, and far into the decay.
-SAMPLE_STEPS = (1, 2, 3, 5, 6, 7, 8, 9, 39, 40, 41, 100, 3999, 4000, 4001, 12345, 100000)
+_SAMPLE_STEPS = (1, 2, 3, 5, 6, 7, 8, 9, 39, 40, 41, 100, 3999, 4000, 4001, 12345, 100000)
 
 
 def inputs(c, dtype="float64"):
@@ -67,20 +67,20 @@ MISTAKES = [
 ]
 
 # What a wrong scheduler's lrs equal, in terms of the right rates r(k) = noam_lr(k), k = 1, 2, ...
-SCHEDULER_MISTAKES = [
-    ("Annotated Transformer's step 0 -> 1", lambda r, k: r(max(k - 1, 1)),
-     "your scheduler gives noam_lr(1) to the first TWO steps and noam_lr(k - 1) to step k after: LambdaLR calls the "
-     "lambda with 0 at construction (the lr of step 1), and mapping 0 to 1 (as the Annotated Transformer's rate() "
-     "does) repeats step 1. Use lambda s: noam_lr(s + 1, ...)"),
-    ("lambda 1.0 at step 0", lambda r, k: 1.0 if k == 1 else r(k - 1),
-     "your scheduler runs the first step at the optimizer's full lr (your lambda returns 1 for step 0) and is one "
-     "step late after: LambdaLR calls the lambda with 0 at construction; use lambda s: noam_lr(s + 1, ...)"),
-    ("one step late", lambda r, k: r(k - 1) if k > 1 else None,
-     "your scheduler is one step late: during step k the lr is noam_lr(k - 1). LambdaLR calls the lambda with 0 at "
-     "construction (the lr of step 1): use lambda s: noam_lr(s + 1, ...)"),
-    ("one step early", lambda r, k: r(k + 1),
-     "your scheduler is one step early: during step k the lr is noam_lr(k + 1) (a scheduler.step() too many, or "
-     "s + 2): LambdaLR calls the lambda with 0 at construction, so use lambda s: noam_lr(s + 1, ...)"),
+_SCHEDULER_MISTAKES = [
+    Mistake("Annotated Transformer's step 0 -> 1", lambda r, k: r(max(k - 1, 1)),
+            "your scheduler gives noam_lr(1) to the first TWO steps and noam_lr(k - 1) to step k after: LambdaLR calls the "
+            "lambda with 0 at construction (the lr of step 1), and mapping 0 to 1 (as the Annotated Transformer's rate() "
+            "does) repeats step 1. Use lambda s: noam_lr(s + 1, ...)"),
+    Mistake("lambda 1.0 at step 0", lambda r, k: 1.0 if k == 1 else r(k - 1),
+            "your scheduler runs the first step at the optimizer's full lr (your lambda returns 1 for step 0) and is one "
+            "step late after: LambdaLR calls the lambda with 0 at construction; use lambda s: noam_lr(s + 1, ...)"),
+    Mistake("one step late", lambda r, k: r(k - 1) if k > 1 else None,
+            "your scheduler is one step late: during step k the lr is noam_lr(k - 1). LambdaLR calls the lambda with 0 at "
+            "construction (the lr of step 1): use lambda s: noam_lr(s + 1, ...)"),
+    Mistake("one step early", lambda r, k: r(k + 1),
+            "your scheduler is one step early: during step k the lr is noam_lr(k + 1) (a scheduler.step() too many, or "
+            "s + 2): LambdaLR calls the lambda with 0 at construction, so use lambda s: noam_lr(s + 1, ...)"),
 ]
 
 
@@ -96,13 +96,13 @@ def structure(kit):
 @check("numerics", "noam_lr matches the paper's formula at the start, around the peak and far after it")
 def values(kit):
     for c in CASES:
-        got = _values(kit, c, SAMPLE_STEPS)
-        for step, value in zip(SAMPLE_STEPS, got):
+        got = _values(kit, c, _SAMPLE_STEPS)
+        for step, value in zip(_SAMPLE_STEPS, got):
             want = reference(step, c)
             if not _close(value, want):
                 found = _diagnose(kit, c, step, value)
                 raise Fail(f"{c.label}: noam_lr({step}, {c.d_model}, {c.warmup_steps}, {c.factor}) = {value!r}, "
-                           f"expected {want!r}" + (f". Diagnosis: {found}" if found else ""))
+                           f"expected {want!r}", found)
 
 
 @check("numerics", "noam_lr's factor defaults to 1.0")
@@ -173,7 +173,7 @@ def scheduler(kit):
     for c in CASES[1:]:
         steps = 3 * c.warmup_steps + 2
         try:
-            run = kit.drive("checker.drivers_noam_schedule:noam_schedule_run", c.d_model, c.warmup_steps, c.factor,
+            run = kit.drive(noam_schedule_run, c.d_model, c.warmup_steps, c.factor,
                             steps)
         except UserError as err:
             if err.kind == "ValueError" and not err.not_implemented:
@@ -195,14 +195,14 @@ def scheduler(kit):
             if not _close(value, r(k)):
                 found = _diagnose_scheduler(kit, lrs, r) or _follows_own(kit, c, lrs)
                 raise Fail(f"{c.label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is "
-                           f"{value!r}, expected noam_lr({k}) = {r(k)!r}" + (f". Diagnosis: {found}" if found else ""))
+                           f"{value!r}, expected noam_lr({k}) = {r(k)!r}", found)
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
 def _values(kit, c, steps) -> list[float]:
-    got = kit.drive("checker.drivers_noam_schedule:noam_values", list(steps), c.d_model, c.warmup_steps, c.factor)
+    got = kit.drive(noam_values, list(steps), c.d_model, c.warmup_steps, c.factor)
     return [_float(v, f"noam_lr({s}, {c.d_model}, {c.warmup_steps}, {c.factor})") for s, v in zip(steps, got)]
 
 
@@ -216,19 +216,12 @@ def _float(value, call: str) -> float:
 
 
 def _close(a, b) -> bool:
-    return isinstance(a, (float, int)) and math.isclose(a, b, rel_tol=RTOL, abs_tol=0.0)
+    return isinstance(a, (float, int)) and math.isclose(a, b, rel_tol=_RTOL, abs_tol=0.0)
 
 
 def _diagnose(kit, c, step, value):
-    for mistake in MISTAKES:
-        try:
-            wrong = mistake.impl(step, c.d_model, c.warmup_steps, c.factor)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run here does not apply
-            continue
-        if _close(value, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
+    args = (step, c.d_model, c.warmup_steps, c.factor)
+    return kit.name_mistake(args, value, run=lambda m: m.impl(*args), same=_close)
 
 
 def _follows_own(kit, c, lrs):
@@ -244,9 +237,5 @@ def _follows_own(kit, c, lrs):
 
 
 def _diagnose_scheduler(kit, lrs, r):
-    for _, wrong, explain in SCHEDULER_MISTAKES:
-        expected = [wrong(r, k) for k in range(1, len(lrs) + 1)]
-        if all(w is None or _close(v, w) for v, w in zip(lrs, expected)):
-            kit.diagnosis = kit.diagnosis or explain
-            return explain
-    return None
+    return kit.name_mistake((), lrs, _SCHEDULER_MISTAKES, run=lambda m: [m.impl(r, k) for k in range(1, len(lrs) + 1)],
+                            same=lambda got, wrong: all(w is None or _close(v, w) for v, w in zip(got, wrong)))

@@ -1,13 +1,11 @@
 """Hidden checks: PyTorch sinusoidal positional encoding."""
 
 import math
-import re
 
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
 
 TARGET = "PositionalEncoding"
 OUTPUTS = [("output", "(B, T, D)")]
@@ -32,7 +30,7 @@ CASES = [
 ]
 TIMING = case(5, B=16, T=200, D=64, max_len=256)
 # forward(zeros(1, max_len, D)) returns the whole table.
-TABLES = [
+_TABLES = [
     case(11, B=1, T=48, D=10, max_len=48, x="zeros"),
     case(12, B=1, T=40, D=9, max_len=40, x="zeros"),
 ]
@@ -125,15 +123,14 @@ def _call(kit, args, **kw):
     except UserError as err:
         if err.not_implemented:
             raise
-        lines = re.findall(r"line (\d+)", err.traceback or "")
-        return None, f"{err}" + (f" (line {lines[-1]})" if lines else "")
+        return None, f"{err}{at_line(err)}"
 
 
 @check("structure", "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)")
 def structure(kit):
     c = CASES[0]
     expect_structure(kit, TARGET, module=True, params=["d_model", "max_len", "dropout"], forward=["x"])
-    info = kit.sandbox.request("inspect", target=TARGET, init=init(c))
+    info = kit.inspect(TARGET, init(c))
     want = [1, c.max_len, c.D]
     if "pe" in info["parameters"]:
         raise Fail("pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; "
@@ -186,7 +183,7 @@ def odd_d_model(kit):
 
 @check("numerics", "the table: forward(zeros) gives PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(...)")
 def the_table(kit):
-    for c in TABLES:
+    for c in _TABLES:
         got = kit.user(kit.inputs(c), case=c)
         want = exact_table(c.max_len, c.D)
         try:
@@ -200,7 +197,7 @@ def the_table(kit):
                 message += (f" (position {pos}, column {col}, a {kind} column with 2i = {col - col % 2}: "
                             f"expected {kind}({pos} / 10000^({col - col % 2}/{c.D})) = {want[0, pos, col].item():.6g})")
             found = kit.diagnose(c, "float64", (got,))
-            raise Fail(f"{message}. Diagnosis: {found}" if found else message) from None
+            raise Fail(message, found) from None
 
 
 @check("numerics", "a module left in float32 returns float32 for a float32 x")

@@ -20,12 +20,12 @@ CASES = [
     case(4, B=3, T=4, D=5, eps=1e-4, rows="normal: 2·randn + 0.5"),
 ]
 TIMING = case(5, B=16, T=128, D=256, eps=1e-6, rows="normal: 2·randn + 0.5")
-ZERO_AT = (1, 2, 3)  # an all-zero vector in case 3: 0 / sqrt(0 + eps) = 0 exactly
+_ZERO_AT = (1, 2, 3)  # an all-zero vector in case 3: 0 / sqrt(0 + eps) = 0 exactly
 # float16 with entries of size ~300: x² reaches 9e4, beyond float16's largest value 65504.
-HALF = case(6, B=2, T=3, D=16, eps=1e-6, rows="large: 300·randn, in float16")
+_HALF = case(6, B=2, T=3, D=16, eps=1e-6, rows="large: 300·randn, in float16")
 # Both roundings to float16 (of the normalised vector, then of its product with the weight) are
 # 2^-11 ≈ 4.9e-4 relative each; 4e-3 leaves room, while overflow gives zeros or NaN.
-HALF_TOL = (4e-3, 1e-3)
+_HALF_TOL = (4e-3, 1e-3)
 
 
 def init(c):
@@ -39,7 +39,7 @@ def _rows(c):
     kind = c.rows.split(":")[0].split(",")[0]
     x = {"normal": 2 * z + 0.5, "small": 0.1 * z + 0.05, "large": 300 * z}[kind]
     if "zeros" in c.rows:
-        x[ZERO_AT] = 0.0
+        x[_ZERO_AT] = 0.0
     return x
 
 
@@ -162,13 +162,13 @@ def zero_vector(kit):
         want = kit.reference(kit.inputs(c, dtype), case=c, dtype=dtype)
         if not isinstance(got, torch.Tensor) or got.shape != want.shape or got.dtype != want.dtype:
             compare(got, want, f"{c.label}: output", "(..., D)")  # says what is wrong with its kind, shape or dtype
-        row = got[ZERO_AT]
+        row = got[_ZERO_AT]
         if not torch.isfinite(row).all():
-            raise Fail(f"{c.label}, {dtype}: x{list(ZERO_AT)} is all zeros and came out "
+            raise Fail(f"{c.label}, {dtype}: x{list(_ZERO_AT)} is all zeros and came out "
                        f"{[round(v, 3) for v in row.tolist()[:3]]}...: divide by torch.sqrt(mean(x²) + eps), eps "
                        "inside the root, so 0 / sqrt(eps) = 0")
         if not torch.equal(row, torch.zeros_like(row)):
-            raise Fail(f"{c.label}, {dtype}: x{list(ZERO_AT)} is all zeros, so the output should be zeros, got "
+            raise Fail(f"{c.label}, {dtype}: x{list(_ZERO_AT)} is all zeros, so the output should be zeros, got "
                        f"{[round(v, 4) for v in row.tolist()[:3]]}...: RMSNorm has no bias and subtracts nothing")
 
 
@@ -197,7 +197,7 @@ def full_precision(kit):
 
 @check("numerics", "float16 input with entries of size 300: mean(x²) in float32, no overflow, float16 out")
 def half_precision(kit):
-    c = HALF
+    c = _HALF
     x16 = _rows(c).half()
     state = {k: v.half() for k, v in kit.state(c, "float64").items()}
     got = kit.user((x16,), init=init(c), state=state, dtype="float16")
@@ -212,4 +212,4 @@ def half_precision(kit):
                        "largest value 65504, so mean(x²) overflows: compute it in float32, h = x.float() (or "
                        "x.to(torch.promote_types(x.dtype, torch.float32))), and cast the result back to x.dtype "
                        "(LLaMA: self._norm(x.float()).type_as(x))")
-    compare(got, exact, f"{c.label}: output", "(..., D)", tol=HALF_TOL)
+    compare(got, exact, f"{c.label}: output", "(..., D)", tol=_HALF_TOL)

@@ -2,8 +2,7 @@
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, describe, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure
 
 TARGET = "apply_rope"
 DEVICE = True  # the frequencies and angles are built inside: they must follow x's device

@@ -14,8 +14,7 @@ seeded, so a given implementation always gets the same verdict.
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "filter_logits"
 OUTPUTS = [("filtered logits", "(..., V)")]
@@ -36,7 +35,7 @@ CASES = [
 ]
 # A cut within MARGIN of top_p could fall either way with another (correct) rounding order: the
 # logits are redrawn (deterministically) until every cumulative sum stays MARGIN away from top_p.
-MARGIN = 1e-3
+_MARGIN = 1e-3
 
 
 def _logits(c, dtype="float64", salt=0):
@@ -54,7 +53,7 @@ def _clear_of_boundaries(x, temperature, top_k, top_p):
     scores = _filter(x, temperature, top_k, None)
     probs = scores.sort(dim=-1, descending=True).values.softmax(-1)
     before = probs.cumsum(-1) - probs
-    return bool(((before - top_p).abs() > MARGIN).all())
+    return bool(((before - top_p).abs() > _MARGIN).all())
 
 
 def inputs(c, dtype):
@@ -153,9 +152,8 @@ def eligible_set(kit):
             keep = lambda m: m[b].nonzero().flatten().tolist()  # noqa: E731
             found = kit.diagnose(c, "float64", (got,))
             raise Fail(f"{c.label}, row {b}: you keep tokens {keep(mine)}, expected {keep(theirs)}"
-                       + (f". Diagnosis: {found}" if found else
-                          ": temperature first, then top-k (ties at the k-th value kept), then the nucleus of what "
-                          "top-k left"))
+                       + ("" if found else ": temperature first, then top-k (ties at the k-th value kept), then the "
+                          "nucleus of what top-k left"), found)
 
 
 @check("properties", "top-p keeps at least the most probable token, even for a tiny top_p")
@@ -202,9 +200,9 @@ def describe_short(value):
 
 # ----------------------------------------------------------------------------- sample_next_token checks
 
-N = 20_000  # draws per row: a frequency of p is measured to ~sqrt(p / N), ~0.3 percentage points at p = 0.2
-ALPHA = 1e-7  # per chi-square test; at most 10 tests in a run: < 1e-6 for a correct sampler
-SAMPLE_CASES = [
+_N = 20_000  # draws per row: a frequency of p is measured to ~sqrt(p / N), ~0.3 percentage points at p = 0.2
+_ALPHA = 1e-7  # per chi-square test; at most 10 tests in a run: < 1e-6 for a correct sampler
+_SAMPLE_CASES = [
     case(41, B=3, V=9, temperature=0.8, top_k=6, top_p=0.85, seed=11),
     case(42, B=2, V=7, temperature=1.5, top_k=None, top_p=None, seed=12),
     case(43, B=4, V=6, temperature=0.6, top_k=4, top_p=None, seed=13, lead=5),
@@ -223,7 +221,7 @@ def _sample_logits(c):
 
 def _draw(kit, c, logits=None, seed=None, temperature=None):
     logits = _sample_logits(c) if logits is None else logits
-    repeated = logits.repeat_interleave(N, dim=0)  # (B * N, V): row b's logits N times
+    repeated = logits.repeat_interleave(_N, dim=0)  # (B * N, V): row b's logits N times
     if "lead" in c.dims:  # (B * N / lead, lead, V): three axes, the same rows in the same order
         repeated = repeated.view(-1, c.lead, c.V)
     g = torch.Generator().manual_seed(c.seed if seed is None else seed)
@@ -259,57 +257,57 @@ def chi_square_p_value(counts, probs):
 
 
 # Wrong distributions a sampler may draw from: named when the draws fit one of them.
-SAMPLER_MISTAKES = [
-    ("temperature ignored", lambda x, c: _filter(x, 1.0, c.top_k, c.top_p).softmax(-1),
-     "your draws follow the distribution WITHOUT temperature: sample from softmax(logits / temperature) after "
-     "filtering (dividing the probabilities by T changes nothing: multinomial renormalizes them)"),
-    ("temperature multiplied", lambda x, c: _filter(x, 1 / c.temperature, c.top_k, c.top_p).softmax(-1),
-     "your draws follow softmax(logits * temperature) (or p ** temperature): divide the logits by the temperature"),
+_SAMPLER_MISTAKES = [
+    Mistake("temperature ignored", lambda x, c: _filter(x, 1.0, c.top_k, c.top_p).softmax(-1),
+            "your draws follow the distribution WITHOUT temperature: sample from softmax(logits / temperature) after "
+            "filtering (dividing the probabilities by T changes nothing: multinomial renormalizes them)"),
+    Mistake("temperature multiplied", lambda x, c: _filter(x, 1 / c.temperature, c.top_k, c.top_p).softmax(-1),
+            "your draws follow softmax(logits * temperature) (or p ** temperature): divide the logits by the temperature"),
 ]
 
 
 @check("properties", "sample_next_token never draws a token that filter_logits removes")
 def never_ineligible(kit):
-    for c in SAMPLE_CASES:
+    for c in _SAMPLE_CASES:
         logits = _sample_logits(c)
         ids = _draw(kit, c, logits)
         allowed = torch.isfinite(_filter(logits, c.temperature, c.top_k, c.top_p))  # (B, V)
-        ok = allowed.repeat_interleave(N, dim=0).gather(1, ids[:, None]).squeeze(1)
+        ok = allowed.repeat_interleave(_N, dim=0).gather(1, ids[:, None]).squeeze(1)
         if not ok.all():
             i = int((~ok).nonzero()[0])
-            raise Fail(f"{c.label}: row {i // N} drew token {int(ids[i])}, which top-k/top-p removes "
-                       f"(eligible: {allowed[i // N].nonzero().flatten().tolist()}): draw from "
+            raise Fail(f"{c.label}: row {i // _N} drew token {int(ids[i])}, which top-k/top-p removes "
+                       f"(eligible: {allowed[i // _N].nonzero().flatten().tolist()}): draw from "
                        "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits")
 
 
 @check("properties", "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)")
 def frequencies(kit):
-    for c in SAMPLE_CASES:
+    for c in _SAMPLE_CASES:
         logits = _sample_logits(c)
-        ids = _draw(kit, c, logits).view(c.B, N)
+        ids = _draw(kit, c, logits).view(c.B, _N)
         want = _filter(logits, c.temperature, c.top_k, c.top_p).softmax(-1)  # (B, V)
         counts = torch.stack([torch.bincount(ids[b], minlength=c.V) for b in range(c.B)]).to(torch.float64)
-        if (counts == N).any(-1).all() and torch.equal(ids[:, 0], logits.argmax(-1)):
+        if (counts == _N).any(-1).all() and torch.equal(ids[:, 0], logits.argmax(-1)):
             raise Fail(f"{c.label}: every draw is the most probable token: that is greedy decoding; sample with "
                        "torch.multinomial(softmax(filtered logits), 1, generator=generator)")
         for b in range(c.B):
             p_value, stat = chi_square_p_value(counts[b], want[b])
-            if p_value >= ALPHA:
+            if p_value >= _ALPHA:
                 continue
-            freq = (counts[b] / N).tolist()
-            named = next((explain for _, wrong, explain in SAMPLER_MISTAKES
-                          if (wrong(logits, c)[b] > 0).equal(want[b] > 0)
-                          and chi_square_p_value(counts[b], wrong(logits, c)[b])[0] >= ALPHA), None)
+            freq = (counts[b] / _N).tolist()
+            named = kit.name_mistake((), counts[b], _SAMPLER_MISTAKES, run=lambda m: m.impl(logits, c)[b],
+                                     same=lambda got, p: bool((p > 0).equal(want[b] > 0))
+                                     and chi_square_p_value(got, p)[0] >= _ALPHA)
             raise Fail(f"{c.label}, row {b}: your frequencies {[round(f, 3) for f in freq]} do not fit the expected "
                        f"probabilities {[round(p, 3) for p in want[b].tolist()]} (chi-square {stat:.1f}, "
-                       f"p-value {p_value:.1e} < {ALPHA:g})"
-                       + (f". Diagnosis: {named}" if named else
-                          ": draw each row from softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)"))
+                       f"p-value {p_value:.1e} < {_ALPHA:g})"
+                       + ("" if named else ": draw each row from softmax(filter_logits(logits, temperature, top_k, "
+                          "top_p), dim=-1)"), named)
 
 
 @check("properties", "sample_next_token draws with the caller's generator: the same seed gives the same draws")
 def reproducible(kit):
-    c = SAMPLE_CASES[0]
+    c = _SAMPLE_CASES[0]
     logits = _sample_logits(c)
     first, again = _draw(kit, c, logits, seed=5), _draw(kit, c, logits, seed=5)
     if not torch.equal(first, again):
@@ -324,7 +322,7 @@ def reproducible(kit):
 
 @check("properties", "temperature 0 is greedy: the argmax of every row, whatever top_k and top_p")
 def greedy(kit):
-    for c in SAMPLE_CASES + [CASES[-1]]:  # the last: logits (B, T, V)
+    for c in _SAMPLE_CASES + [CASES[-1]]:  # the last: logits (B, T, V)
         logits = inputs(c, "float64")[0] if c in CASES else _sample_logits(c)
         g = torch.Generator().manual_seed(3)
         ids = kit.user((logits, 0.0, c.top_k, c.top_p, g), target="sample_next_token")
@@ -334,7 +332,7 @@ def greedy(kit):
 
 @check("properties", "sample_next_token raises ValueError for a negative temperature")
 def negative_temperature(kit):
-    c = SAMPLE_CASES[1]
+    c = _SAMPLE_CASES[1]
     try:
         got = kit.user((_sample_logits(c), -1.0, None, None, torch.Generator().manual_seed(0)),
                        target="sample_next_token")
@@ -350,7 +348,7 @@ def negative_temperature(kit):
 
 @check("hygiene", "sample_next_token leaves the caller's logits unchanged")
 def sampler_hygiene(kit):
-    c = SAMPLE_CASES[0]
+    c = _SAMPLE_CASES[0]
     sent = (_sample_logits(c), c.temperature, c.top_k, c.top_p, torch.Generator().manual_seed(1))
     _, after = kit.user(sent, target="sample_next_token", return_args=True)
     try:

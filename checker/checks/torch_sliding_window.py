@@ -8,8 +8,7 @@ import math
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.sandbox import UserError
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "sliding_window_attention"
 DEVICE = True  # the mask is built inside: it must follow q's device
@@ -26,7 +25,7 @@ CASES = [
 ]
 TIMING = case(5, B=2, H=4, T=128, d_k=16, d_v=24, window=32)
 # (T, window) for sliding_window_mask: inside, 1, == T, > T, T = 1, and a long one.
-MASK_CASES = [case(11, T=6, window=3), case(12, T=5, window=1), case(13, T=4, window=4),
+_MASK_CASES = [case(11, T=6, window=3), case(12, T=5, window=1), case(13, T=4, window=4),
               case(14, T=3, window=7), case(15, T=1, window=2), case(16, T=12, window=5)]
 
 
@@ -53,7 +52,7 @@ def band(T, window, *, low=None, high=0, symmetric=False, as_float=False, invert
     return mask.float() if as_float else mask
 
 
-MASK_MISTAKES = [
+_MASK_MISTAKES = [
     Mistake("window + 1 keys", lambda T, w, device=None: band(T, w + 1),
             "your mask shows window + 1 keys (i - window <= j <= i): query i sees itself and the window - 1 keys "
             "before it, i - window < j <= i"),
@@ -126,15 +125,15 @@ def structure(kit):
 
 @check("masking", "sliding_window_mask(T, window) is (T, T) bool, True exactly where i - window < j <= i")
 def mask_exact(kit):
-    for c in MASK_CASES:
+    for c in _MASK_CASES:
         args = (c.T, c.window)
         got = kit.user(args, target="sliding_window_mask")
         want = kit.reference(args, target="sliding_window_mask")
         try:
             compare(got, want, f"sliding_window_mask(T={c.T}, window={c.window})", "(T, T)", exact=True)
         except Fail as fail:
-            found = kit.name_mistake(args, got, MASK_MISTAKES)
-            raise Fail(f"{fail}" + (f". Diagnosis: {found}" if found else "")) from None
+            found = kit.name_mistake(args, got, _MASK_MISTAKES)
+            raise Fail(f"{fail}", found) from None
 
 
 
@@ -142,8 +141,7 @@ def mask_exact(kit):
 @check("masking", "sliding_window_mask(T, window, device='meta') is made on the requested device")
 def mask_device(kit):
     try:
-        layout = kit.sandbox.request("call", target="sliding_window_mask", init=None, state=None, dtype=None,
-                                     args=(5, 2, "meta"), device="meta")["value"]
+        layout = kit.layout((5, 2, "meta"), target="sliding_window_mask", dtype=None)
     except UserError as err:
         if err.not_implemented:
             raise

@@ -1,7 +1,7 @@
 """Hidden checks: encoder and decoder stacks (seed 004): N deep copies of a layer and a final LayerNorm.
 
 The checker builds the layer handed to Encoder(layer, N) / Decoder(layer, N) from
-checker.fixtures_layers (copies of the classes given in the stub), so a layer instance pickled
+checker.checks.child.layers (copies of the classes given in the stub), so a layer instance pickled
 here arrives whole in the child. The loaded weights differ from layer to layer, so a stack whose
 layers share one set of weights cannot pass.
 """
@@ -12,9 +12,8 @@ import inspect
 import torch
 from torch import nn
 
-from checker.fixtures_layers import DecoderLayer, EncoderLayer
-from checker.kit import DTYPES, Fail, Mistake, case, check, compare, describe, expect_structure, matches
-from checker.sandbox import UserError
+from checker.checks.child.layers import DecoderLayer, EncoderLayer, decoder_calls, with_own_layers
+from checker.kit import DTYPES, Fail, Mistake, UserError, case, check, compare, describe, expect_structure, matches
 
 TARGET = "Encoder"
 OUTPUTS = [("x", "(B, T_s, D)")]
@@ -28,7 +27,7 @@ CASES = [
 ]
 # The Decoder's cases (B, T_t, T_s, D, H, d_k, d_ff, N). Case 11 has no memory_mask, so a stack
 # that hands its own stream to the cross-attention as "memory" runs and can be diagnosed there.
-DECODER_CASES = [
+_DECODER_CASES = [
     case(11, B=4, T_t=5, T_s=7, D=18, H=6, d_k=3, d_ff=8, N=2, masks="causal tgt_mask, no memory_mask"),
     case(12, B=2, T_t=6, T_s=7, D=20, H=5, d_k=4, d_ff=9, N=3,
          masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
@@ -158,7 +157,7 @@ MISTAKES = [
             "your output equals the stack without src_mask: pass it to every layer, x, _ = layer(x, src_mask)"),
 ]
 
-DECODER_MISTAKES = [
+_DECODER_MISTAKES = [
     Mistake("no final norm", _variant(_KnobbedDecoder, norm_at="none"), _NO_FINAL_NORM.replace("norm(x)", "norm(y)")),
     Mistake("norm after every layer", _variant(_KnobbedDecoder, norm_at="every layer"), _NORM_EVERY_LAYER),
     Mistake("layers not chained", _variant(_KnobbedDecoder, chain=False),
@@ -179,10 +178,10 @@ DECODER_MISTAKES = [
 @check("structure", "Encoder and Decoder hold N independent deep copies of the layer and a final norm")
 def structure(kit):
     for target, forward, c, make in (("Encoder", ["x", "src_mask"], CASES[0], init),
-                                     ("Decoder", ["y", "memory", "tgt_mask", "memory_mask"], DECODER_CASES[0],
+                                     ("Decoder", ["y", "memory", "tgt_mask", "memory_mask"], _DECODER_CASES[0],
                                       decoder_init)):
         expect_structure(kit, target, module=True, params=["layer", "N"], forward=forward)
-        built = kit.sandbox.request("inspect", target=target, init=make(c))
+        built = kit.inspect(target, make(c))
         params = built["parameters"]
         first = [n for n in params if n.startswith("layers.0.")]
         if not first:
@@ -199,12 +198,12 @@ def structure(kit):
             raise Fail(f"{target} has no parameter norm.weight: add the final LayerNorm, "
                        "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model")
         expect_structure(kit, target, module=True, init=make(c))
-        expect_structure(kit, target, module=True, init=make(CASES[2] if target == "Encoder" else DECODER_CASES[1]))
+        expect_structure(kit, target, module=True, init=make(CASES[2] if target == "Encoder" else _DECODER_CASES[1]))
 
 
 @check("shapes", "Encoder and Decoder unpack the tuples the layers return")
 def unpack_layer_outputs(kit):
-    e, d = CASES[0], DECODER_CASES[0]
+    e, d = CASES[0], _DECODER_CASES[0]
     calls = (("Encoder", e, lambda: kit.user(inputs(e, "float64"), case=e)),
              ("Decoder", d, lambda: kit.user(decoder_inputs(d), target="Decoder", init=decoder_init(d),
                                              state=decoder_state(kit, d))))
@@ -239,10 +238,9 @@ def encoder_padding_invariance(kit):
 @check("masking", "Decoder: every layer receives the encoder memory, tgt_mask and memory_mask, once, in order")
 def decoder_layer_calls(kit):
     signature = inspect.signature(DecoderLayer.forward)
-    for c in DECODER_CASES:
+    for c in _DECODER_CASES:
         args = decoder_inputs(c)
-        calls = kit.sandbox.request("drive", driver="checker.fixtures_layers:decoder_calls",
-                                    args=(_layer_init(c), c.N, decoder_state(kit, c), args))["value"]
+        calls = kit.drive(decoder_calls, _layer_init(c), c.N, decoder_state(kit, c), args)
         order = [i for i, _, _ in calls]
         if order != list(range(c.N)):
             raise Fail(f"{c.label}: your Decoder called its layers in the order {order}; each of the N={c.N} layers "
@@ -262,7 +260,7 @@ def decoder_layer_calls(kit):
 
 @check("shapes", "Decoder returns y (B, T_t, D) on every case")
 def decoder_shapes(kit):
-    for c in DECODER_CASES:
+    for c in _DECODER_CASES:
         got = kit.user(decoder_inputs(c), target="Decoder", init=decoder_init(c), state=decoder_state(kit, c))
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (c.B, c.T_t, c.D):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
@@ -274,7 +272,7 @@ def decoder_shapes(kit):
 @check("numerics", "Decoder matches the reference in float64 and in float32")
 def decoder_numerics(kit):
     for dtype in ("float64", "float32"):
-        for c in DECODER_CASES:
+        for c in _DECODER_CASES:
             args, state = decoder_inputs(c, dtype), decoder_state(kit, c, dtype)
             got = kit.user(args, target="Decoder", init=decoder_init(c), state=state, dtype=dtype)
             want = kit.reference(args, target="Decoder", init=decoder_init(c), state=state, dtype=dtype)
@@ -282,7 +280,7 @@ def decoder_numerics(kit):
                 compare(got, want, "y", "(B, T_t, D)")
             except Fail as fail:
                 found = _diagnose(kit, c, args, state, dtype, got)
-                raise Fail(f"{c.label}, {dtype}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+                raise Fail(f"{c.label}, {dtype}: {fail}", found) from None
 
 
 @check("properties", "Encoder and Decoder work with the layers given in the file (training mode, dropout on)")
@@ -292,11 +290,10 @@ def with_given_layers(kit):
     src_mask[0] = False  # batch item 0 is all PAD: its queries see no key at all
     for kind, c, args in (("Encoder", CASES[0], inputs(CASES[0], "float64")),  # no mask
                           ("Encoder", CASES[1], (x, src_mask)),
-                          ("Decoder", DECODER_CASES[1], decoder_inputs(DECODER_CASES[1]))):
+                          ("Decoder", _DECODER_CASES[1], decoder_inputs(_DECODER_CASES[1]))):
         layer_init = {**_layer_init(c), "dropout": 0.5}
         state = kit.state(c, "float64") if kind == "Encoder" else decoder_state(kit, c)
-        got = kit.sandbox.request("drive", driver="checker.fixtures_layers:with_own_layers",
-                                  args=(kind, layer_init, c.N, state, args))["value"]
+        got = kit.drive(with_own_layers, kind, layer_init, c.N, state, args)
         layer_class = getattr(kit.solution, "EncoderLayer" if kind == "Encoder" else "DecoderLayer")
         stack = getattr(kit.solution, kind)(layer_class(**layer_init), c.N).double()
         stack.load_state_dict(state, strict=True)
@@ -323,12 +320,4 @@ def _layer_init(c):
 
 
 def _diagnose(kit, c, args, state, dtype, got):
-    for mistake in DECODER_MISTAKES:
-        try:
-            wrong = kit.reference(args, init=decoder_init(c), state=state, dtype=dtype, impl=mistake.impl)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
-            continue
-        if matches(got, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return mistake.explain
-    return None
+    return kit.name_mistake(args, got, _DECODER_MISTAKES, init=decoder_init(c), state=state, dtype=dtype)

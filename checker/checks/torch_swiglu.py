@@ -98,7 +98,7 @@ def structure(kit):
     expect_structure(kit, TARGET, module=True, params=["d_model", "d_ff", "bias"], forward=["x"])
     for bias in (False, True):
         settings = {"d_model": 6, "d_ff": 16, "bias": bias}
-        built = kit.sandbox.request("inspect", target=TARGET, init=settings)["parameters"]
+        built = kit.inspect(TARGET, settings)["parameters"]
         if built.get("W_down.weight") == [16, 6] or built.get("W_gate.weight") == [6, 16]:
             raise Fail("SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way: W_gate = nn.Linear(d_model, d_ff) "
                        "and W_up likewise expand, W_down = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) "

@@ -4,8 +4,8 @@ import math
 
 import torch
 
-from checker import fixtures_transformer as fixtures
-from checker.kit import DTYPES, Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.checks.child import transformer as fixtures
+from checker.kit import DTYPES, Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "Transformer"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -21,12 +21,12 @@ CASES = [
     case(2, B=4, T_s=6, T_t=9, D=10, H=2, d_k=5, d_ff=14, N=3, V_s=8, V_t=11, pad_id=0, padding="source and target"),
     case(3, B=2, T_s=5, T_t=6, D=12, H=4, d_k=3, d_ff=16, N=1, V_s=9, V_t=7, pad_id=3, padding="source and target"),
 ]
-MAX_LEN = 32
+_MAX_LEN = 32
 
 
 def init(c):
     return {"src_vocab": c.V_s, "tgt_vocab": c.V_t, "d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff,
-            "num_layers": c.N, "dropout": 0.0, "max_len": MAX_LEN, "pad_id": c.pad_id}
+            "num_layers": c.N, "dropout": 0.0, "max_len": _MAX_LEN, "pad_id": c.pad_id}
 
 
 def _ids(c, g, rows, length, vocab, lengths):
@@ -155,7 +155,7 @@ def structure(kit):
                      params=["src_vocab", "tgt_vocab", "d_model", "num_heads", "d_ff", "num_layers", "dropout",
                              "max_len", "pad_id"],
                      forward=["src", "tgt"], init=init(CASES[0]))
-    built = kit.sandbox.request("inspect", target=TARGET, init=init(CASES[1]))
+    built = kit.inspect(TARGET, init(CASES[1]))
     if "pos_enc.pe" not in built["buffers"]:
         raise Fail("the positional table should be the buffer pos_enc.pe: create self.pos_enc = "
                    f"PositionalEncoding(d_model, max_len, dropout) (one, shared by both sides); found buffers "
@@ -191,17 +191,12 @@ def _module(kit, c, impl=None, dtype="float64"):
     return module.eval()
 
 
-def _diagnose(kit, c, method, args, got):
-    for mistake in MISTAKES:
-        try:
-            with torch.no_grad():
-                wrong = getattr(_module(kit, c, mistake.impl), method)(*args)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on this case does not apply
-            continue
-        if matches(got, wrong):
-            kit.diagnosis = kit.diagnosis or mistake.explain
-            return f". Diagnosis: {mistake.explain}"
-    return ""
+def _diagnose(kit, c, method, args, got) -> str | None:
+    def run(mistake):
+        with torch.no_grad():
+            return getattr(_module(kit, c, mistake.impl), method)(*args)
+
+    return kit.name_mistake(args, got, run=run)
 
 
 @check("numerics", "encode(src) gives the reference's memory (B, T_s, D)")
@@ -214,7 +209,7 @@ def encode_matches(kit):
         try:
             compare(got, want, "memory", "(B, T_s, D)")
         except Fail as fail:
-            raise Fail(f"{c.label}, encode(src): {fail}{_diagnose(kit, c, 'encode', (src,), got)}") from None
+            raise Fail(f"{c.label}, encode(src): {fail}", _diagnose(kit, c, "encode", (src,), got)) from None
 
 
 @check("numerics", "decode(tgt, memory, src) gives the reference's hidden states (B, T_t, D)")
@@ -229,8 +224,8 @@ def decode_matches(kit):
         try:
             compare(got, want, "hidden states", "(B, T_t, D)")
         except Fail as fail:
-            raise Fail(f"{c.label}, decode(tgt, memory, src) with the reference's memory: {fail}"
-                       f"{_diagnose(kit, c, 'decode', (tgt, memory, src), got)}") from None
+            raise Fail(f"{c.label}, decode(tgt, memory, src) with the reference's memory: {fail}",
+                       _diagnose(kit, c, "decode", (tgt, memory, src), got)) from None
 
 
 @check("masking", "causal: changing the target after position t leaves the logits at positions ≤ t unchanged")
@@ -272,7 +267,7 @@ def source_padding(kit):
 def positions(kit):
     c = CASES[0]
     odd = {**init(c), "d_model": 9, "num_heads": 3}  # an odd d_model: one sin column more than cos columns
-    x = torch.zeros(1, MAX_LEN, 9, dtype=torch.float64)
+    x = torch.zeros(1, _MAX_LEN, 9, dtype=torch.float64)
     got = kit.user((x,), init=odd, dtype="float64", method="pos_enc")
     with torch.no_grad():
         want = kit.solution.Transformer(**odd).double().eval().pos_enc(x)

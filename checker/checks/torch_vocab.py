@@ -10,19 +10,19 @@ from collections import Counter
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, describe, expect_structure
-from checker.sandbox import UserError
+from checker.checks.child import vocab as child_vocab
+from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure
 
 TARGET = "pad_batch"
 GRADIENTS = False  # integer ids only: nothing to differentiate
 
-PAD, UNK = "<PAD>", "<UNK>"
+_PAD, _UNK = "<PAD>", "<UNK>"
 
 # ----------------------------------------------------------------------------- inputs
 
 # tokenize: seed 004's sentences plus what a tokenizer must get right (capitals, punctuation
 # glued to words, apostrophes, digits, hyphens, runs of spaces and tabs, an empty sentence).
-SENTENCES = {
+_SENTENCES = {
     1: ["Early morning sunlight filters through the window and falls on the desk.",
         "Xiao Ming carries his schoolbag, and goes to school happily!",
         "Is the little dog running around cheerfully on the grass?",
@@ -37,27 +37,27 @@ SENTENCES = {
         "  我 在 学 Python  和 GPT-4 。 ",
         "春天 的 小鸟 很 活泼 ， 到处 飞"],
 }
-TOKENIZE_CASES = [
+_TOKENIZE_CASES = [
     case(1, B=4, lang="en (default: lang not passed)"),
     case(2, B=5, lang="en"),
     case(3, B=4, lang="zh"),
 ]
 
-WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", ",", "，", "big", "red", "sun", "and", "."]
+_WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", ",", "，", "big", "red", "sun", "and", "."]
 
 
 def corpus(c, salt=0):
     """B tokenized sentences of different lengths, drawn from WORDS with skewed frequencies."""
     g = c.generator(salt)
-    weights = torch.linspace(3.0, 0.4, len(WORDS))
+    weights = torch.linspace(3.0, 0.4, len(_WORDS))
     lengths = torch.randint(2, 9, (c.B,), generator=g)
-    return [[WORDS[i] for i in torch.multinomial(weights, int(n), replacement=True, generator=g).tolist()]
+    return [[_WORDS[i] for i in torch.multinomial(weights, int(n), replacement=True, generator=g).tolist()]
             for n in lengths]
 
 
 # build_vocab: min_freq 1 (the default, not passed), 2 and 3. Each corpus has words seen exactly
 # min_freq times and words seen min_freq - 1 times (tests/test_reference_torch_vocab.py checks it).
-VOCAB_CASES = [
+_VOCAB_CASES = [
     case(11, B=3, min_freq="default (1)"),
     case(12, B=9, min_freq=2),
     case(13, B=12, min_freq=3),
@@ -75,7 +75,7 @@ def vocab_args(c):
 
 # encode: a vocabulary built from one corpus (min_freq=2), then sentences with unknown words
 # (rare ones filtered out, and words never seen) and an empty sentence.
-ENCODE_CASES = [case(21, B=4), case(22, B=6)]
+_ENCODE_CASES = [case(21, B=4), case(22, B=6)]
 
 
 def encode_args(c):
@@ -90,7 +90,7 @@ def encode_args(c):
 
 
 def _reference_word2idx(tokenized, min_freq):
-    word2idx = {PAD: 0, UNK: 1}
+    word2idx = {_PAD: 0, _UNK: 1}
     for word, freq in Counter(t for s in tokenized for t in s).items():
         if freq >= min_freq:
             word2idx[word] = len(word2idx)
@@ -105,13 +105,13 @@ CASES = [
     case(33, B=4, T_max=2, pad_idx=0),
 ]
 TIMING = case(34, B=64, T_max=50, pad_idx=0)
-LENGTHS = {31: [4, 7, 2], 32: [3, 0, 6, 1, 6], 33: [2, 1, 2, 2], 34: None}
+_LENGTHS = {31: [4, 7, 2], 32: [3, 0, 6, 1, 6], 33: [2, 1, 2, 2], 34: None}
 
 
 def inputs(c, dtype="float64"):
     """(encoded, pad_idx): B LongTensors (T_i,) with ids in [4, 30), so none equals pad_idx."""
     g = c.generator()
-    lengths = LENGTHS[c.id] or torch.randint(1, c.T_max, (c.B - 1,), generator=g).tolist() + [c.T_max]
+    lengths = _LENGTHS[c.id] or torch.randint(1, c.T_max, (c.B - 1,), generator=g).tolist() + [c.T_max]
     return [torch.randint(4, 30, (n,), generator=g) for n in lengths], c.pad_idx
 
 
@@ -133,7 +133,7 @@ def _tok(per_sentence_en, per_sentence_zh=str.split):
 
 _EN = lambda s: _TOKEN.findall(s.lower())  # noqa: E731
 
-TOKENIZE_MISTAKES = [
+_TOKENIZE_MISTAKES = [
     Mistake("not lowercased", _tok(_TOKEN.findall),
             "your English tokens keep their capitals ('Early', 'HELLO'): lowercase the sentence first, s.lower()"),
     Mistake("seed 004 drops punctuation", _tok(_seed004),
@@ -161,7 +161,7 @@ TOKENIZE_MISTAKES = [
 ]
 
 
-def _vocab(words_in_order, specials=((PAD, 0), (UNK, 1))):
+def _vocab(words_in_order, specials=((_PAD, 0), (_UNK, 1))):
     """The special tokens, then each word taking the next free index."""
     word2idx = dict(specials)
     for w in words_in_order:
@@ -177,7 +177,7 @@ def _kept(tokenized, min_freq, strict=False):
     return [w for w, f in _counts(tokenized).items() if (f > min_freq if strict else f >= min_freq)]
 
 
-VOCAB_MISTAKES = [
+_VOCAB_MISTAKES = [
     Mistake("min_freq strict", lambda t, m=1: _vocab(_kept(t, m, strict=True)),
             "your vocabulary leaves out the words seen exactly min_freq times (freq > min_freq): keep freq >= min_freq"),
     Mistake("min_freq ignored", lambda t, m=1: _vocab(_kept(t, 1)),
@@ -188,17 +188,17 @@ VOCAB_MISTAKES = [
     Mistake("by frequency", lambda t, m=1: _vocab([w for w, f in _counts(t).most_common() if f >= m]),
             "your words are sorted by frequency (most_common()): they take indices 2, 3, ... in order of FIRST "
             "APPEARANCE (iterate over Counter(...).items())"),
-    Mistake("specials swapped", lambda t, m=1: _vocab(_kept(t, m), specials=((UNK, 0), (PAD, 1))),
+    Mistake("specials swapped", lambda t, m=1: _vocab(_kept(t, m), specials=((_UNK, 0), (_PAD, 1))),
             "your <PAD> and <UNK> are swapped: <PAD> = 0 (so padding is id 0, as make_pad_mask and "
             "nn.Embedding(padding_idx=0) expect), <UNK> = 1"),
     Mistake("no specials", lambda t, m=1: {w: i for i, w in enumerate(_kept(t, m))},
             "your vocabulary has no <PAD> and <UNK>: start from {'<PAD>': 0, '<UNK>': 1} and give words 2, 3, ..."),
     Mistake("specials last", lambda t, m=1: {**{w: i for i, w in enumerate(_kept(t, m))},
-                                             PAD: len(_kept(t, m)), UNK: len(_kept(t, m)) + 1},
+                                             _PAD: len(_kept(t, m)), _UNK: len(_kept(t, m)) + 1},
             "your <PAD> and <UNK> come after the words: they are 0 and 1, and words start at 2"),
-    Mistake("no UNK", lambda t, m=1: _vocab(_kept(t, m), specials=((PAD, 0),)),
+    Mistake("no UNK", lambda t, m=1: _vocab(_kept(t, m), specials=((_PAD, 0),)),
             "your vocabulary has no <UNK>: start from {'<PAD>': 0, '<UNK>': 1}"),
-    Mistake("words from 1", lambda t, m=1: {PAD: 0, UNK: 1, **{w: i + 1 for i, w in enumerate(_kept(t, m))}},
+    Mistake("words from 1", lambda t, m=1: {_PAD: 0, _UNK: 1, **{w: i + 1 for i, w in enumerate(_kept(t, m))}},
             "your first word takes index 1, the index of <UNK>: words start at 2 (word2idx[word] = len(word2idx))"),
     Mistake("document frequency", lambda t, m=1: _vocab([w for w in _counts(t) if sum(w in s for s in t) >= m]),
             "you count each word once per sentence (a set per sentence): min_freq is about every occurrence, "
@@ -218,7 +218,7 @@ def _enc(fallback):
     return impl
 
 
-ENCODE_MISTAKES = [
+_ENCODE_MISTAKES = [
     Mistake("unknown -> PAD", _enc(lambda w: 0),
             "your unknown words get 0, the index of <PAD>: map them to word2idx['<UNK>'] (1), "
             "word2idx.get(token, word2idx['<UNK>'])"),
@@ -244,7 +244,7 @@ def _pad(left=False, value=None, transpose=False):
     return impl
 
 
-PAD_MISTAKES = [
+_PAD_MISTAKES = [
     Mistake("left padding", _pad(left=True),
             "you pad on the LEFT ([PAD, PAD, 5, 8]): pad on the right ([5, 8, PAD, PAD]), the tokens first, "
             "as seed 004 does and as make_pad_mask and the causal mask expect"),
@@ -258,7 +258,7 @@ PAD_MISTAKES = [
 
 # ----------------------------------------------------------------------------- checks
 
-SIGNATURES = {
+_SIGNATURES = {
     "tokenize": ["sentences", "lang"],
     "build_vocab": ["tokenized", "min_freq"],
     "encode": ["tokenized", "word2idx"],
@@ -268,7 +268,7 @@ SIGNATURES = {
 
 @check("structure", "tokenize, build_vocab, encode and pad_batch exist with their documented parameters")
 def structure(kit):
-    for name, params in SIGNATURES.items():
+    for name, params in _SIGNATURES.items():
         expect_structure(kit, name, module=False, params=params)
 
 
@@ -278,27 +278,15 @@ def _call(kit, target, args, c):
         return kit.user(args, target=target)
     except UserError as err:
         if err.kind == "KeyError" and target == "encode":
-            _diagnose(kit, "your code raised KeyError on a word not in the vocabulary: give unknown words the index "
-                      "of <UNK>, word2idx.get(token, word2idx['<UNK>'])")
-            raise Fail(f"{c.label}: encode raised KeyError: {err.message}. Diagnosis: {kit.diagnosis}") from None
+            raise Fail(f"{c.label}: encode raised KeyError: {err.message}",
+                       "your code raised KeyError on a word not in the vocabulary: give unknown words the index "
+                       "of <UNK>, word2idx.get(token, word2idx['<UNK>'])") from None
         raise
 
 
-def _diagnose(kit, explain):
-    kit.diagnosis = kit.diagnosis or explain
-    return explain
-
-
 def _named(kit, mistakes, args, got, same):
-    """The explanation of the first mistake whose result equals got, or None."""
-    for m in mistakes:
-        try:
-            wrong = m.impl(*args)
-        except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
-            continue
-        if same(got, wrong):
-            return _diagnose(kit, m.explain)
-    return None
+    """The explanation of the first mistake whose result equals got, or None (mistakes are plain functions)."""
+    return kit.name_mistake(args, got, mistakes, run=lambda m: m.impl(*args), same=same)
 
 
 def _tensors_equal(got, want) -> bool:
@@ -323,14 +311,14 @@ def shapes(kit):
         got = kit.user(inputs(c), target="pad_batch")
         want = kit.reference(inputs(c), target="pad_batch")
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):
-            found = _named(kit, PAD_MISTAKES, inputs(c), got, _tensors_equal)
+            found = _named(kit, _PAD_MISTAKES, inputs(c), got, _tensors_equal)
             raise Fail(f"{c.label}: pad_batch should return shape (B, T_max) = {tuple(want.shape)}, got "
-                       f"{tuple(got.shape)}" + (f". Diagnosis: {found}" if found else ""))
+                       f"{tuple(got.shape)}", found)
         if not isinstance(got, torch.Tensor) or got.dtype != torch.long:
             what = describe(got) + (f" of dtype {got.dtype}" if isinstance(got, torch.Tensor) else "")
             raise Fail(f"{c.label}: pad_batch should return a LongTensor (B, T_max) = {tuple(want.shape)}, got {what}; "
                        "create it with dtype=torch.long (nn.Embedding takes int64 ids)")
-    for c in ENCODE_CASES:
+    for c in _ENCODE_CASES:
         args = encode_args(c)
         got = _call(kit, "encode", args, c)
         if not isinstance(got, (list, tuple)) or len(got) != c.B:
@@ -343,9 +331,9 @@ def shapes(kit):
                     " (torch.tensor(ids, dtype=torch.long))"
                 raise Fail(f"{c.label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}")
             if len(g) != len(sentence):
-                found = _named(kit, ENCODE_MISTAKES, args, got, _tensors_equal)
+                found = _named(kit, _ENCODE_MISTAKES, args, got, _tensors_equal)
                 raise Fail(f"{c.label}: encode's item {i} should have shape (T_i,) = ({len(sentence)},), one id per "
-                           f"token, got {tuple(g.shape)}" + (f". Diagnosis: {found}" if found else ""))
+                           f"token, got {tuple(g.shape)}", found)
 
 
 @check("masking", "pad_batch pads on the RIGHT with pad_idx: row i is sentence i, then PAD")
@@ -357,23 +345,22 @@ def padding(kit):
         try:
             compare(got, want, "pad_batch's result", "(B, T_max)", exact=True)
         except Fail as fail:
-            found = _named(kit, PAD_MISTAKES, args, got, _tensors_equal)
-            raise Fail(f"{c.label}, lengths {[len(s) for s in args[0]]}: {fail}"
-                       + (f". Diagnosis: {found}" if found else "")) from None
+            found = _named(kit, _PAD_MISTAKES, args, got, _tensors_equal)
+            raise Fail(f"{c.label}, lengths {[len(s) for s in args[0]]}: {fail}", found) from None
 
 
 @check("numerics", "tokenize('...') lowercases English and splits words and punctuation marks")
 def tokenize_english(kit):
-    _tokenize(kit, [c for c in TOKENIZE_CASES if c.lang.startswith("en")])
+    _tokenize(kit, [c for c in _TOKENIZE_CASES if c.lang.startswith("en")])
 
 
 @check("numerics", "tokenize(..., lang='zh') splits pre-segmented Chinese on whitespace only")
 def tokenize_chinese(kit):
-    _tokenize(kit, [c for c in TOKENIZE_CASES if c.lang == "zh"])
+    _tokenize(kit, [c for c in _TOKENIZE_CASES if c.lang == "zh"])
 
 
 def _tokenize_args(c):
-    sentences = list(SENTENCES[c.id])
+    sentences = list(_SENTENCES[c.id])
     return (sentences,) if "default" in c.lang else (sentences, c.lang.split()[0])
 
 
@@ -391,18 +378,17 @@ def _tokenize(kit, cases):
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
         k = _first_difference(got[i], want[i])
         start = max(0, k - 3)
-        found = _named(kit, TOKENIZE_MISTAKES, args, got, lambda a, b: a == b)
+        found = _named(kit, _TOKENIZE_MISTAKES, args, got, lambda a, b: a == b)
         if not found and any("" in g for g in got):
-            found = _diagnose(kit, "your tokens include empty strings: split(' ') splits at every single space; "
-                                   "split() with no argument splits on runs of whitespace and ignores the ends")
+            found = ("your tokens include empty strings: split(' ') splits at every single space; "
+                     "split() with no argument splits on runs of whitespace and ignores the ends")
         raise Fail(f"{c.label}: sentence {i} {args[0][i]!r} gives {_tokens_shown(got[i], start)}, expected "
-                   f"{_tokens_shown(want[i], start)} (first difference at token {k})"
-                   + (f". Diagnosis: {found}" if found else ""))
+                   f"{_tokens_shown(want[i], start)} (first difference at token {k})", found)
 
 
 def _user_vocab(kit, args):
     """(word2idx, idx2word items or what came instead) from the user's build_vocab, run by a driver."""
-    value = kit.sandbox.request("drive", driver="checker.fixtures_vocab:build_vocab", args=args)["value"]
+    value = kit.drive(child_vocab.build_vocab, *args)
     return value
 
 
@@ -437,7 +423,7 @@ def _vocab_difference(got, want, counts, min_freq) -> str:
 
 @check("numerics", "build_vocab: <PAD> = 0, <UNK> = 1, then words seen >= min_freq times, in order of first appearance")
 def vocabulary(kit):
-    for c in VOCAB_CASES:
+    for c in _VOCAB_CASES:
         args = vocab_args(c)
         value = _user_vocab(kit, args)
         want_w2i, want_i2w = kit.reference(args, target="build_vocab")
@@ -449,20 +435,20 @@ def vocabulary(kit):
             raise Fail(f"{c.label}: word2idx should be a dict {{word: index}}, got {describe(value[0])}")
         if w2i == want_w2i:
             continue
-        found = _named(kit, VOCAB_MISTAKES, args, w2i, lambda a, b: a == b)
+        found = _named(kit, _VOCAB_MISTAKES, args, w2i, lambda a, b: a == b)
         if not found and set(w2i) == set(want_w2i) and all(isinstance(v, int) for v in w2i.values()):
-            found = _diagnose(kit, "your vocabulary has the right words in a different order: words take indices 2, 3, "
-                                   "... in order of first appearance; iterate over Counter(...).items() or the tokens "
-                                   "themselves, not over a set (whose order is arbitrary) or a sorted list")
+            found = ("your vocabulary has the right words in a different order: words take indices 2, 3, "
+                     "... in order of first appearance; iterate over Counter(...).items() or the tokens "
+                     "themselves, not over a set (whose order is arbitrary) or a sorted list")
         counts = Counter(t for sentence in args[0] for t in sentence)
         min_freq = args[1] if len(args) > 1 else 1
         raise Fail(f"{c.label}: {_vocab_difference(w2i, want_w2i, counts, min_freq)}; your word2idx is "
-                   f"{_shown_vocab(w2i)}" + (f". Diagnosis: {found}" if found else ""))
+                   f"{_shown_vocab(w2i)}", found)
 
 
 @check("numerics", "build_vocab: idx2word is the dict {index: word}, the exact inverse of word2idx")
 def inverse(kit):
-    for c in VOCAB_CASES:
+    for c in _VOCAB_CASES:
         value = _user_vocab(kit, vocab_args(c))
         if not isinstance(value, (tuple, list)) or len(value) != 2:
             raise Fail(f"{c.label}: build_vocab should return a tuple (word2idx, idx2word), got {describe(value)}")
@@ -481,7 +467,7 @@ def inverse(kit):
 
 @check("numerics", "encode maps each token to its index and unknown words to <UNK>")
 def encoding(kit):
-    for c in ENCODE_CASES:
+    for c in _ENCODE_CASES:
         args = encode_args(c)
         got = _call(kit, "encode", args, c)
         want = kit.reference(args, target="encode")
@@ -490,23 +476,23 @@ def encoding(kit):
         if not isinstance(got, (list, tuple)) or len(got) != len(want):
             raise Fail(f"{c.label}: encode should return a list of {len(want)} LongTensors, got {describe(got)}")
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if not _tensors_equal(g, w))
-        found = _named(kit, ENCODE_MISTAKES, args, got, _tensors_equal)
+        found = _named(kit, _ENCODE_MISTAKES, args, got, _tensors_equal)
         try:
             compare(got[i], want[i], f"encode's item {i} (tokens {_tokens_shown(args[0][i], limit=6)})", "(T_i,)", exact=True)
         except Fail as fail:
-            raise Fail(f"{c.label}: {fail}" + (f". Diagnosis: {found}" if found else "")) from None
+            raise Fail(f"{c.label}: {fail}", found) from None
 
 
 @check("hygiene", "no function modifies the lists or tensors it is given")
 def unchanged(kit):
-    calls = [("tokenize", _tokenize_args(TOKENIZE_CASES[1])), ("build_vocab", vocab_args(VOCAB_CASES[1])),
-             ("encode", encode_args(ENCODE_CASES[1])), ("pad_batch", inputs(CASES[1]))]
+    calls = [("tokenize", _tokenize_args(_TOKENIZE_CASES[1])), ("build_vocab", vocab_args(_VOCAB_CASES[1])),
+             ("encode", encode_args(_ENCODE_CASES[1])), ("pad_batch", inputs(CASES[1]))]
     for target, sent in calls:
         _, after = kit.user(sent, target=target, return_args=True)
         for i, (before, now) in enumerate(zip(sent, after)):
             same = _tensors_equal(now, before) if isinstance(before, list) and before and \
                 isinstance(before[0], torch.Tensor) else now == before
             if not same:
-                raise Fail(f"{target} modified its argument {i + 1} ({SIGNATURES[target][i]}): build new lists and "
+                raise Fail(f"{target} modified its argument {i + 1} ({_SIGNATURES[target][i]}): build new lists and "
                            "tensors instead of changing the caller's (no .append/.pop/.sort on the input, no "
                            "in-place tensor writes)")

@@ -1,6 +1,6 @@
-"""A small fixed Transformer the checks hand to the user's code (greedy_decode, copy_task).
+"""A small fixed Transformer the checks hand to the user's code (greedy_decode, copy_task), and their drivers.
 
-Importable in the child (checker.fixtures_transformer), so a model instance pickled in the
+Importable in the child (checker.checks.child.transformer), so a model instance pickled in the
 parent arrives whole. Its classes are copies of solutions/torch/transformer.py (kept equal by
 tests/test_reference_torch_transformer.py); below them: a Transformer that records how it is
 called, the checker's own greedy decoder, and the crafted models of the checks.
@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from checker.fixtures_layers import DecoderLayer, EncoderLayer, FeedForward, MultiHeadAttention  # noqa: F401
+from checker.checks.child.layers import DecoderLayer, EncoderLayer, FeedForward, MultiHeadAttention  # noqa: F401
 
 
 class PositionalEncoding(nn.Module):
@@ -133,7 +133,7 @@ def seeded_model(seed: int, *, vocab: int, d_model: int, num_heads: int, d_ff: i
             model.out_proj.bias[token] += value
     if isinstance(model, RecordingTransformer):
         model.made_by = (f"a Transformer (d_model={d_model}, num_layers={num_layers}) with seeded random weights: "
-                         f"checker.fixtures_transformer.seeded_model({seed}, vocab={vocab}, ...)")
+                         f"checker.checks.child.transformer.seeded_model({seed}, vocab={vocab}, ...)")
     return model.eval()
 
 
@@ -191,7 +191,7 @@ def copy_machine(*, vocab: int = 9, pad_id: int = 0, bos_id: int = 1, dropout: f
             model.out_proj.weight[token, c], model.out_proj.weight[token, ref] = spread, -spread
         model.out_proj.bias[pad_id] = model.out_proj.bias[bos_id] = -30.0
     model.made_by = (f"a Transformer (d_model={D}, 1 layer, dropout={dropout}) whose weights copy the source: "
-                     f"checker.fixtures_transformer.copy_machine(pad_id={pad_id}, bos_id={bos_id}, dropout={dropout})")
+                     f"checker.checks.child.transformer.copy_machine(pad_id={pad_id}, bos_id={bos_id}, dropout={dropout})")
     return model.eval()
 
 
@@ -246,3 +246,51 @@ class Adam(SGD):
                 s["v"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
                 denom = (s["v"].sqrt() / math.sqrt(1 - beta2 ** s["step"])).add_(self.eps)
                 p.addcdiv_(s["m"], denom, value=-group["lr"] / (1 - beta1 ** s["step"]))
+
+
+# ============================================================================ drivers (run in the child)
+
+
+def greedy_decode_calls(user, model, src, bos_id, eos_id, max_new_tokens):
+    """The user's greedy_decode on a RecordingTransformer: its ids, and how the model was called.
+
+    calls: [method, model in training mode, gradients enabled] for every encode/decode/forward.
+    """
+    model.calls.clear()
+    ids = user.greedy_decode(model, src, bos_id, eos_id, max_new_tokens)
+    return {"ids": ids, "calls": [list(call) for call in model.calls]}
+
+
+def train_step_once(user, model, batch, pad_id, lr, seed):
+    """One call of the user's train_step, with an SGD optimizer built here and stale gradients planted.
+
+    The stale gradients (seeded noise) must be cleared by train_step before its backward pass.
+    Returns the loss it returned, every parameter afterwards, and how the model was called.
+    """
+    optimizer = SGD(model.parameters(), lr=lr)  # torch.optim.SGD's update, without importing torch._dynamo
+    g = torch.Generator().manual_seed(seed)
+    for p in model.parameters():
+        p.grad = torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype)
+    model.calls.clear()
+    loss = user.train_step(model, optimizer, *batch, pad_id)
+    return {"loss": loss, "params": {n: p.detach().clone() for n, p in model.named_parameters()},
+            "calls": [list(call) for call in model.calls]}
+
+
+def copy_task_training(user, config):
+    """Train a fresh small Transformer with the user's make_copy_batch and train_step; decode held-out rows.
+
+    Returns the loss of every step, the held-out sources and the checker's own greedy decoding of them.
+    """
+    c = config
+    torch.manual_seed(c["seed"])
+    model = Transformer(c["vocab"], c["vocab"], d_model=c["d_model"], num_heads=c["num_heads"],
+                        d_ff=c["d_ff"], num_layers=c["num_layers"], dropout=0.0, max_len=16, pad_id=0)
+    optimizer = Adam(model.parameters(), lr=c["lr"])  # torch.optim.Adam's update
+    g = torch.Generator().manual_seed(c["seed"])
+    losses = []
+    for _ in range(c["steps"]):
+        src, tgt_inp, tgt_out = user.make_copy_batch(c["batch"], c["seq_len"], c["vocab"], g)
+        losses.append(float(user.train_step(model, optimizer, src, tgt_inp, tgt_out, 0)))
+    held = torch.randint(3, c["vocab"], (c["held_out"], c["seq_len"]), generator=torch.Generator().manual_seed(c["seed"] + 1))
+    return {"losses": losses, "src": held, "pred": greedy(model, held, 1, 2, c["seq_len"] + 1)}

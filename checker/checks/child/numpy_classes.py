@@ -1,10 +1,9 @@
 """Drivers for NumPy class katas: build the user's object in the child, set its weights by name, call it.
 
 The harness loads weights into torch modules with load_state_dict; a NumPy class has no state_dict,
-so these drivers do the same by attribute path ("attention.W_q" -> block.attention.W_q). Like the
-drivers in checker/drivers.py they return plain values and judge nothing: a missing attribute is
-reported back as data for the parent to explain. Called through
-kit.sandbox.request("drive", driver="checker.drivers_numpy:NAME", args=(...)).
+so these drivers do the same by attribute path ("attention.W_q" -> block.attention.W_q). Like every
+driver they return plain values and judge nothing: a missing attribute is reported back as data
+for the parent to explain. Called through kit.drive(numpy_classes.NAME, ...).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class TableModel(nn.Module):
 
     def extra_repr(self) -> str:
         """How to build the same model in a REPL (`kata check beam_search --case N` prints it)."""
-        return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + "; from checker.fixtures_beam_search"
+        return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + "; from checker.checks.child.beam_search"
 
     def forward(self, prefixes: Tensor) -> Tensor:
         if not isinstance(prefixes, Tensor) or prefixes.dim() != 2 or prefixes.dtype != torch.int64:
@@ -62,3 +62,14 @@ class TableModel(nn.Module):
             before = seq[i - 2] if i >= 2 else self.vocab
             out.append(float(self.table[before, seq[i - 1], seq[i]]))
         return out
+
+
+# ============================================================================ driver (run in the child)
+
+
+def beam_search_calls(user, model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty):
+    """The user's result, and one [N, t, prefixes holding EOS after BOS] per model call."""
+    model.watch_eos = eos_id
+    model.calls.clear()
+    result = user.beam_search(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty)
+    return {"result": result, "calls": [list(call) for call in model.calls]}

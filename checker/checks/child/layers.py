@@ -1,9 +1,9 @@
 """Given layers the checks hand to the user's code (stacks) or build their mistakes from (decoder_layer).
 
-Importable in the child (checker.fixtures_layers), so a layer instance pickled in the parent
+Importable in the child (checker.checks.child.layers), so a layer instance pickled in the parent
 arrives whole. The classes are copies of the given code in katas/torch/stacks.py (kept equal by
-tests/test_reference_torch_stacks.py). Below them: drivers that run in the child
-(see Kit.drive; called as checker.fixtures_layers:NAME).
+tests/test_reference_torch_stacks.py). Below them: the drivers that run these layers, or the
+user's own, in the child (see Kit.drive).
 """
 
 import math
@@ -124,7 +124,7 @@ class DecoderLayer(nn.Module):
 # ============================================================================ drivers (run in the child)
 
 
-def train_forward(user, target: str, init: dict, state: dict, args: tuple, active: list[str]):
+def train_with_only(user, target: str, init: dict, state: dict, args: tuple, active: list[str]):
     """The user's module in training mode with only the dropouts named in `active` left on.
 
     Every other nn.Dropout gets p = 0, so the result shows whether the active ones act.
@@ -137,6 +137,30 @@ def train_forward(user, target: str, init: dict, state: dict, args: tuple, activ
     module.train()
     torch.manual_seed(0)
     return module(*args)
+
+
+# The dropouts inside the GIVEN building blocks of an encoder layer (not the layer's own).
+GIVEN_DROPOUTS = ("self_attn.dropout", "ffn.dropout")
+
+
+def train_without_given_dropouts(user, target, init, state, x, mask):
+    """The user's layer in training mode with the dropouts of the given blocks silenced.
+
+    The only randomness left is the layer's own dropout on the sublayer outputs, whatever the
+    user named it. Returns the first output when the layer returns a tuple.
+    """
+    module = getattr(user, target)(**init).to(x.dtype)
+    module.load_state_dict(state, strict=True)
+    for name in GIVEN_DROPOUTS:
+        try:
+            sub = module.get_submodule(name)
+        except AttributeError:
+            continue
+        if isinstance(sub, nn.Dropout):
+            sub.p = 0.0
+    module.train()
+    value = module(x, mask)
+    return value[0] if isinstance(value, (tuple, list)) else value
 
 
 def with_own_layers(user, kind: str, layer_init: dict, N: int, state: dict, args: tuple):

@@ -1,0 +1,50 @@
+"""What a check run produces, as plain data: no torch, no drawing.
+
+The engine fills these; the rich report, `--json`, the watch and drill screens and the history
+all read them (pytest's reports.py is the model: the result is data in one small module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# The order a kata is judged in, and the partial credit of a failing run: the last stage passed in full.
+STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
+# pass: every check passed; fail: some did; not_started: the stub still raises NotImplementedError;
+# error: the file could not run at all; timeout: a call ran past the time limit.
+STATUSES = ("pass", "fail", "not_started", "error", "timeout")
+
+
+@dataclass
+class CheckResult:
+    name: str
+    stage: str
+    passed: bool
+    message: str = ""
+    skipped: bool = False
+
+
+@dataclass
+class KataResult:
+    name: str
+    track: str
+    file: str
+    status: str  # one of STATUSES
+    seconds: float = 0.0
+    checks: list[CheckResult] = field(default_factory=list)
+    diagnosis: str | None = None
+    stage: str | None = None  # the last stage passed in full: partial credit
+    user_seconds: float | None = None
+    reference_seconds: float | None = None
+    weights: dict | None = None  # {"case", "user", "expected"}: one (T_q, T_k) attention map each
+    error: str = ""  # the user's traceback, when their code could not run at all
+    output: str = ""  # what the user's code printed
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def last_stage_passed(self) -> str | None:
+        """The stage before the first one with a failing check (None when structure fails)."""
+        failed = [STAGES.index(c.stage) for c in self.checks if not c.passed]
+        first_failed = min(failed, default=len(STAGES))
+        return STAGES[first_failed - 1] if first_failed else None
