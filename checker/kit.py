@@ -520,7 +520,7 @@ def standard_checks(spec) -> list:
             except Fail as fail:
                 message = f"{c.label}: {fail}"
                 found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
-                raise Fail(f"{message}. Diagnosis: {found}" if found else message) from None
+                raise Fail(message, found) from None
 
     legends = " and ".join(f"{n} {legend}".strip() for n, legend in outputs)
 

@@ -1,4 +1,4 @@
-"""Renders check results with rich. Results are data (engine.KataResult); this only draws them.
+"""Renders check results with rich. Results are data (checker/results.py); this only draws them.
 
 User-provided text (messages quoting their code, tracebacks, printed output) is always wrapped
 in Text objects, never parsed as markup, so `[mask]` in a message stays `[mask]`.
@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
+from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
                 "error": "bold red", "timeout": "bold magenta"}
 STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "error": "ERROR", "timeout": "TIMEOUT"}
