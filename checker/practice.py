@@ -1,9 +1,7 @@
-"""hint, solution, reset, stats and next, plus what drills keep: presets, rounds, scores, reports.
+"""hint, solution, reset, stats and next, plus what drills keep: presets, folders, the drill report.
 
-History is read back from the progress database as *rounds*: one attempt at one kata, from a
-drill's start or a reset (or the first check) to the next reset. Scores, time to green, stats and
-spaced repetition are all computed from rounds, so a killed drill is reported like any other.
-Never imports torch.
+The commands read the progress database and draw; what the history means (rounds, scores, stats,
+what to practise next) is computed by checker.history from the rows read here. Never imports torch.
 """
 
 from __future__ import annotations
@@ -21,11 +19,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from checker import catalogue, statement, workspace
+from checker import catalogue, history, statement, workspace
 from checker.catalogue import Kata
 from checker.lang import language, say
 from checker.paths import KATAS, SOLUTIONS
-from checker.report import STAGES, status_text
+from checker.report import status_text
 from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json
 
 # ----------------------------------------------------------------------------- drill presets
@@ -141,158 +139,31 @@ def _alive(pid: int | None) -> bool:
 
 
 def _deadline(drill: dict) -> datetime:
-    return parse(drill["started_at"]) + timedelta(minutes=drill["minutes"])
+    return history.parse(drill["started_at"]) + timedelta(minutes=drill["minutes"])
 
 
-# ----------------------------------------------------------------------------- rounds
+# ----------------------------------------------------------------------------- history, read from the database
 
 
-@dataclass
-class Round:
-    """One attempt at one kata: in a drill, or in the workspace between two resets."""
-
-    kata: str
-    start: datetime
-    known_start: bool = True  # False: began at the first check, so its time to green is unknown
-    drill: int | None = None
-    attempts: int = 0
-    passes: int = 0
-    tries_to_green: int = 0
-    green: float | None = None  # seconds from the start to the first pass
-    green_at: datetime | None = None
-    last_at: datetime | None = None
-    status: str = "not_started"  # of the last check
-    stage: str | None = None  # furthest stage passed in full
-    hints: int = 0
-    solution: bool = False
-
-    def add_check(self, row: dict, at: datetime) -> None:
-        self.attempts += 1
-        self.passes += row["status"] == "pass"
-        self.status, self.last_at = row["status"], at
-        if row["stage"] in STAGES and (self.stage is None or STAGES.index(row["stage"]) > STAGES.index(self.stage)):
-            self.stage = row["stage"]
-        if row["status"] == "pass" and self.green_at is None:
-            self.green_at, self.tries_to_green = at, self.attempts
-            if self.drill is not None and row["elapsed"] is not None:
-                self.green = row["elapsed"]
-            elif self.known_start:
-                self.green = (at - self.start).total_seconds()
-
-    def add_event(self, row: dict) -> None:
-        self.hints += row["kind"] == "hint"
-        self.solution |= row["kind"] == "solution"
-
-    @property
-    def tried(self) -> bool:
-        """Real code was checked (not only the untouched stub)."""
-        return self.attempts > 0 and (self.passes > 0 or self.status != "not_started" or self.stage is not None)
-
-    def hard(self, lang: str) -> str | None:
-        """Why this round was hard, or None: the solution, two hints or more, many attempts, no green in a drill."""
-        if self.solution:
-            return say(lang, "why.solution")
-        if self.hints >= 2:
-            return say(lang, "why.hints", count=self.hints)
-        if self.tries_to_green >= 8:
-            return say(lang, "why.attempts", count=self.tries_to_green)
-        if self.drill is not None and self.green_at is None:
-            return say(lang, "why.not_green")
-        return None
-
-
-def parse(at: str) -> datetime:
-    return datetime.fromisoformat(at)
-
-
-def rounds(progress) -> list[Round]:
-    """Every round in the history, oldest first."""
-    drill_start = {d["id"]: parse(d["started_at"]) for d in progress.drills()}
-    rows = sorted([("check", c) for c in progress.checks()] + [("event", e) for e in progress.events()],
-                  key=lambda kr: (kr[1]["at"], kr[0] == "check"))
-    open_rounds: dict = {}  # (kata, drill) -> Round; drill None: the workspace file
-    done: list[Round] = []
-    for kind, row in rows:
-        kata, drill, at = row["kata"], row["drill"], parse(row["at"])
-        key = (kata, drill)
-        if kind == "event" and row["kind"] == "reset" and drill is None:
-            if key in open_rounds:
-                done.append(open_rounds.pop(key))
-            open_rounds[key] = Round(kata, at)
-            continue
-        if key not in open_rounds:
-            start = drill_start.get(drill, at)
-            open_rounds[key] = Round(kata, start, known_start=drill is not None, drill=drill)
-        r = open_rounds[key]
-        r.add_check(row, at) if kind == "check" else r.add_event(row)
-    return sorted(done + list(open_rounds.values()), key=lambda r: r.start)
-
-
-# ----------------------------------------------------------------------------- drill scores and reports
-
-
-def kata_score(r: Round | None, minutes: float) -> int:
-    """0..100: green scores 70 plus up to 30 for speed; otherwise 10 per stage reached, at most 50.
-    Each hint costs 10, the solution 50."""
-    if r is None:
-        return 0
-    if r.green is not None:
-        score = 70 + 30 * max(0.0, 1 - r.green / (minutes * 60))
-    else:
-        score = min(50, 10 * (STAGES.index(r.stage) + 1)) if r.stage else 0
-    return max(0, round(score - 10 * r.hints - 50 * r.solution))
-
-
-ENDS = ("time", "done", "quit", "interrupted")  # how a drill can end; killed drills have none
-
-
-def _drill_end(d: dict, active: dict | None) -> str:
-    if d["end_reason"]:
-        return d["end_reason"]
-    return "running" if active and active["id"] == d["id"] else "killed"
-
-
-def _kata_result(name: str, r: Round | None, minutes: float) -> dict:
-    return {"name": name, "status": r.status if r else "not_started", "stage": r.stage if r else None,
-            "attempts": r.attempts if r else 0, "first_green_seconds": r.green if r else None,
-            "hints": r.hints if r else 0, "solution": bool(r and r.solution), "score": kata_score(r, minutes)}
-
-
-def drill_summaries(progress) -> list[dict]:
-    """Every drill, oldest first, with its per-kata results and score (computed, so killed drills count).
-    Drills with the same label compare: the same preset, or for a drill of your own, the same katas."""
-    by_drill: dict = {}
-    for r in rounds(progress):
-        if r.drill is not None:
-            by_drill.setdefault(r.drill, {})[r.kata] = r
-    active = active_drill(progress)
-    summaries = []
-    for d in progress.drills():
-        names = d["katas"].split()
-        results = [_kata_result(name, by_drill.get(d["id"], {}).get(name), d["minutes"]) for name in names]
-        label = "custom: " + ", ".join(names) if d["preset"] == "custom" else d["preset"]
-        summaries.append({
-            "id": d["id"], "preset": d["preset"], "label": label, "started_at": d["started_at"],
-            "minutes": d["minutes"], "folder": d["folder"], "end": _drill_end(d, active),
-            "allow_hints": bool(d["allow_hints"]),
-            "score": round(sum(k["score"] for k in results) / len(results)) if results else 0,
-            "green": sum(k["first_green_seconds"] is not None for k in results), "katas": results})
-    return summaries
+def records(progress) -> history.Records:
+    """The rows history is computed from, and the drill running now."""
+    running = active_drill(progress)
+    return history.Records(progress.checks(), progress.events(), progress.drills(), running and running["id"])
 
 
 def drill_report(progress, drill_id: int) -> dict:
-    """One drill's summary, and the scores of the earlier drills it compares with."""
-    summaries = drill_summaries(progress)
-    report = next(s for s in summaries if s["id"] == drill_id)
-    earlier = [s["score"] for s in summaries if s["id"] < drill_id and s["label"] == report["label"]]
-    report["earlier"] = {"count": len(earlier), "scores": earlier,
-                         "last": earlier[-1] if earlier else None, "best": max(earlier) if earlier else None}
-    return report
+    """One drill's summary and the earlier scores it compares with (checker.history.drill_report)."""
+    return history.drill_report(records(progress), drill_id)
+
+
+def suggestions(progress, lang: str) -> list[dict]:
+    """What to practise now, best first (checker.history.suggestions)."""
+    return history.suggestions(records(progress), catalogue.all_katas(), lang, datetime.now(timezone.utc))
 
 
 def print_drill_report(console: Console, report: dict, lang: str) -> None:
     end = report["end"]
-    if end in ENDS:
+    if end in history.ENDS:
         console.print(Text(say(lang, f"drill.end.{end}"), style="bold green" if end == "done" else "yellow"))
     table = Table(title=f"{say(lang, 'drill.report')} · {report['label']} · {report['minutes']:g} min",
                   title_justify="left", title_style="bold")
@@ -338,15 +209,8 @@ def clock(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def ago(at: datetime | None, lang: str) -> str:
-    if at is None:
-        return "–"
-    days = (datetime.now(timezone.utc) - at).days
-    return say(lang, "ago.today") if days < 1 else say(lang, "ago.days", days=days)
-
-
 def local_time(at: str) -> str:
-    return parse(at).astimezone().strftime("%Y-%m-%d %H:%M")
+    return history.parse(at).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 # ----------------------------------------------------------------------------- kata hint
@@ -466,31 +330,12 @@ def cmd_reset(args, console: Console) -> int:
 # ----------------------------------------------------------------------------- kata stats
 
 
-def kata_stats(progress) -> list[dict]:
-    """Per kata with any history, in learning order."""
-    by_kata: dict[str, list[Round]] = {}
-    for r in rounds(progress):
-        by_kata.setdefault(r.kata, []).append(r)
-    order = {k.id: k.order for k in catalogue.all_katas()}
-    rows = []
-    for name, rs in sorted(by_kata.items(), key=lambda kv: order.get(kv[0], len(order))):
-        attempts = sum(r.attempts for r in rs)
-        greens = [r.green for r in sorted(rs, key=lambda r: r.green_at or r.start) if r.green is not None]
-        last = max((r.last_at for r in rs if r.last_at), default=None)
-        rows.append({"name": name, "attempts": attempts, "passes": sum(r.passes for r in rs),
-                     "pass_rate": round(sum(r.passes for r in rs) / attempts, 3) if attempts else None,
-                     "best_seconds_to_green": min(greens, default=None),
-                     "last_seconds_to_green": greens[-1] if greens else None, "seconds_to_green": greens,
-                     "hints": sum(r.hints for r in rs), "solutions": sum(r.solution for r in rs),
-                     "rounds": len(rs), "last_at": last.isoformat() if last else None})
-    return rows
-
-
 def cmd_stats(args, console: Console) -> int:
     lang = language(args.lang)
     progress = open_progress(open_workspace(args, console))
-    katas = kata_stats(progress)
-    drills = drill_summaries(progress)
+    rows = records(progress)
+    katas = history.kata_stats(rows, catalogue.all_katas())
+    drills = history.drill_summaries(rows)
     if args.json:
         print_json({"katas": katas, "drills": drills})
         return EXIT_OK
@@ -503,10 +348,10 @@ def cmd_stats(args, console: Console) -> int:
         table.add_column(column, justify="left" if column in ("trend", "practised") else "right", no_wrap=True)
     for k in katas:
         rate = f"{100 * k['pass_rate']:.0f}%" if k["pass_rate"] is not None else "–"
-        last = parse(k["last_at"]) if k["last_at"] else None
+        last = history.parse(k["last_at"]) if k["last_at"] else None
         table.add_row(Text(k["name"], style="bold"), str(k["attempts"]), rate, clock(k["best_seconds_to_green"]),
                       clock(k["last_seconds_to_green"]), sparkline(k["seconds_to_green"]), str(k["hints"]),
-                      str(k["solutions"]), ago(last, lang))
+                      str(k["solutions"]), history.ago(last, lang, datetime.now(timezone.utc)))
     console.print(table)
     console.print(Text(say(lang, "stats.green"), style="dim"))
     untouched = len(catalogue.all_katas()) - len({k["name"] for k in katas} & {k.id for k in catalogue.all_katas()})
@@ -527,56 +372,6 @@ def cmd_stats(args, console: Console) -> int:
 
 
 # ----------------------------------------------------------------------------- kata next
-
-INTERVALS = (1, 3, 7, 21, 60)  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
-
-
-def suggestions(progress, lang: str) -> list[dict]:
-    """What to practise, best first: work in progress, due reviews (most overdue first), new katas in
-    learning order, then reviews that are not due yet."""
-    by_kata: dict[str, list[Round]] = {}
-    for r in rounds(progress):
-        if r.tried:
-            by_kata.setdefault(r.kata, []).append(r)
-    status = {k: v["status"] for k, v in progress.summary().items()}
-    now = datetime.now(timezone.utc)
-    going, due, new, early = [], [], [], []
-    for kata in catalogue.all_katas():
-        tried = by_kata.get(kata.id, [])
-        item = {"name": kata.id, "title": kata.title}
-        if status.get(kata.id) in ("fail", "error", "timeout"):
-            going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}",
-                          "reason": say(lang, "next.continue", status=status[kata.id])})
-            continue
-        if not tried:
-            new.append({**item, "kind": "new", "command": f"kata show {kata.id}; kata watch {kata.id}",
-                        "reason": say(lang, "next.new")})
-            continue
-        easy = 0
-        for r in reversed(tried):
-            if r.green_at is None or r.hard(lang):
-                break
-            easy += 1
-        last = tried[-1]
-        when = last.green_at or last.last_at
-        interval = INTERVALS[min(easy, len(INTERVALS) - 1)]
-        waited = (now - when).total_seconds() / 86400
-        hard = last.hard(lang)
-        if hard:
-            reason = say(lang, "next.hard", why=hard, ago=ago(when, lang))
-        elif waited >= interval:
-            reason = say(lang, "next.due", ago=ago(when, lang))
-        else:
-            reason = say(lang, "next.later", days=max(1, round(interval - waited)))
-        entry = {**item, "kind": "review", "command": f"kata drill {kata.id}", "reason": reason,
-                 "due_in_days": round(max(0.0, interval - waited), 1)}
-        (due if waited >= interval else early).append((-waited / interval, entry))
-    return going + _by_urgency(due) + new + _by_urgency(early)
-
-
-def _by_urgency(pairs: list[tuple[float, dict]]) -> list[dict]:
-    return [entry for _, entry in sorted(pairs, key=lambda pair: pair[0])]
-
 
 def cmd_next(args, console: Console) -> int:
     lang = language(args.lang)

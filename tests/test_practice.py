@@ -242,3 +242,68 @@ def _importtime(command, ws):
     env = {**os.environ, "NO_COLOR": "1", "KATA_WORKSPACE": ""}
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "checker", *args], capture_output=True,
                           text=True, env=env, timeout=60)
+
+
+# ----------------------------------------------------------------------------- the history model, on rows made by hand
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _at(minutes_ago: float) -> str:
+    return (NOW - timedelta(minutes=minutes_ago)).isoformat(timespec="seconds")
+
+
+def _check(kata, minutes_ago, status, stage=None, drill=None, elapsed=None):
+    return {"kata": kata, "at": _at(minutes_ago), "status": status, "stage": stage, "drill": drill, "elapsed": elapsed}
+
+
+def _event(kata, minutes_ago, kind, drill=None):
+    return {"kata": kata, "at": _at(minutes_ago), "kind": kind, "drill": drill}
+
+
+def _drill(id, katas, minutes_ago, end_reason=None, preset="attention-core"):
+    return {"id": id, "preset": preset, "katas": katas, "folder": f"d{id}", "started_at": _at(minutes_ago),
+            "minutes": 30, "allow_hints": 1, "end_reason": end_reason}
+
+
+def test_a_round_starts_at_a_reset_or_a_drill_and_times_green_from_there():
+    from checker.history import Records, rounds
+
+    records = Records(
+        checks=[_check("attention", 100, "pass", "hygiene"),  # before any reset: its start is unknown
+                _check("attention", 50, "fail", "shapes"), _check("attention", 40, "pass", "hygiene"),
+                _check("attention", 28, "pass", "hygiene", drill=1, elapsed=120.0)],
+        events=[_event("attention", 60, "reset"), _event("attention", 45, "hint")],
+        drills=[_drill(1, "attention", 30)])
+    first, after_reset, drilled = rounds(records)
+    assert first.green is None and first.passes == 1, "no known start, no time to green"
+    assert after_reset.green == 20 * 60 and after_reset.tries_to_green == 2 and after_reset.hints == 1
+    assert after_reset.stage == "hygiene" and drilled.green == 120.0, "in a drill: the elapsed time it recorded"
+
+
+def test_a_drill_without_an_end_is_killed_unless_it_is_running_and_scores_what_it_recorded():
+    from checker.history import Records, drill_report
+
+    checks = [_check("attention", 50, "pass", "hygiene", drill=1, elapsed=900.0),
+              _check("attention", 15, "fail", "masking", drill=2, elapsed=300.0)]
+    drills = [_drill(1, "attention", 60, "time"), _drill(2, "attention", 20)]
+    report = drill_report(Records(checks, [], drills), 2)
+    assert report["end"] == "killed" and report["score"] == 30, "masking reached: 10 per stage"
+    assert report["earlier"] == {"count": 1, "scores": [85], "last": 85, "best": 85}, "green at half time: 70 + 15"
+    assert drill_report(Records(checks, [], drills, running=2), 2)["end"] == "running"
+
+
+def test_suggestions_are_work_in_progress_then_due_reviews_then_new_katas_then_reviews_not_due():
+    from checker.catalogue import Kata
+    from checker.history import Records, suggestions
+
+    katas = tuple(Kata(name, "torch", name.title(), 1, (), (), i) for i, name in enumerate("abcde"))
+    day = 24 * 60
+    checks = [_check("a", 4 * day, "pass", "hygiene"),  # passed easily once: due 3 days later
+              _check("b", 10, "fail", "shapes"),  # work in progress
+              _check("c", 10, "pass", "hygiene"),  # just now: not due yet
+              _check("d", 5 * day, "pass", "hygiene")]  # more overdue than a
+    picks = suggestions(Records(checks, [], []), katas, "en", NOW)
+    assert [(p["name"], p["kind"]) for p in picks] == [
+        ("b", "continue"), ("d", "review"), ("a", "review"), ("e", "new"), ("c", "review")]
+    assert picks[1]["reason"] == "review: passed 5 day(s) ago, due again" and picks[-1]["due_in_days"] > 0

@@ -1,0 +1,246 @@
+"""The history model: rounds, drill scores, stats and what to practise next, computed from records.
+
+Records are the rows of the progress database (checks, events, drills), read by the caller and
+passed in; nothing here prints, writes or reads a file. History is read back as *rounds*: one
+attempt at one kata, from a drill's start or a reset (or the first check) to the next reset.
+Scores, time to green, stats and spaced repetition are all computed from rounds, so a killed
+drill is reported like any other. Never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from checker.catalogue import Kata
+from checker.lang import say
+from checker.report import STAGES
+
+
+@dataclass(frozen=True)
+class Records:
+    """The progress database's rows, oldest first: checks, events (hint, solution, reset) and drills;
+    and the id of the drill running now, if any (a drill without an end is otherwise one killed)."""
+
+    checks: list[dict]
+    events: list[dict]
+    drills: list[dict]
+    running: int | None = None
+
+
+@dataclass
+class Round:
+    """One attempt at one kata: in a drill, or in the workspace between two resets."""
+
+    kata: str
+    start: datetime
+    known_start: bool = True  # False: began at the first check, so its time to green is unknown
+    drill: int | None = None
+    attempts: int = 0
+    passes: int = 0
+    tries_to_green: int = 0
+    green: float | None = None  # seconds from the start to the first pass
+    green_at: datetime | None = None
+    last_at: datetime | None = None
+    status: str = "not_started"  # of the last check
+    stage: str | None = None  # furthest stage passed in full
+    hints: int = 0
+    solution: bool = False
+
+    def add_check(self, row: dict, at: datetime) -> None:
+        self.attempts += 1
+        self.passes += row["status"] == "pass"
+        self.status, self.last_at = row["status"], at
+        if row["stage"] in STAGES and (self.stage is None or STAGES.index(row["stage"]) > STAGES.index(self.stage)):
+            self.stage = row["stage"]
+        if row["status"] == "pass" and self.green_at is None:
+            self.green_at, self.tries_to_green = at, self.attempts
+            if self.drill is not None and row["elapsed"] is not None:
+                self.green = row["elapsed"]
+            elif self.known_start:
+                self.green = (at - self.start).total_seconds()
+
+    def add_event(self, row: dict) -> None:
+        self.hints += row["kind"] == "hint"
+        self.solution |= row["kind"] == "solution"
+
+    @property
+    def tried(self) -> bool:
+        """Real code was checked (not only the untouched stub)."""
+        return self.attempts > 0 and (self.passes > 0 or self.status != "not_started" or self.stage is not None)
+
+    def hard(self, lang: str) -> str | None:
+        """Why this round was hard, or None: the solution, two hints or more, many attempts, no green in a drill."""
+        if self.solution:
+            return say(lang, "why.solution")
+        if self.hints >= 2:
+            return say(lang, "why.hints", count=self.hints)
+        if self.tries_to_green >= 8:
+            return say(lang, "why.attempts", count=self.tries_to_green)
+        if self.drill is not None and self.green_at is None:
+            return say(lang, "why.not_green")
+        return None
+
+
+def parse(at: str) -> datetime:
+    return datetime.fromisoformat(at)
+
+
+def rounds(records: Records) -> list[Round]:
+    """Every round in the history, oldest first."""
+    drill_start = {d["id"]: parse(d["started_at"]) for d in records.drills}
+    rows = sorted([("check", c) for c in records.checks] + [("event", e) for e in records.events],
+                  key=lambda kr: (kr[1]["at"], kr[0] == "check"))
+    open_rounds: dict = {}  # (kata, drill) -> Round; drill None: the workspace file
+    done: list[Round] = []
+    for kind, row in rows:
+        kata, drill, at = row["kata"], row["drill"], parse(row["at"])
+        key = (kata, drill)
+        if kind == "event" and row["kind"] == "reset" and drill is None:
+            if key in open_rounds:
+                done.append(open_rounds.pop(key))
+            open_rounds[key] = Round(kata, at)
+            continue
+        if key not in open_rounds:
+            start = drill_start.get(drill, at)
+            open_rounds[key] = Round(kata, start, known_start=drill is not None, drill=drill)
+        r = open_rounds[key]
+        r.add_check(row, at) if kind == "check" else r.add_event(row)
+    return sorted(done + list(open_rounds.values()), key=lambda r: r.start)
+
+
+# ----------------------------------------------------------------------------- drill scores
+
+
+def kata_score(r: Round | None, minutes: float) -> int:
+    """0..100: green scores 70 plus up to 30 for speed; otherwise 10 per stage reached, at most 50.
+    Each hint costs 10, the solution 50."""
+    if r is None:
+        return 0
+    if r.green is not None:
+        score = 70 + 30 * max(0.0, 1 - r.green / (minutes * 60))
+    else:
+        score = min(50, 10 * (STAGES.index(r.stage) + 1)) if r.stage else 0
+    return max(0, round(score - 10 * r.hints - 50 * r.solution))
+
+
+ENDS = ("time", "done", "quit", "interrupted")  # how a drill can end; killed drills have none
+
+
+def _kata_result(name: str, r: Round | None, minutes: float) -> dict:
+    return {"name": name, "status": r.status if r else "not_started", "stage": r.stage if r else None,
+            "attempts": r.attempts if r else 0, "first_green_seconds": r.green if r else None,
+            "hints": r.hints if r else 0, "solution": bool(r and r.solution), "score": kata_score(r, minutes)}
+
+
+def drill_summaries(records: Records) -> list[dict]:
+    """Every drill, oldest first, with its per-kata results and score (computed, so killed drills count).
+    Drills with the same label compare: the same preset, or for a drill of your own, the same katas."""
+    by_drill: dict = {}
+    for r in rounds(records):
+        if r.drill is not None:
+            by_drill.setdefault(r.drill, {})[r.kata] = r
+    summaries = []
+    for d in records.drills:
+        names = d["katas"].split()
+        results = [_kata_result(name, by_drill.get(d["id"], {}).get(name), d["minutes"]) for name in names]
+        label = "custom: " + ", ".join(names) if d["preset"] == "custom" else d["preset"]
+        summaries.append({
+            "id": d["id"], "preset": d["preset"], "label": label, "started_at": d["started_at"],
+            "minutes": d["minutes"], "folder": d["folder"],
+            "end": d["end_reason"] or ("running" if d["id"] == records.running else "killed"),
+            "allow_hints": bool(d["allow_hints"]),
+            "score": round(sum(k["score"] for k in results) / len(results)) if results else 0,
+            "green": sum(k["first_green_seconds"] is not None for k in results), "katas": results})
+    return summaries
+
+
+def drill_report(records: Records, drill_id: int) -> dict:
+    """One drill's summary, and the scores of the earlier drills it compares with."""
+    summaries = drill_summaries(records)
+    report = next(s for s in summaries if s["id"] == drill_id)
+    earlier = [s["score"] for s in summaries if s["id"] < drill_id and s["label"] == report["label"]]
+    report["earlier"] = {"count": len(earlier), "scores": earlier,
+                         "last": earlier[-1] if earlier else None, "best": max(earlier) if earlier else None}
+    return report
+
+
+# ----------------------------------------------------------------------------- stats
+
+
+def kata_stats(records: Records, katas: tuple[Kata, ...]) -> list[dict]:
+    """Per kata with any history, in the order of the catalogue `katas`."""
+    by_kata: dict[str, list[Round]] = {}
+    for r in rounds(records):
+        by_kata.setdefault(r.kata, []).append(r)
+    order = {k.id: k.order for k in katas}
+    rows = []
+    for name, rs in sorted(by_kata.items(), key=lambda kv: order.get(kv[0], len(order))):
+        attempts = sum(r.attempts for r in rs)
+        greens = [r.green for r in sorted(rs, key=lambda r: r.green_at or r.start) if r.green is not None]
+        last = max((r.last_at for r in rs if r.last_at), default=None)
+        rows.append({"name": name, "attempts": attempts, "passes": sum(r.passes for r in rs),
+                     "pass_rate": round(sum(r.passes for r in rs) / attempts, 3) if attempts else None,
+                     "best_seconds_to_green": min(greens, default=None),
+                     "last_seconds_to_green": greens[-1] if greens else None, "seconds_to_green": greens,
+                     "hints": sum(r.hints for r in rs), "solutions": sum(r.solution for r in rs),
+                     "rounds": len(rs), "last_at": last.isoformat() if last else None})
+    return rows
+
+
+def ago(at: datetime | None, lang: str, now: datetime) -> str:
+    if at is None:
+        return "–"
+    days = (now - at).days
+    return say(lang, "ago.today") if days < 1 else say(lang, "ago.days", days=days)
+
+
+# ----------------------------------------------------------------------------- what to practise next
+
+INTERVALS = (1, 3, 7, 21, 60)  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
+
+
+def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datetime) -> list[dict]:
+    """What to practise, best first: work in progress, due reviews (most overdue first), new katas in
+    the order of `katas` (the learning path), then reviews that are not due yet."""
+    by_kata: dict[str, list[Round]] = {}
+    for r in rounds(records):
+        if r.tried:
+            by_kata.setdefault(r.kata, []).append(r)
+    status = {c["kata"]: c["status"] for c in records.checks if c["drill"] is None}  # the workspace's last
+    going, due, new, early = [], [], [], []
+    for kata in katas:
+        tried = by_kata.get(kata.id, [])
+        item = {"name": kata.id, "title": kata.title}
+        if status.get(kata.id) in ("fail", "error", "timeout"):
+            going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}",
+                          "reason": say(lang, "next.continue", status=status[kata.id])})
+            continue
+        if not tried:
+            new.append({**item, "kind": "new", "command": f"kata show {kata.id}; kata watch {kata.id}",
+                        "reason": say(lang, "next.new")})
+            continue
+        easy = 0
+        for r in reversed(tried):
+            if r.green_at is None or r.hard(lang):
+                break
+            easy += 1
+        last = tried[-1]
+        when = last.green_at or last.last_at
+        interval = INTERVALS[min(easy, len(INTERVALS) - 1)]
+        waited = (now - when).total_seconds() / 86400
+        hard = last.hard(lang)
+        if hard:
+            reason = say(lang, "next.hard", why=hard, ago=ago(when, lang, now))
+        elif waited >= interval:
+            reason = say(lang, "next.due", ago=ago(when, lang, now))
+        else:
+            reason = say(lang, "next.later", days=max(1, round(interval - waited)))
+        entry = {**item, "kind": "review", "command": f"kata drill {kata.id}", "reason": reason,
+                 "due_in_days": round(max(0.0, interval - waited), 1)}
+        (due if waited >= interval else early).append((-waited / interval, entry))
+    return going + _by_urgency(due) + new + _by_urgency(early)
+
+
+def _by_urgency(pairs: list[tuple[float, dict]]) -> list[dict]:
+    return [entry for _, entry in sorted(pairs, key=lambda pair: pair[0])]
