@@ -13,9 +13,32 @@ KATAS_ALL = catalogue.all_katas()
 IDS = [k.id for k in KATAS_ALL]
 
 
-def _defined_names(path: Path) -> set[str]:
+def _defines(path: Path, targets: tuple[str, ...]) -> bool:
+    if not path.is_file():
+        return False
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    return set(targets) <= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def missing_places(kata: catalogue.Kata) -> list[str]:
+    """Every place the kata lacks, in the order of the README's "Adding a kata", one line each."""
+    code, named = f"{kata.track}_{kata.name}", ", ".join(kata.targets)
+    variants = ROOT / "tests" / "variants" / code
+    readme = statement.section((ROOT / "README.md").read_text(encoding="utf-8"), ("## The catalogue",))
+    places = [
+        ("its entry in checker/catalogue.toml", kata.id in IDS),
+        (f"the stub katas/{kata.file}, defining {named}", _defines(KATAS / kata.file, kata.targets)),
+        (f"the solution solutions/{kata.file}, defining {named}", _defines(SOLUTIONS / kata.file, kata.targets)),
+        (f"the hidden checks checker/checks/{code}.py", (PACKAGE / "checks" / f"{code}.py").is_file()),
+        *((f"the statement {kata.statement_path(lang).relative_to(ROOT)} with 3 hints",
+           kata.statement_path(lang).is_file() and len(statement.hints(kata, lang)) == 3)
+          for lang in catalogue.LANGUAGES),
+        (f"a wrong variant tests/variants/{code}/wrong_*.py", any(variants.glob("wrong_*.py"))),
+        (f"a right variant tests/variants/{code}/right_*.py", any(variants.glob("right_*.py"))),
+        (f"the reference test tests/test_reference_{code}.py", (ROOT / "tests" / f"test_reference_{code}.py").is_file()),
+        (f"a row | `{kata.id}` | in the README's catalogue", any(r.startswith(f"| `{kata.id}` |") for r in readme)),
+    ]
+    return [place for place, present in places if not present]
 
 
 def test_ids_are_unique_and_tracks_known():
@@ -26,16 +49,19 @@ def test_ids_are_unique_and_tracks_known():
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
-def test_entry_is_complete(kata):
-    stub, solution = KATAS / kata.file, SOLUTIONS / kata.file
-    assert stub.is_file() and solution.is_file()
-    assert (PACKAGE / "checks" / f"{kata.track}_{kata.name}.py").is_file()
-    for lang in catalogue.LANGUAGES:
-        assert kata.statement_path(lang).is_file(), f"no {lang} statement"
-        assert len(statement.hints(kata, lang)) == 3, f"{lang} hints: concept, shapes and steps, near-code"
-    for path in (stub, solution):
-        missing = set(kata.targets) - _defined_names(path)
-        assert not missing, f"{path} does not define {missing}"
+def test_every_kata_has_every_place(kata):
+    missing = missing_places(kata)
+    assert not missing, f"{kata.id} is missing:\n" + "\n".join(f"  - {place}" for place in missing)
+
+
+def test_a_kata_registered_with_nothing_behind_it_is_missing_every_place():
+    ghost = catalogue.Kata("ghost", "torch", "Nothing yet", 1, ("Ghost",), (), len(KATAS_ALL))
+    expected = ["checker/catalogue.toml", "katas/torch/ghost.py", "solutions/torch/ghost.py",
+                "checker/checks/torch_ghost.py", "checker/statements/torch/ghost.md",
+                "checker/statements/torch/ghost.zh.md", "tests/variants/torch_ghost/wrong_*.py",
+                "tests/variants/torch_ghost/right_*.py", "tests/test_reference_torch_ghost.py", "| `ghost` |"]
+    missing = missing_places(ghost)
+    assert len(missing) == len(expected) and all(path in line for path, line in zip(expected, missing)), missing
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
@@ -77,3 +103,6 @@ def test_no_orphan_files():
     assert checks == known
     variants = {tuple(p.name.split("_", 1)) for p in (ROOT / "tests" / "variants").iterdir() if p.is_dir()}
     assert variants == known
+    references = {tuple(p.stem.removeprefix("test_reference_").split("_", 1))
+                  for p in (ROOT / "tests").glob("test_reference_*.py")}
+    assert references == known
