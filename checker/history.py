@@ -14,7 +14,7 @@ from datetime import datetime
 
 from checker.catalogue import Kata
 from checker.lang import say
-from checker.report import STAGES
+from checker.results import STAGES
 
 
 @dataclass(frozen=True)

@@ -307,3 +307,11 @@ def test_suggestions_are_work_in_progress_then_due_reviews_then_new_katas_then_r
     assert [(p["name"], p["kind"]) for p in picks] == [
         ("b", "continue"), ("d", "review"), ("a", "review"), ("e", "new"), ("c", "review")]
     assert picks[1]["reason"] == "review: passed 5 day(s) ago, due again" and picks[-1]["due_in_days"] > 0
+
+
+def test_the_history_model_imports_no_drawing_and_no_torch():
+    import subprocess
+
+    code = "import sys, checker.history; print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'torch', 'numpy'}))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
