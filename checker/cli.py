@@ -139,7 +139,7 @@ def cmd_check(args, console: Console) -> int:
         if not args.json and len(katas) > 1:
             console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
-                                   memory_gb=args.memory)
+                                   memory_gb=args.memory, strict=args.strict)
         results.append(result)
         if progress is not None:
             try:
@@ -231,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds one call into your code may take (default: 10)")
         p.add_argument("--memory", type=float, default=4.0, metavar="GB",
                        help="memory your code may use on top of torch itself (default: 4)")
+        p.add_argument("--strict", action="store_true",
+                       help="the full contract: accepted variants and follow-up questions fail too")
 
     def with_workspace(p):
         p.add_argument("--workspace", "-w", metavar="DIR",

@@ -43,24 +43,25 @@ def load_solution(kata: Kata):
 
 
 def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show_weights: bool = False,
-               memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False) -> KataResult:
+               memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False, strict: bool = False) -> KataResult:
     """Run every hidden check of kata on path.
 
     show_weights: attach the attention map even if masking passed.
     fail_fast: stop at the first failing check and skip timing (a verdict, not a report: mutation tests).
+    strict: accepted variants and follow-up questions fail, as core checks do (the full contract).
     """
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     if not path.is_file():
         result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
     else:
-        _run(kata, path, timeout, result, show_weights, memory_gb, fail_fast)
+        _run(kata, path, timeout, result, show_weights, memory_gb, fail_fast, strict)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
 def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool, memory_gb: float,
-         fail_fast: bool) -> None:
+         fail_fast: bool, strict: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     opts = kitmod.options(spec)
@@ -84,7 +85,7 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
             result.output = sandbox.output()
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata))
-        result.status = _run_checks(checks, kit, result, fail_fast)
+        result.status = _run_checks(checks, kit, result, fail_fast, strict)
         if result.status in ("pass", "fail") and opts.CASES and not fail_fast:
             try:
                 kit.time(opts.TIMING or opts.CASES[-1])
@@ -141,7 +142,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     return [in_source, at_run_time]
 
 
-def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False) -> str:
+def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict: bool = False) -> str:
     not_implemented = 0
     abort = None
     for fn in checks:
@@ -154,10 +155,19 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False) -> str
         try:
             fn(kit)
             result.checks.append(CheckResult(fn.title, fn.stage, True))
+        except kitmod.FollowUp as note:
+            result.checks.append(CheckResult(fn.title, fn.stage, not strict, str(note), kind=note.kind))
         except kitmod.Fail as fail:
+            if getattr(fn, "followup", False):
+                result.checks.append(CheckResult(fn.title, fn.stage, not strict, str(fail), kind="followup"))
+                continue
             result.checks.append(CheckResult(fn.title, fn.stage, False, str(fail)))
             kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
+            if getattr(fn, "followup", False) and not err.not_implemented:
+                message = f"your code raised {err}{kitmod.at_line(err)} on this edge case"
+                result.checks.append(CheckResult(fn.title, fn.stage, not strict, message, kind="followup"))
+                continue
             not_implemented += err.not_implemented
             where = kitmod.at_line(err)
             text = "not written yet (raises NotImplementedError)" if err.not_implemented else f"your code raised {err}"

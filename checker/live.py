@@ -145,7 +145,8 @@ class Checker:
         self.engine, self.progress, self.args, self.console = engine, progress, args, console
 
     def run(self, kata, path: Path, **where):
-        result = self.engine.check_file(kata, path, timeout=self.args.timeout, memory_gb=self.args.memory)
+        result = self.engine.check_file(kata, path, timeout=self.args.timeout, memory_gb=self.args.memory,
+                                        strict=self.args.strict)
         if self.progress is not None:
             try:
                 self.progress.record(result, **where)

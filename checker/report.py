@@ -94,6 +94,8 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             if c.skipped and not verbose:
                 continue
             mark = ("✓", "green") if c.passed else ("✗", "red")
+            if c.passed and c.message and c.kind != "core":
+                mark = ("?", "yellow")  # accepted, with a note below
             checks.add_row(Text(mark[0], style=mark[1]), Text(c.name, style="" if c.passed else "bold"))
             if c.message and not c.passed:
                 message = c.message.split(". Diagnosis: ")[0]  # the diagnosis gets its own line below
@@ -104,6 +106,13 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             rows.append(Text(f" · {skipped} more check(s) skipped until the ones above pass", style="dim"))
     if result.diagnosis:
         rows.append(Text.assemble(("\nDiagnosis: ", "bold yellow"), (result.diagnosis, "yellow")))
+    notes = [c for c in result.followups() if c.passed]
+    if notes:
+        rows.append(Text("\nAccepted, with what an interviewer would ask next (--strict fails these):",
+                         style="bold yellow"))
+        for c in notes:
+            label = "accepted variant" if c.kind == "variant" else "follow-up"
+            rows.append(Text.assemble((f"? {label}: ", "bold yellow"), (c.message, "yellow")))
     if result.weights:
         rows.append(Text(f"\nAttention weights, batch 0, head 0, {result.weights['case']} "
                          "(darker = more weight; ✗ = weight where the expected one is 0):", style="bold"))

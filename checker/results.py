@@ -13,6 +13,11 @@ STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties
 # pass: every check passed; fail: some did; not_started: the stub still raises NotImplementedError;
 # error: the file could not run at all; timeout: a call ran past the time limit.
 STATUSES = ("pass", "fail", "not_started", "error", "timeout")
+# core: what an interviewer marks wrong, it fails the kata. variant: a convention a primary source uses
+# (the paper's sqrt(d_model) scale, float32 internals, -1e9 for -inf, assert for a size check) was
+# recognised. followup: an edge beyond the textbook answer, raised as the question an interviewer asks
+# next. Without --strict a variant or a follow-up passes, with its note; with --strict it fails.
+KINDS = ("core", "variant", "followup")
 
 
 @dataclass
@@ -22,6 +27,7 @@ class CheckResult:
     passed: bool
     message: str = ""
     skipped: bool = False
+    kind: str = "core"  # one of KINDS; a passed variant or follow-up carries its note in message
 
 
 @dataclass
@@ -40,8 +46,13 @@ class KataResult:
     error: str = ""  # the user's traceback, when their code could not run at all
     output: str = ""  # what the user's code printed
 
+    def followups(self) -> list[CheckResult]:
+        """The accepted variants and follow-up questions the run raised (passed or, with --strict, failed)."""
+        return [c for c in self.checks if c.kind != "core" and c.message]
+
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "followups": [{"name": c.name, "kind": c.kind, "message": c.message}
+                                              for c in self.followups()]}
 
     def last_stage_passed(self) -> str | None:
         """The stage before the first one with a failing check (None when structure fails)."""

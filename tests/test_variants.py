@@ -1,7 +1,9 @@
 """Realistic implementations, wrong and right, for every kata (tests/variants/TRACK_NAME/).
 
 wrong_*.py must fail, and the report must contain the text on its first line `# expect: TEXT`.
-right_*.py are correct implementations that differ from the reference; they must pass.
+right_*.py are correct implementations that differ from the reference; they must pass. One whose first
+line is `# followup: TEXT` passes with an accepted variant or a follow-up question containing TEXT,
+and fails under --strict.
 """
 
 from pathlib import Path
@@ -39,6 +41,14 @@ def test_wrong_implementation_is_rejected_with_a_pointed_message(path):
 def test_correct_but_different_implementation_passes(path):
     result = engine.check_file(_kata(path.parent), path)
     assert result.status == "pass", _report_text(result)
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    notes = "\n".join(c.message for c in result.followups())
+    if first.startswith("# followup: "):
+        assert first.removeprefix("# followup: ") in notes, notes or "no follow-up was raised"
+        strict = engine.check_file(_kata(path.parent), path, strict=True)
+        assert strict.status == "fail", f"--strict passed it: {_report_text(strict)}"
+    else:
+        assert not notes, f"a right variant without '# followup:' raised: {notes}"
 
 
 def test_every_kata_has_three_wrong_and_two_right_variants():
