@@ -33,7 +33,7 @@ def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path):
         total += 1
         path = tmp_path / f"{kata.name}_{mutant.index}.py"
         path.write_text(mutant.source, encoding="utf-8")
-        if engine.check_file(kata, path, timeout=MUTANT_TIMEOUT, fail_fast=True).status == "pass":
+        if engine.check_file(kata, path, timeout=MUTANT_TIMEOUT, fail_fast=True, strict=True).status == "pass":
             survivors.append(mutant)
     KILL_RATES[kata.id] = (total - len(survivors), total)
     unexplained = [f"line {m.line}: {m.what}" for m in survivors if m.key not in allowed]
