@@ -62,6 +62,7 @@ def cmd_list(args, console: Console) -> int:
     rows = [{"name": k.id, "track": k.track, "part": k.part, "title": k.title, "difficulty": k.difficulty,
              "status": summary.get(k.id, {}).get("status", "not_started"),
              "attempts": summary.get(k.id, {}).get("attempts", 0),
+             "followups": summary.get(k.id, {}).get("followups", 0),
              "best_seconds": summary.get(k.id, {}).get("best")} for k in catalogue.all_katas()]
     if args.json:
         print_json({"katas": rows})
@@ -71,6 +72,9 @@ def cmd_list(args, console: Console) -> int:
     # Plain aligned columns, not a rich Table: measuring every cell of ~40 rows cost more than
     # importing rich itself (bench/bench.py holds `kata list` to 2x an import of rich.console).
     statuses = [status_text(r["status"]) if r["attempts"] else Text("new", style="dim") for r in rows]
+    for r, status in zip(rows, statuses):
+        if r["status"] == "pass" and r["followups"]:
+            status.append(" ?", style="bold yellow")  # passed, with follow-up questions still open
     bests = [duration(r["best_seconds"]) for r in rows]
     name_w = max(len(r["name"]) for r in rows)
     status_w = max(len("status"), *(len(s) for s in statuses))
@@ -97,7 +101,8 @@ def cmd_list(args, console: Console) -> int:
         console.print(lines, no_wrap=True, overflow="ellipsis")
         console.print()
     console.print(Text(f"Workspace: {ws}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. "
-                       "'best' is the fastest passing run of your code.", style="dim"))
+                       "'best' is the fastest passing run of your code. PASS ? = passed with follow-up questions "
+                       "open (the check shows them; --strict fails them).", style="dim"))
     return EXIT_OK
 
 

@@ -55,6 +55,10 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX events_by_kata ON events (kata, at)",
     ),
+    (
+        # accepted variants and follow-up questions the run raised (NULL: recorded before they existed)
+        "ALTER TABLE checks ADD COLUMN followups INTEGER",
+    ),
 ]
 
 
@@ -113,19 +117,22 @@ class Progress:
 
     def record(self, result, *, drill: int | None = None, elapsed: float | None = None) -> None:
         passed = sum(c.passed for c in result.checks)
-        self._write("INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage, drill, elapsed)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._write("INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage, drill, elapsed,"
+                    " followups) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (result.name, now(), result.status, result.seconds, result.user_seconds, passed,
-                     len(result.checks), result.stage, drill, elapsed))
+                     len(result.checks), result.stage, drill, elapsed, len(result.followups())))
 
     def summary(self) -> dict[str, dict]:
-        """Per kata id, for the workspace file (drills aside): last status, attempts, best passing time of the code."""
+        """Per kata id, for the workspace file (drills aside): last status and its open follow-ups,
+        attempts, best passing time of the code."""
+        last = ("(SELECT {} FROM checks c2 WHERE c2.kata = c.kata AND c2.drill IS NULL"
+                " ORDER BY at DESC, id DESC LIMIT 1)")
         rows = self._read(
-            "SELECT kata, COUNT(*), MIN(CASE WHEN status = 'pass' THEN user_seconds END),"
-            " (SELECT status FROM checks c2 WHERE c2.kata = c.kata AND c2.drill IS NULL"
-            "  ORDER BY at DESC, id DESC LIMIT 1)"
-            " FROM checks c WHERE drill IS NULL GROUP BY kata")
-        return {kata: {"attempts": n, "best": best, "status": last} for kata, n, best, last in rows}
+            "SELECT kata, COUNT(*), MIN(CASE WHEN status = 'pass' THEN user_seconds END), "
+            + last.format("status") + ", " + last.format("followups")
+            + " FROM checks c WHERE drill IS NULL GROUP BY kata")
+        return {kata: {"attempts": n, "best": best, "status": status, "followups": followups or 0}
+                for kata, n, best, status, followups in rows}
 
     def checks(self) -> list[dict]:
         return [dict(r) for r in self._read("SELECT * FROM checks ORDER BY at, id")]

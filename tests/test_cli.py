@@ -163,3 +163,21 @@ def test_all_solutions_pass_through_the_cli():
     proc, doc = run_json("check", "--all", "--solution")
     assert proc.returncode == 0, [k["name"] for k in doc["katas"] if k["status"] != "pass"]
     assert [k["name"] for k in doc["katas"]] == [k.id for k in catalogue.all_katas()]
+
+
+def test_tutorial_code_passes_with_a_follow_up_and_strict_fails_it(workspace):
+    """Seed 003's attention: -inf fill, no guard for a query that sees no key."""
+    _write(workspace, "torch/attention.py", (ROOT / "tests/variants/torch_attention/right_seed003_nan_rows.py").read_text())
+    proc, doc = run_json("check", "attention", "--workspace", workspace)
+    assert proc.returncode == 0, proc.stdout
+    (kata,) = doc["katas"]
+    assert kata["status"] == "pass"
+    assert [f["kind"] for f in kata["followups"]] == ["followup"] and "NaN" in kata["followups"][0]["message"]
+    text = run_kata("check", "attention", "--workspace", workspace).stdout
+    assert "follow-up:" in text and "--strict" in text
+    listing = run_kata("list", "--workspace", workspace).stdout
+    assert "PASS ?" in listing
+    rows = {r["name"]: r for r in run_json("list", "--workspace", workspace)[1]["katas"]}
+    assert rows["attention"]["followups"] == 1 and rows["attention"]["status"] == "pass"
+    strict, doc = run_json("check", "attention", "--workspace", workspace, "--strict")
+    assert strict.returncode == 1 and doc["katas"][0]["status"] == "fail"
