@@ -210,36 +210,39 @@ def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datet
     status = {c["kata"]: c["status"] for c in records.checks if c["drill"] is None}  # the workspace's last
     going, due, new, early = [], [], [], []
     for kata in katas:
-        tried = by_kata.get(kata.id, [])
         item = {"name": kata.id, "title": kata.title}
         if status.get(kata.id) in ("fail", "error", "timeout"):
             going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}",
                           "reason": say(lang, "next.continue", status=status[kata.id])})
-            continue
-        if not tried:
+        elif kata.id not in by_kata:
             new.append({**item, "kind": "new", "command": f"kata show {kata.id}; kata watch {kata.id}",
                         "reason": say(lang, "next.new")})
-            continue
-        easy = 0
-        for r in reversed(tried):
-            if r.green_at is None or r.hard(lang):
-                break
-            easy += 1
-        last = tried[-1]
-        when = last.green_at or last.last_at
-        interval = INTERVALS[min(easy, len(INTERVALS) - 1)]
-        waited = (now - when).total_seconds() / 86400
-        hard = last.hard(lang)
-        if hard:
-            reason = say(lang, "next.hard", why=hard, ago=ago(when, lang, now))
-        elif waited >= interval:
-            reason = say(lang, "next.due", ago=ago(when, lang, now))
         else:
-            reason = say(lang, "next.later", days=max(1, round(interval - waited)))
-        entry = {**item, "kind": "review", "command": f"kata drill {kata.id}", "reason": reason,
-                 "due_in_days": round(max(0.0, interval - waited), 1)}
-        (due if waited >= interval else early).append((-waited / interval, entry))
+            waited, interval, entry = _review(by_kata[kata.id], lang, now)
+            (due if waited >= interval else early).append((-waited / interval, {**item, **entry}))
     return going + _by_urgency(due) + new + _by_urgency(early)
+
+
+def _review(tried: list[Round], lang: str, now: datetime) -> tuple[float, int, dict]:
+    """(days since the last round, days between reviews, the suggestion); easy rounds in a row space them out."""
+    easy = 0
+    for r in reversed(tried):
+        if r.green_at is None or r.hard(lang):
+            break
+        easy += 1
+    last = tried[-1]
+    when = last.green_at or last.last_at
+    interval = INTERVALS[min(easy, len(INTERVALS) - 1)]
+    waited = (now - when).total_seconds() / 86400
+    hard = last.hard(lang)
+    if hard:
+        reason = say(lang, "next.hard", why=hard, ago=ago(when, lang, now))
+    elif waited >= interval:
+        reason = say(lang, "next.due", ago=ago(when, lang, now))
+    else:
+        reason = say(lang, "next.later", days=max(1, round(interval - waited)))
+    return waited, interval, {"kind": "review", "command": f"kata drill {last.kata}", "reason": reason,
+                               "due_in_days": round(max(0.0, interval - waited), 1)}
 
 
 def _by_urgency(pairs: list[tuple[float, dict]]) -> list[dict]:
