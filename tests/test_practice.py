@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from checker.progress import MIGRATIONS
 from conftest import ROOT, run_json, run_kata
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
@@ -175,7 +176,7 @@ def test_an_old_database_is_migrated_and_keeps_its_history(workspace):
     assert _stats(workspace, "attention")["attempts"] == 1
     run_kata("hint", "attention", "--workspace", workspace)
     with sqlite3.connect(db_path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS), "migrated to the latest"
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
         assert db.execute("SELECT at FROM checks").fetchall() == [("2024-01-02T03:04:05+00:00",)]
