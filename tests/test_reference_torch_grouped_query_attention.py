@@ -62,3 +62,19 @@ def test_non_dividing_sizes_raise_value_error():
     for d_model, heads, kv_heads in ((12, 6, 4), (10, 4, 2)):
         with pytest.raises(ValueError):
             solution.GroupedQueryAttention(d_model, heads, kv_heads)
+
+
+def test_every_named_mistake_lies_outside_the_float32_softmax_convention():
+    """LLaMA's float32 softmax is accepted at FLOAT32_INSIDE: no named mistake may hide inside that tolerance."""
+    from checker.kit import FLOAT32_INSIDE, Kit, as_outputs, matches
+
+    kit = Kit(spec, None, solution)
+    (convention,) = spec.CONVENTIONS
+    assert convention.tol == FLOAT32_INSIDE
+    for mistake in spec.MISTAKES:
+        outside = []
+        for c in spec.CASES:
+            want = as_outputs(kit.reference(kit.inputs(c), case=c), spec.OUTPUTS)
+            got = as_outputs(kit.reference(kit.inputs(c), case=c, impl=mistake.impl), spec.OUTPUTS)
+            outside.append(not all(matches(u, w, FLOAT32_INSIDE) for u, w in zip(got, want)))
+        assert any(outside), f"{mistake.name} is within {FLOAT32_INSIDE} of the reference on every case"

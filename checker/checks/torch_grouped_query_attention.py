@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import (FLOAT32_INSIDE, Accepted, Convention, Fail, Mistake, UserError, case, check, compare,
+                         expect_structure)
 
 TARGET = "GroupedQueryAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -24,10 +25,28 @@ CASES = [
     case(4, B=5, T=4, D=42, H=6, H_kv=2, G=3, d_k=7, mask="decoder (B, 1, T, T)"),
     case(5, B=3, T=5, D=48, H=8, H_kv=2, G=4, d_k=6, mask="per head (B, H, T, T)"),
 ]
-# A query that sees no key at all (checked on its own, so NaN there does not hide other mistakes).
+# A query that sees no key at all: beyond the textbook answer (an unguarded -inf fill gives NaN there,
+# -1e9 a uniform row), so a follow-up, held apart from the core cases.
 _EMPTY_ROW = case(6, B=2, T=5, D=24, H=8, H_kv=4, G=2, d_k=3, mask="(B, 1, T, T), one query sees nothing")
 SHOW_WEIGHTS = (1, 1)  # the causal case, the attn output: drawn when masking fails or on --show-weights
 TIMING = case(7, B=4, T=64, D=128, H=16, H_kv=4, G=4, d_k=8, mask="causal (1, 1, T, T)")
+
+
+# LLaMA's attention computes the softmax in float32 whatever the input's dtype:
+# F.softmax(scores.float(), dim=-1).type_as(xq). On float64 input that is float32 internals, about 1e-7
+# off; every named mistake moves the result by far more (tests/test_reference_torch_grouped_query_attention.py).
+CONVENTIONS = (
+    Convention("float32 softmax", "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1)"
+               ".type_as(q)): on float64 input your weights carry float32 rounding, about 1e-7, and are held to "
+               "1e-5 here. This kata's reference keeps the input's dtype throughout (scores.softmax(dim=-1)); "
+               "LLaMA upcasts because it runs in float16/bfloat16, where a softmax in half precision loses digits",
+               tol=FLOAT32_INSIDE),
+)
+# The property checks ask which head reads which, or whether GQA's ends are MHA and MQA: float32
+# internals must not read as a wrong grouping (whether the numbers are precise is the numerics checks' job).
+_SAME = FLOAT32_INSIDE
+_ASSERT = ("an `assert` for the size check was recognised (AssertionError): the reference raises ValueError, "
+           "because asserts vanish under `python -O` and a bad configuration would then build silently")
 
 
 def init(c):
@@ -155,6 +174,7 @@ def structure(kit):
 
 @check("properties", "sizes that do not divide raise ValueError when the module is built")
 def bad_sizes(kit):
+    asserted = []
     for settings, why in (({"d_model": 12, "num_heads": 6, "num_kv_heads": 4}, "num_kv_heads=4 does not divide num_heads=6"),
                           ({"d_model": 12, "num_heads": 4, "num_kv_heads": 3}, "num_kv_heads=3 does not divide num_heads=4"),
                           ({"d_model": 10, "num_heads": 4, "num_kv_heads": 2}, "num_heads=4 does not divide d_model=10")):
@@ -164,11 +184,15 @@ def bad_sizes(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            if err.kind != "ValueError":
+            if err.kind == "AssertionError":
+                asserted.append(call)
+            elif err.kind != "ValueError":
                 raise Fail(f"{call} raised {err}: {why}, raise ValueError(...) for it") from None
             continue
         raise Fail(f"{call} was built without complaint, but {why}: raise ValueError in __init__ "
                    "(query head h reads kv head h // (num_heads // num_kv_heads), which needs whole groups)")
+    if asserted:
+        raise Accepted(f"{asserted[0]}: {_ASSERT}")
 
 
 @check("masking", "hidden keys get exactly zero weight in every query head")
@@ -188,7 +212,7 @@ def causal(kit):
     shared.no_future_leak(c, lambda x: _pair(kit.user((x, mask), case=c), c)[0], x)
 
 
-@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
+@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)", followup=True)
 def fully_hidden_row(kit):
     c = _EMPTY_ROW
     args = kit.inputs(c)
@@ -198,13 +222,14 @@ def fully_hidden_row(kit):
 
 @check("properties", "query head h reads kv head h // G (repeat_interleave, not repeat)")
 def grouping(kit):
+    rtol, atol = _SAME
     for c in (CASES[0], CASES[4]):  # real groups: G > 1 and H_kv > 1
         args = kit.inputs(c)
         _, attn = _pair(kit.user(args, case=c), c)
         candidates = _head_pairs(kit.state(c, "float64"), c, *args)  # (B, H, H_kv, T, T)
         read = []
         for h in range(c.H):
-            found = [j for j in range(c.H_kv) if torch.allclose(attn[:, h], candidates[:, h, j], rtol=1e-9, atol=1e-10)]
+            found = [j for j in range(c.H_kv) if torch.allclose(attn[:, h], candidates[:, h, j], rtol=rtol, atol=atol)]
             read.append(found[0] if found else None)
         want = [h // c.G for h in range(c.H)]
         if None in read or read == want:
@@ -228,8 +253,8 @@ def equals_mha(kit):
         want_out, want_attn = mha.eval()(args[0], args[0], args[1])
     out, attn = _pair(kit.user(args, case=c), c)
     try:
-        compare(attn, want_attn, "attn", "(B, H, T, T)")
-        compare(out, want_out, "out", "(B, T, D)")
+        compare(attn, want_attn, "attn", "(B, H, T, T)", tol=_SAME)
+        compare(out, want_out, "out", "(B, T, D)", tol=_SAME)
     except Fail as fail:
         raise Fail(f"{c.label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is "
                    f"ordinary multi-head attention, but your result differs from it: {fail}") from None
@@ -250,8 +275,8 @@ def equals_mqa(kit):
     want = heads @ w["W_o.weight"].T + w["W_o.bias"]
     out, attn = _pair(kit.user((x, mask), case=c), c)
     try:
-        compare(attn, weights, "attn", "(B, H, T, T)")
-        compare(out, want, "out", "(B, T, D)")
+        compare(attn, weights, "attn", "(B, H, T, T)", tol=_SAME)
+        compare(out, want, "out", "(B, T, D)", tol=_SAME)
     except Fail as fail:
         raise Fail(f"{c.label}: with num_kv_heads == 1 all {c.H} query heads share one key and one value head "
                    f"(multi-query attention), but your result differs from it: {fail}") from None

@@ -168,7 +168,7 @@ def causal(kit):
     shared.no_future_leak(c, lambda x: _pair(kit.user((x, x, mask), case=c), c)[0], x)
 
 
-@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)")
+@check("masking", "a query with no visible key gets zero weights (its output is W_o's bias)", followup=True)
 def fully_hidden_row(kit):
     c = _EMPTY_ROW
     args = kit.inputs(c)

@@ -8,7 +8,7 @@ wording) are written once.
 import numpy as np
 import torch
 
-from checker.kit import Fail, compare
+from checker.kit import Fail, FollowUp, compare
 
 
 def out_and_attn(value, c, out_shape: tuple, out_legend: str, attn_shape: tuple, attn_legend: str):
@@ -43,23 +43,43 @@ def no_future_leak(c, run, x) -> None:
                        "the heads are split and combined with a transpose")
 
 
+# The question an interviewer asks after the textbook answer: every caller's blind-query verdict ends with it.
+BLIND_WHY = ("Follow-up: what should a query that may see no key return (a row of padding, or a causal mask "
+             "over a left-padded batch)? A NaN there spreads to the whole batch through the loss and its "
+             "gradients; this kata's reference gives zero weights and a zero attention output, e.g. "
+             "attn.masked_fill(~mask, 0.0) after softmax")
+
+
+def blind_verdict(c, where: str, nan: bool, weights=None) -> FollowUp:
+    """The follow-up for a query that sees no key: NaN (an unguarded -inf fill) or other weights (-1e9: uniform)."""
+    if nan:
+        return FollowUp(f"{c.label}: {where} sees no key and came out NaN: softmax over a row that is all -inf "
+                        f"(the -inf fill of seed 003) is 0/0. {BLIND_WHY}")
+    how = ""
+    if weights is not None:
+        uniform = torch.allclose(weights, torch.full_like(weights, 1 / weights.numel()))
+        how = (" spread evenly over the hidden keys: a large negative fill such as -1e9 (the Annotated "
+               "Transformer's) was recognised, which turns such a row uniform" if uniform
+               else f" {[round(x, 3) for x in weights.tolist()]}")
+    return FollowUp(f"{c.label}: {where} sees no key, yet its weights are{how or ' not zero'}. {BLIND_WHY}")
+
+
 def blind_query_gets_zero(c, out, attn, expected, b: int = 1, i: int = 2) -> None:
-    """Query i of batch item b sees no key: zero weights, no NaN, and an output of W_o's bias (expected: reference out)."""
+    """Query i of batch item b sees no key: zero weights, no NaN, and an output of W_o's bias (expected:
+    reference out). A follow-up for every caller, never a core failure: it raises FollowUp."""
     row_w, row_o = attn[b, :, i], out[b, i]
     where = f"batch {b}, query {i}"
     if torch.isnan(row_w).any() or torch.isnan(row_o).any():
-        raise Fail(f"{c.label}: {where} sees no key and came out NaN (softmax of a row of -inf); "
-                   "set such rows to zero, for example attn.masked_fill(~mask, 0.0) after softmax")
+        raise blind_verdict(c, where, nan=True)
     if (row_w != 0).any():
-        raise Fail(f"{c.label}: {where} sees no key, yet its weights in head 0 are "
-                   f"{[round(x, 3) for x in row_w[0].tolist()]}; a query with no visible key must get zero weights "
-                   "(with -1e9 instead of -inf such a row turns uniform)")
+        raise blind_verdict(c, f"{where}, head 0,", nan=False, weights=row_w[0])
     others = torch.ones(out.shape[:2], dtype=torch.bool)
     others[b, i] = False
     if torch.allclose(out[others], expected[others], rtol=1e-9, atol=1e-10) and not torch.allclose(
             row_o, expected[b, i], rtol=1e-9, atol=1e-10):
-        raise Fail(f"{c.label}: {where} sees no key and its weights are zero, but its output is not "
-                   "W_o's bias: compute the output from the zeroed weights (attn @ V), so the attention gives 0")
+        raise FollowUp(f"{c.label}: {where} sees no key and its weights are zero, but its output is not "
+                       "W_o's bias: compute the output from the zeroed weights (attn @ V), so the attention gives 0. "
+                       f"{BLIND_WHY}")
 
 
 # ----------------------------------------------------------------------------- NumPy attention (output, weights)

@@ -1,4 +1,4 @@
-# expect: came out NaN
+# followup: came out NaN
 """Seed 003's masking verbatim (-inf and nothing more): a query with no visible key is NaN."""
 import math
 
