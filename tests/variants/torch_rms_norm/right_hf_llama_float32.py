@@ -1,4 +1,6 @@
-# expect: computed in float32 (x.float()) and cast back
+# followup: as Hugging Face's LlamaRMSNorm
+"""Hugging Face's LlamaRMSNorm (transformers/models/llama/modeling_llama.py), renamed to the kata's
+RMSNorm(d_model, eps): always float32 inside, whatever the input, then back to the input's dtype."""
 import torch
 from torch import nn
 
@@ -6,13 +8,12 @@ from torch import nn
 class RMSNorm(nn.Module):
     def __init__(self, d_model, eps=1e-6):
         super().__init__()
-        self.eps = eps
         self.weight = nn.Parameter(torch.ones(d_model))
+        self.variance_epsilon = eps
 
-    def forward(self, x):
-        # HF LlamaRMSNorm: always float32, whatever the input
-        input_dtype = x.dtype
-        h = x.to(torch.float32)
-        variance = h.pow(2).mean(-1, keepdim=True)
-        h = h * torch.rsqrt(variance + self.eps)
-        return self.weight * h.to(input_dtype)
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)

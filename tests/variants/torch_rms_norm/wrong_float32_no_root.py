@@ -1,0 +1,18 @@
+# expect: without the square root
+"""HF's float32 internals, but divided by the mean square itself: the root is missing."""
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d_model, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states / (variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
