@@ -43,25 +43,35 @@ def no_future_leak(c, run, x) -> None:
                        "the heads are split and combined with a transpose")
 
 
-# The question an interviewer asks after the textbook answer: every caller's blind-query verdict ends with it.
-BLIND_WHY = ("Follow-up: what should a query that may see no key return (a row of padding, or a causal mask "
-             "over a left-padded batch)? A NaN there spreads to the whole batch through the loss and its "
-             "gradients; this kata's reference gives zero weights and a zero attention output, e.g. "
-             "attn.masked_fill(~mask, 0.0) after softmax")
+TORCH_FIX = "attn.masked_fill(~mask, 0.0) after softmax"
+NUMPY_FIX = "np.where(mask, weights, 0.0) after softmax"
 
 
-def blind_verdict(c, where: str, nan: bool, weights=None) -> FollowUp:
-    """The follow-up for a query that sees no key: NaN (an unguarded -inf fill) or other weights (-1e9: uniform)."""
+def blind_why(fix: str = TORCH_FIX) -> str:
+    """The question an interviewer asks after the textbook answer: every blind-query verdict ends with it."""
+    return ("Follow-up: what should a query that may see no key return (a row of padding, or a causal mask "
+            "over a left-padded batch)? A NaN there spreads to the whole batch through the loss and its "
+            "gradients; this kata's reference gives zero weights and a zero attention output, e.g. " + fix)
+
+
+BLIND_WHY = blind_why()
+
+
+def blind_verdict(c, where: str, nan: bool, weights=None, fix: str = TORCH_FIX) -> FollowUp:
+    """The follow-up for a query that sees no key: NaN (an unguarded -inf fill) or other weights (-1e9: uniform).
+
+    Raise it from any check: a FollowUp passes (fails under --strict) whether or not the check is marked."""
     if nan:
         return FollowUp(f"{c.label}: {where} sees no key and came out NaN: softmax over a row that is all -inf "
-                        f"(the -inf fill of seed 003) is 0/0. {BLIND_WHY}")
+                        f"(the -inf fill of seed 003) is 0/0. {blind_why(fix)}")
     how = ""
     if weights is not None:
+        weights = torch.as_tensor(np.asarray(weights, dtype=np.float64)) if not isinstance(weights, torch.Tensor) else weights
         uniform = torch.allclose(weights, torch.full_like(weights, 1 / weights.numel()))
         how = (" spread evenly over the hidden keys: a large negative fill such as -1e9 (the Annotated "
-               "Transformer's) was recognised, which turns such a row uniform" if uniform
+               "Transformer's) turns such a row uniform" if uniform
                else f" {[round(x, 3) for x in weights.tolist()]}")
-    return FollowUp(f"{c.label}: {where} sees no key, yet its weights are{how or ' not zero'}. {BLIND_WHY}")
+    return FollowUp(f"{c.label}: {where} sees no key, yet its weights are{how or ' not zero'}. {blind_why(fix)}")
 
 
 def blind_query_gets_zero(c, out, attn, expected, b: int = 1, i: int = 2) -> None:

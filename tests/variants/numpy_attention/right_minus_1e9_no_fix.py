@@ -1,4 +1,4 @@
-# expect: such a row turns uniform
+# followup: turns such a row uniform
 """-1e9 for hidden keys and nothing else: a query that sees no key spreads its weight evenly."""
 import math
 
