@@ -5,7 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
 
 TARGET = "cross_entropy"
 OUTPUTS = [("loss", "() a scalar")]
@@ -250,8 +250,19 @@ def ignored_logits_unused(kit):
                        "neither their NLL nor their smoothing term, nor in the count you divide by")
 
 
-@check("masking", "every position ignored: the mean over no position is NaN (0 / 0), as F.cross_entropy")
+_ALL_IGNORED_WHY = (
+    "Follow-up: what does your loss return for a batch where every target is padding? The mean over no "
+    "position is 0 / 0: F.cross_entropy returns NaN, and so does this kata's reference, which lets an empty "
+    "batch show instead of training on it silently; a count clamped to 1 returns 0, and an error stops the "
+    "run. Say which you chose and why: a NaN loss that reaches backward() and optimizer.step() turns every "
+    "weight into NaN")
+
+
+@check("masking", "every position ignored: the mean over no position is NaN (0 / 0), as F.cross_entropy",
+       followup=True)
 def all_ignored(kit):
+    # Beyond the textbook answer (code right on every batch with one kept target can give 0, NaN or an
+    # error here), so a follow-up question, not a failure: see _ALL_IGNORED_WHY.
     c = CASES[2]
     logits, target, ignore_index, eps = kit.inputs(c)
     args = (logits, torch.full_like(target, ignore_index), ignore_index, eps)
@@ -260,14 +271,13 @@ def all_ignored(kit):
     except UserError as err:
         if err.not_implemented:
             raise
-        raise Fail(f"{c.label}, every target == ignore_index: your code raised {err}; return the mean over no "
-                   "position, sum / count = 0 / 0 = NaN, as F.cross_entropy does") from None
+        raise Fail(f"{c.label}, every target == ignore_index: your code raised {err}{at_line(err)}. "
+                   f"{_ALL_IGNORED_WHY}") from None
     if not isinstance(got, torch.Tensor) or got.ndim != 0:
         compare(got, kit.reference(args), "loss", "() a scalar")
     if not torch.isnan(got):
-        raise Fail(f"{c.label}, every target == ignore_index: your loss is {got.item():.6g}; F.cross_entropy returns "
-                   "NaN here (the sum over no position divided by a count of 0), and so does the contract: do not "
-                   "clamp the count or special-case it")
+        raise Fail(f"{c.label}, every target == ignore_index: your loss is {got.item():.6g}, where F.cross_entropy "
+                   f"gives NaN. {_ALL_IGNORED_WHY}")
 
 
 @check("properties", "equal logits give log C whatever ε; a confident right prediction costs only the smoothing term")
