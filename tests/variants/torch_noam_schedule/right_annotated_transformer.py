@@ -1,4 +1,4 @@
-# expect: as the Annotated Transformer's rate()
+# followup: as the Annotated Transformer's rate() does
 """The Annotated Transformer's rate(): step 0 is mapped to 1, so steps 1 and 2 share noam_lr(1)."""
 from torch.optim.lr_scheduler import LambdaLR
 

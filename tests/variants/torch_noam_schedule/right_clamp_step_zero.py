@@ -1,4 +1,4 @@
-# expect: raise ValueError for step < 1
+# followup: what is the rate at step 0
 """Clamps step 0 to 1 instead of refusing it.
 
 Legend:
