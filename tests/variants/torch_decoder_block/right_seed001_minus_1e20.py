@@ -1,4 +1,4 @@
-# expect: uniform average over every key
+# followup: uniform average over every key
 """Seed 001 ported as is: a 0/1 mask, .tril(), masked_fill(mask == 0, -1e20) and nothing more.
 
 Correct wherever a query sees at least one key; a query that sees none (a PAD at position 0)
