@@ -21,8 +21,9 @@ CASES = [
          masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
     case(4, B=2, T_t=4, T_s=6, D=15, H=5, d_k=3, d_ff=8, masks="none"),
 ]
-# Queries that see no key (checked on their own, so a NaN there does not hide other mistakes):
-# batch item 1 starts with two target PADs, and the source of batch item 2 is all PAD.
+# Queries that see no key: batch item 1 starts with two target PADs, and the source of batch item 2 is
+# all PAD. Beyond the textbook answer (an attention of your own with -inf alone gives NaN there), so a
+# follow-up, held apart from the core cases.
 _EMPTY_ROWS = case(5, B=3, T_t=5, T_s=6, D=8, H=2, d_k=4, d_ff=7,
                   masks="empty rows: target PADs at positions 0-1 of item 1, source of item 2 all PAD")
 
@@ -233,7 +234,13 @@ def memory_padding_invariance(kit):
                        "hide them, self.cross_attn(y, memory, memory_mask)")
 
 
-@check("masking", "a query that sees no key gets zero weights and a finite output, not NaN")
+_WHY = ("Follow-up: what should a query that may see no key return (left padding in the target, or a source "
+        "that is all PAD)? A NaN there spreads to the whole batch through the loss and its gradients; the given "
+        "MultiHeadAttention gives such rows zero weights (weights.masked_fill(~mask, 0.0) after softmax): use it "
+        "as given, or do the same in your own")
+
+
+@check("masking", "a query that sees no key gets zero weights and a finite output, not NaN", followup=True)
 def empty_rows(kit):
     c = _EMPTY_ROWS
     args = kit.inputs(c)
@@ -242,12 +249,12 @@ def empty_rows(kit):
     for (name, legend), u, e in zip(OUTPUTS, got, want):
         if torch.isnan(u).any():
             raise Fail(f"{c.label}: {name} came out NaN where a query sees no key (target item 1 starts with two "
-                       "PADs; the source of item 2 is all PAD). The given MultiHeadAttention gives such rows zero "
-                       "weights: use it as given")
+                       f"PADs; the source of item 2 is all PAD). {_WHY}")
         try:
             compare(u, e, name, legend)
         except Fail as fail:
-            raise Fail(f"{c.label}: {fail}") from None
+            raise Fail(f"{c.label}: {fail}; here queries see no key (target item 1 starts with two PADs; the "
+                       f"source of item 2 is all PAD). {_WHY}") from None
 
 
 @check("properties", "the cross-attention reads memory, the self-attention does not")
