@@ -84,7 +84,7 @@ def test_vocab_cases_exercise_min_freq_and_order(c):
     assert words != [w for w, f in counts.most_common() if f >= min_freq]
 
 
-@pytest.mark.parametrize("c", spec._ENCODE_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec._ENCODE_CASES + [spec._EMPTY_ENCODE], ids=lambda c: c.label)
 def test_encode_by_hand(c):
     tokenized, word2idx = spec.encode_args(c)
     encoded = solution.encode(tokenized, word2idx)
@@ -94,7 +94,7 @@ def test_encode_by_hand(c):
         assert ids.tolist() == [word2idx[t] if t in word2idx else 1 for t in sentence]
 
 
-@pytest.mark.parametrize("c", spec.CASES + [spec.TIMING], ids=lambda c: c.label)
+@pytest.mark.parametrize("c", spec.CASES + [spec.TIMING, spec._EMPTY_PAD], ids=lambda c: c.label)
 def test_pad_batch_is_pad_sequence_batch_first(c):
     encoded, pad_idx = spec.inputs(c)
     ours = solution.pad_batch(encoded, pad_idx)
@@ -102,3 +102,11 @@ def test_pad_batch_is_pad_sequence_batch_first(c):
     assert ours.dtype == torch.long and torch.equal(ours, theirs)
     assert torch.equal(ours, seed004_pad_sequences(encoded, pad_idx))
     assert ours.shape == (c.B, c.T_max)
+
+
+def test_the_follow_up_cases_hold_an_empty_sentence_and_the_core_cases_none():
+    """The empty sentence lives only in the follow-up: code right on every real sentence passes the core."""
+    assert [] in spec.encode_args(spec._EMPTY_ENCODE)[0]
+    assert 0 in [len(x) for x in spec.inputs(spec._EMPTY_PAD)[0]]
+    assert all([] not in spec.encode_args(c)[0] for c in spec._ENCODE_CASES)
+    assert all(0 not in [len(x) for x in spec.inputs(c)[0]] for c in spec.CASES)

@@ -1,4 +1,4 @@
-# expect: torch.tensor([]) is float32
+# followup: what does your pipeline do with an empty sentence
 """torch.tensor(ids) without a dtype: int64 for a real sentence, but float32 for an empty one."""
 import re
 from collections import Counter
