@@ -26,10 +26,13 @@ CASES = [
     case(2, B=3, T_t=5, T_s=7, D=8, H=2, d_ff=10, masks="causal (1, 1, T_t, T_t); padding (B, 1, 1, T_s)"),
     case(3, B=2, T_t=7, T_s=4, D=15, H=5, d_ff=9,
          masks="causal and target padding (B, 1, T_t, T_t); padding (B, 1, 1, T_s)"),
-    case(4, B=3, T_t=4, T_s=5, D=10, H=2, d_ff=6,
-         masks="causal (1, 1, T_t, T_t); padding (B, 1, 1, T_s), batch item 2 all PAD"),
+    case(4, B=3, T_t=4, T_s=5, D=10, H=2, d_ff=6, masks="causal (1, 1, T_t, T_t); padding (B, 1, 1, T_s)"),
     case(5, B=2, T_t=3, T_s=5, D=8, H=4, d_ff=7, masks="causal (1, 1, T_t, T_t); padding None"),
 ]
+# A source that is all PAD, so its queries see no key: beyond the textbook answer (an attention of your
+# own with -inf alone gives NaN there), so it is a follow-up, held apart from the core cases.
+_BLIND = case(6, B=3, T_t=4, T_s=5, D=10, H=2, d_ff=6,
+              masks="causal (1, 1, T_t, T_t); padding (B, 1, 1, T_s), batch item 2 all PAD")
 
 
 def _lengths(n, B, g):
@@ -206,14 +209,17 @@ def padding_is_invisible(kit):
                        "padding_mask (True = real source token) to the cross-attention as it is") from None
 
 
-@check("masking", "a source that is all PAD gives zero cross-attention, not NaN")
+@check("masking", "a source that is all PAD gives zero cross-attention, not NaN", followup=True)
 def all_pad_source(kit):
-    c = CASES[3]
-    got = _output(kit, kit.inputs(c), c)
+    c = _BLIND
+    with np.errstate(all="ignore"):
+        got = _output(kit, kit.inputs(c), c)
     if np.isnan(got).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(got))[0])
-        raise Fail(f"{c.label}: NaN at index {where}; batch item 2's source is all PAD, so its queries see no key. "
-                   "The given scaled_dot_product_attention returns zero attention for them: use the given blocks")
+        raise Fail(f"{c.label}: batch item 2's source is all PAD, so its queries see no key; they came out NaN "
+                   f"at index {where} (softmax over a row that is all -inf is 0/0). The given "
+                   "scaled_dot_product_attention returns zero attention for them: use the given blocks, or do the "
+                   f"same in your own. {shared.blind_why(shared.NUMPY_FIX)}")
 
 
 @check("properties", "the output depends on encoder_output: cross-attention reads the encoder")
