@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from checker.checks.child import numpy_classes
+from checker.checks.shared import attention as shared
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "TransformerBlock"
@@ -23,8 +24,11 @@ CASES = [
     case(1, T=5, D=12, H=3, d_ff=20, mask="none"),
     case(2, B=2, T=6, D=8, H=2, d_ff=10, mask="padding (B, 1, 1, T)"),
     case(3, T=7, D=15, H=5, d_ff=9, mask="causal (T, T)"),
-    case(4, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T), batch item 1 all PAD"),
+    case(4, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T)"),
 ]
+# Batch item 1 all PAD, so its queries see no key: beyond the textbook answer (seed 002's additive -1e9
+# lets such a row attend as if unmasked, -inf alone gives NaN), so a follow-up, held apart.
+_BLIND = case(5, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T), batch item 1 all PAD")
 
 
 def init(c):
@@ -272,6 +276,25 @@ def causal(kit):
         except Fail as fail:
             raise Fail(f"{c.label}: changing x after position {t} changed the output at positions <= {t} ({fail}): "
                        "the future leaks; pass mask to the attention as it is (True = visible)") from None
+
+
+@check("masking", "a batch item that is all PAD: its queries see no key and get zero attention", followup=True)
+def all_pad_item(kit):
+    c = _BLIND
+    with np.errstate(all="ignore"):
+        got, want = user_block(kit, c), reference_block(kit, c)
+    if not matches(np.delete(got, 1, axis=0), np.delete(want, 1, axis=0), kit.tolerance("float64")):
+        return  # wrong on the items that see keys: the core checks say what is wrong
+    if np.isnan(got[1]).any():
+        raise Fail(f"{c.label}: batch item 1 is all PAD, so its queries see no key, and its output came out NaN "
+                   f"(softmax over a row that is all -inf is 0/0). {shared.blind_why(shared.NUMPY_FIX)}")
+    try:
+        compare(got[1], want[1], "output of batch item 1", "(T, D)", tol=kit.tolerance("float64"))
+    except Fail as fail:
+        raise Fail(f"{c.label}: batch item 1 is all PAD, so its queries see no key: {fail}. With -1e9 for the "
+                   "hidden keys (seed 002's mask * -1e9) such a row attends to every key: evenly where -1e9 "
+                   "replaces the scores, as if nothing were masked where it is added. "
+                   f"{shared.blind_why(shared.NUMPY_FIX)}") from None
 
 
 @check("numerics", "LayerNorm (block.norm1) on its own: sqrt(var + eps), biased variance, eps = 1e-6")
