@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from checker.checks.child import transformer as fixtures
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.checks.child.copy_task import train_step_twice
+from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "make_copy_batch"
 OUTPUTS = [("src", "(B, T)"), ("tgt_inp", "(B, T_t)"), ("tgt_out", "(B, T_t)")]
@@ -240,8 +241,18 @@ def step_loss(kit):
             raise Fail(f"{c.label}, a batch with PAD (pad_id = {c.pad_id}): {fail}", _diagnose_step(kit, c, got)) from None
 
 
+_ZERO_GRAD_AFTER = (
+    "Follow-up: your train_step clears the gradients after optimizer.step() (the Annotated Transformer's "
+    "order: backward, step, zero_grad), so its update used whatever .grad held when it was called: the "
+    "gradients planted before the call moved the weights too. From a fresh model it is equivalent (two calls "
+    "from empty gradients match the reference), but what if .grad is not empty when training starts, after "
+    "a gradient check, a backward() for a probe or an interrupted step? Clearing them before loss.backward() "
+    "makes every call self-contained, which this kata's reference does")
+
+
 @check("numerics", "train_step updates every weight once, from fresh gradients (zero_grad, backward, step)")
 def step_update(kit):
+    cleared_after = False
     for c in _STEP_CASES:
         got, want = _step(kit, c), _step(kit, c, kit.solution)
         try:
@@ -250,8 +261,25 @@ def step_update(kit):
                     raise Fail(f"the model lost its parameter {name}")
                 compare(got["params"][name], p, f"{name} after the step")
         except Fail as fail:
+            if _zeroes_after_step(kit, c, got):
+                cleared_after = True
+                continue
             raise Fail(f"{c.label}, SGD(lr={_STEP_LR}) with stale gradients left in .grad: {fail}",
                        _diagnose_step(kit, c, got)) from None
+    if cleared_after:
+        raise FollowUp(_ZERO_GRAD_AFTER)
+
+
+def _zeroes_after_step(kit, c, got) -> bool:
+    """The step used the stale gradients (as with no zero_grad at all), yet two calls in a row from empty
+    gradients match the reference's: the gradients are cleared, after optimizer.step()."""
+    no_zero_grad = next(m for m in _STEP_MISTAKES if m.name == "no zero_grad")  # what this one call equals
+    if not _same_step(got, _step(kit, c, no_zero_grad.impl)):
+        return False
+    args = (step_model(c), step_batch(c), c.pad_id, _STEP_LR)
+    mine, theirs = kit.drive(train_step_twice, *args), train_step_twice(kit.solution, *args)
+    return (all(isinstance(v, float) and matches(_loss(v), _loss(w)) for v, w in zip(mine["losses"], theirs["losses"]))
+            and all(n in mine["params"] and matches(mine["params"][n], p) for n, p in theirs["params"].items()))
 
 
 @check("properties", "train_step puts the model in training mode before the forward pass")
