@@ -24,7 +24,7 @@ from checker.lang import LANGUAGES, language, say
 from checker.paths import SOLUTIONS
 from checker.progress import Progress, ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
-                              open_workspace, print_json, warn)
+                              open_progress, open_workspace, print_json, warn)
 from checker.workspace import WorkspaceError
 
 EPILOG = """\
@@ -108,13 +108,27 @@ def cmd_list(args, console: Console) -> int:
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    from checker.statement import read, render
+    from checker.statement import HINTS, hints, read, render, without
 
     lang = language(args.lang)
     text, shown = read(kata, lang)
     if shown != lang and args.lang:
         console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
-    console.print(render(text))
+    console.print(render(without(text, HINTS)))  # the hints are a ladder: `kata hint` gives one rung at a time
+    if args.hints:
+        progress = open_progress(open_workspace(args, console))
+        try:
+            taken = min(progress.hints_seen(kata.id, None), len(hints(kata, shown)))
+        finally:
+            progress.close()
+        if not taken:
+            console.print(Text("\n" + say(lang, "show.no_hints_taken", kata=kata.id), style="yellow"))
+        else:
+            levels = hints(kata, shown)
+            console.print(Text("\n" + say(lang, "show.hints_taken", taken=taken, total=len(levels)), style="bold"))
+            console.print(render("\n".join(f"{i}. {h}" for i, h in enumerate(levels[:taken], 1))))
+    else:
+        console.print(Text("\n" + say(lang, "show.hints", kata=kata.id), style="dim"))
     if kata.forbidden:  # from the registry, the one list the checks enforce
         console.print(Text("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))
     console.print(Text("\n" + say(lang, "show.file", file=kata.file, kata=kata.id), style="dim"))
@@ -251,9 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_workspace(p)
     with_json(p)
 
-    p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls, hints")
+    p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)")
     p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
+    p.add_argument("--hints", action="store_true", help="also print the hint levels you have already taken")
     with_lang(p)
+    with_workspace(p)
 
     p = command("check", "run the hidden checks on your file(s) and report what is right and wrong")
     p.add_argument("names", nargs="*", metavar="NAME", help="kata(s), e.g. attention or numpy/attention")

@@ -13,6 +13,13 @@ LANGUAGES = ("en", "zh")
 STRINGS: dict[str, tuple[str, str]] = {
     # kata show
     "show.forbidden": ("Off limits in this kata: {names}.", "本题禁止使用：{names}。"),
+    "show.hints": ("Hints: `kata hint {kata}` gives them one level at a time (concept, then shapes and steps, then "
+                   "near-code); `kata show {kata} --hints` shows again the levels you have taken.",
+                   "提示：`kata hint {kata}` 一次给一级（先讲概念，再讲形状与步骤，最后是接近代码的提示）；"
+                   "`kata show {kata} --hints` 重新显示你已经看过的几级。"),
+    "show.hints_taken": ("Hints you have taken ({taken} of {total}):", "你已经看过的提示（{taken}/{total}）："),
+    "show.no_hints_taken": ("You have taken no hint for {kata} yet: `kata hint {kata}` gives the first.",
+                            "你还没有看过 {kata} 的提示：`kata hint {kata}` 给出第一级。"),
     "show.file": ("Your file: {file} in your workspace.  Check it with `kata check {kata}`.",
                   "你的文件：工作区里的 {file}。用 `kata check {kata}` 检查。"),
     # kata hint

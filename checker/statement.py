@@ -41,6 +41,14 @@ def section(markdown: str, headings: tuple[str, ...]) -> list[str]:
     return lines[start:end]
 
 
+def without(markdown: str, headings: tuple[str, ...]) -> str:
+    """The statement with the section under the first of these headings left out (kata show: the hints)."""
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[:start] + lines[end:]).rstrip() + "\n"
+
+
 def items(lines: list[str], first: re.Pattern) -> list[str]:
     """The list items, each with its continuation lines joined; `first` matches an item's first line."""
     found: list[str] = []

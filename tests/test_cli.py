@@ -140,9 +140,17 @@ def test_list_shows_the_path_and_records_progress(workspace):
     assert "attention" in run_kata("list", "--workspace", workspace).stdout
 
 
-def test_show_prints_the_statement():
-    proc = run_kata("show", "attention", "--lang", "en")
-    assert proc.returncode == 0 and "softmax" in proc.stdout and "Hints" in proc.stdout
+def test_show_prints_the_statement_but_not_the_hint_ladder(workspace):
+    from checker.statement import hints
+
+    near_code = hints(catalogue.find("attention"), "en")[-1][:40]
+    proc = run_kata("show", "attention", "--lang", "en", "--workspace", workspace)
+    assert proc.returncode == 0 and "softmax" in proc.stdout and "kata hint attention" in proc.stdout
+    assert near_code not in " ".join(proc.stdout.split()), "kata show gave away the near-code hint"
+    assert "no hint" in run_kata("show", "attention", "--hints", "--workspace", workspace).stdout
+    run_kata("hint", "attention", "--workspace", workspace)
+    taken = run_kata("show", "attention", "--hints", "--workspace", workspace).stdout
+    assert "(1 of 3)" in taken and near_code not in " ".join(taken.split())
 
 
 def test_case_prints_its_inputs():
