@@ -1,4 +1,4 @@
-# expect: came out NaN
+# followup: came out NaN
 """Divides by l everywhere: a query that sees no key gives 0 / 0.
 
 Shape legend:
