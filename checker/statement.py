@@ -33,19 +33,24 @@ def read(kata: Kata, lang: str) -> tuple[str, str]:
     return kata.statement_path(lang).read_text(encoding="utf-8"), lang
 
 
+def _bounds(lines: list[str], headings: tuple[str, ...]) -> tuple[int, int]:
+    """(the line of the first of these headings, the line of the next '## ' heading); both len(lines) if absent."""
+    start = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return start, end
+
+
 def section(markdown: str, headings: tuple[str, ...]) -> list[str]:
     """The lines under the first of these headings, up to the next '## ' heading."""
     lines = markdown.splitlines()
-    start = next((i + 1 for i, line in enumerate(lines) if line.strip() in headings), len(lines))
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return lines[start:end]
+    start, end = _bounds(lines, headings)
+    return lines[start + 1:end]
 
 
 def without(markdown: str, headings: tuple[str, ...]) -> str:
     """The statement with the section under the first of these headings left out (kata show: the hints)."""
     lines = markdown.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    start, end = _bounds(lines, headings)
     return "\n".join(lines[:start] + lines[end:]).rstrip() + "\n"
 
 
