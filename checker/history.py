@@ -46,10 +46,13 @@ class Round:
     stage: str | None = None  # furthest stage passed in full
     hints: int = 0
     solution: bool = False
+    followups: int = 0  # accepted variants and follow-up questions open at the last pass
 
     def add_check(self, row: dict, at: datetime) -> None:
         self.attempts += 1
         self.passes += row["status"] == "pass"
+        if row["status"] == "pass":
+            self.followups = row.get("followups") or 0
         self.status, self.last_at = row["status"], at
         if row["stage"] in STAGES and (self.stage is None or STAGES.index(row["stage"]) > STAGES.index(self.stage)):
             self.stage = row["stage"]
@@ -112,13 +115,18 @@ def rounds(records: Records) -> list[Round]:
 # ----------------------------------------------------------------------------- drill scores
 
 
+# What a green kata with open follow-up questions scores below a clean one: slightly less, since the
+# interviewer accepts the answer and asks one more question.
+FOLLOWUP_COST = 5
+
+
 def kata_score(r: Round | None, minutes: float) -> int:
-    """0..100: green scores 70 plus up to 30 for speed; otherwise 10 per stage reached, at most 50.
-    Each hint costs 10, the solution 50."""
+    """0..100: green scores 70 plus up to 30 for speed, less FOLLOWUP_COST with follow-ups open;
+    otherwise 10 per stage reached, at most 50. Each hint costs 10, the solution 50."""
     if r is None:
         return 0
     if r.green is not None:
-        score = 70 + 30 * max(0.0, 1 - r.green / (minutes * 60))
+        score = 70 + 30 * max(0.0, 1 - r.green / (minutes * 60)) - FOLLOWUP_COST * bool(r.followups)
     else:
         score = min(50, 10 * (STAGES.index(r.stage) + 1)) if r.stage else 0
     return max(0, round(score - 10 * r.hints - 50 * r.solution))

@@ -316,3 +316,16 @@ def test_the_history_model_imports_no_drawing_and_no_torch():
     code = "import sys, checker.history; print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'torch', 'numpy'}))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_a_green_kata_with_open_follow_ups_scores_slightly_below_a_clean_one():
+    from checker.history import FOLLOWUP_COST, Records, drill_report
+
+    clean = _check("attention", 50, "pass", "hygiene", drill=1, elapsed=900.0)
+    asked = {**_check("attention", 20, "pass", "hygiene", drill=2, elapsed=900.0), "followups": 1}
+    drills = [_drill(1, "attention", 60, "time"), _drill(2, "attention", 30, "time")]
+    report = drill_report(Records([clean, asked], [], drills), 2)
+    assert report["earlier"]["last"] == 85 and report["score"] == 85 - FOLLOWUP_COST
+    answered = {**_check("attention", 10, "pass", "hygiene", drill=2, elapsed=1000.0), "followups": 0}
+    assert drill_report(Records([clean, asked, answered], [], drills), 2)["score"] == 85, \
+        "the last pass counts: follow-ups answered later cost nothing"
