@@ -106,3 +106,51 @@ def test_no_orphan_files():
     references = {tuple(p.stem.removeprefix("test_reference_").split("_", 1))
                   for p in (ROOT / "tests").glob("test_reference_*.py")}
     assert references == known
+
+
+# ----------------------------------------------------------------------------- the house around the checks
+
+CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*_*.py"))
+
+
+@pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.stem)
+def test_check_module_sets_only_declared_options(path):
+    """A public UPPERCASE name a check module assigns is a kit option; its own constants start with _."""
+    import importlib
+
+    from checker.kit import unknown_options
+
+    unknown = unknown_options(importlib.import_module(f"checker.checks.{path.stem}"))
+    assert not unknown, (f"checker/checks/{path.name} sets {', '.join(unknown)}, which no check reads: "
+                         "a misspelled option (see kit.Options), or a constant of its own that should start with _")
+
+
+def test_a_misspelled_option_is_named(tmp_path):
+    from types import SimpleNamespace
+
+    from checker.kit import unknown_options
+
+    module = tmp_path / "torch_fake.py"
+    module.write_text("TARGET = 'X'\nBATCH_INDEPENDANT = True\n_MY_CASES = []\nF = None  # noqa\n", encoding="utf-8")
+    assert unknown_options(SimpleNamespace(__file__=str(module))) == ["BATCH_INDEPENDANT", "F"]
+
+
+@pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.stem)
+def test_check_module_reaches_the_users_code_only_through_the_kit(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    touched = [f"line {n.lineno}" for n in ast.walk(tree)
+               if isinstance(n, ast.Attribute) and n.attr == "sandbox"
+               or isinstance(n, ast.ImportFrom) and n.module == "checker.sandbox"]
+    assert not touched, f"{path.name} uses the sandbox directly ({', '.join(touched)}): go through kit.user, kit.drive, ..."
+
+
+def test_a_driver_outside_the_child_package_is_refused():
+    from checker.kit import Kit
+
+    kit = Kit(SimpleModule(), sandbox=None, solution=None)
+    with pytest.raises(ValueError, match="checker.checks.child"):
+        kit.drive(test_a_driver_outside_the_child_package_is_refused)
+
+
+class SimpleModule:
+    TARGET, CASES = "X", ()
