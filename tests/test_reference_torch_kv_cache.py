@@ -51,3 +51,19 @@ def test_the_caches_passed_in_are_left_alone():
     k0, v0 = k.clone(), v.clone()
     _, k2, v2 = ours(torch.randn(1, 2, 8, dtype=torch.float64), k, v)
     assert torch.equal(k, k0) and torch.equal(v, v0) and torch.equal(k2[:, :, :3], k0) and torch.equal(v2[:, :, :3], v0)
+
+
+def test_every_named_mistake_lies_outside_the_float32_softmax_convention():
+    """LLaMA's float32 softmax is accepted at FLOAT32_INSIDE: no named mistake may hide inside that tolerance."""
+    from checker.kit import FLOAT32_INSIDE, Kit, as_outputs, matches
+
+    kit = Kit(spec, None, solution)
+    (convention,) = spec.CONVENTIONS
+    assert convention.tol == FLOAT32_INSIDE
+    for mistake in spec.MISTAKES:
+        outside = []
+        for c in spec.CASES:
+            want = as_outputs(kit.reference(kit.inputs(c), case=c), spec.OUTPUTS)
+            got = as_outputs(kit.reference(kit.inputs(c), case=c, impl=mistake.impl), spec.OUTPUTS)
+            outside.append(not all(matches(u, w, FLOAT32_INSIDE) for u, w in zip(got, want)))
+        assert any(outside), f"{mistake.name} is within {FLOAT32_INSIDE} of the reference on every case"
