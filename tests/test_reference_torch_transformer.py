@@ -122,3 +122,31 @@ def test_given_blocks_are_the_other_katas_references(name, kata):
     """The building blocks given in the transformer kata are the references of the katas that teach them."""
     folder = Path(solution.__file__).parent
     assert _classes(solution.__file__)[name] == _classes(folder / f"{kata}.py")[name]
+
+
+def _logits(impl):
+    k = Kit(spec, None, solution)
+    return [k.reference(spec.inputs(c, "float64"), case=c, impl=impl) for c in spec.CASES]
+
+
+@pytest.mark.parametrize("convention", spec.CONVENTIONS, ids=lambda c: c.name)
+def test_an_accepted_convention_opens_no_door_to_a_named_mistake(convention):
+    """Each convention changes the logits (so it is named), and no named mistake equals it on every case."""
+    from checker.kit import matches
+
+    accepted = _logits(convention.impl)
+    assert not all(matches(a, r) for a, r in zip(accepted, _logits(None)))
+    for mistake in spec.MISTAKES:
+        try:
+            wrong = _logits(mistake.impl)
+        except IndexError:  # src_embed on target ids out of its range: it raises, so it equals nothing
+            continue
+        assert not all(matches(w, a, convention.tol) for w, a in zip(wrong, accepted)), mistake.name
+
+
+def test_seed003_masks_change_only_the_logits_at_pad_target_positions():
+    """Why hiding the PAD query rows is a convention, not a mistake: every real position is unchanged."""
+    (_, seed003) = spec.CONVENTIONS
+    for c, ours, theirs in zip(spec.CASES, _logits(None), _logits(seed003.impl)):
+        real = spec.inputs(c, "float64")[1] != c.pad_id  # (B, T_t)
+        torch.testing.assert_close(theirs[real], ours[real], rtol=1e-9, atol=1e-10)

@@ -1,4 +1,4 @@
-# expect: multiplied by √d_model
+# followup: as the paper does
 """The Annotated Transformer's Embeddings: ids -> embedding * sqrt(d_model). Seeds 003/004 do not scale."""
 
 
@@ -150,7 +150,7 @@ class Transformer(nn.Module):
     def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int = 256, num_heads: int = 8, d_ff: int = 512,
                  num_layers: int = 4, dropout: float = 0.1, max_len: int = 512, pad_id: int = 0):
         super().__init__()
-        self.pad_id = pad_id
+        self.pad_id, self.d_model = pad_id, d_model
         self.src_embed = nn.Embedding(src_vocab, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab, d_model)
         self.pos_enc = PositionalEncoding(d_model, max_len, dropout)  # one table, shared by both sides
@@ -162,7 +162,7 @@ class Transformer(nn.Module):
         # 1) mask: every query sees the real (non-PAD) source keys
         src_mask = (src != self.pad_id)[:, None, None, :]  # (B, T_s) -> (B, 1, 1, T_s)
         # 2) embed, add positions, run the layers one after the other
-        x = self.pos_enc(self.src_embed(src) * math.sqrt(self.src_embed.embedding_dim))  # (B, T_s) -> (B, T_s, D)
+        x = self.pos_enc(self.src_embed(src) * math.sqrt(self.d_model))  # (B, T_s) -> (B, T_s, D)
         for layer in self.encoder_layers:
             x, _ = layer(x, src_mask)  # (B, T_s, D)
         return x
@@ -174,7 +174,7 @@ class Transformer(nn.Module):
         tgt_mask = (tgt != self.pad_id)[:, None, None, :] & causal  # (B, 1, 1, T_t) & (T_t, T_t) -> (B, 1, T_t, T_t)
         memory_mask = (src != self.pad_id)[:, None, None, :]  # (B, T_s) -> (B, 1, 1, T_s)
         # 2) embed, add positions, run the layers; each cross-attends to the encoder's output
-        y = self.pos_enc(self.tgt_embed(tgt) * math.sqrt(self.tgt_embed.embedding_dim))  # (B, T_t) -> (B, T_t, D)
+        y = self.pos_enc(self.tgt_embed(tgt) * math.sqrt(self.d_model))  # (B, T_t) -> (B, T_t, D)
         for layer in self.decoder_layers:
             y, _, _ = layer(y, memory, tgt_mask, memory_mask)  # (B, T_t, D)
         return y
