@@ -285,26 +285,41 @@ def decoder_numerics(kit):
 
 @check("properties", "Encoder and Decoder work with the layers given in the file (training mode, dropout on)")
 def with_given_layers(kit):
+    for kind, c, args in (("Encoder", CASES[0], inputs(CASES[0], "float64")),  # no mask
+                          ("Encoder", CASES[1], inputs(CASES[1], "float64")),
+                          ("Decoder", _DECODER_CASES[1], decoder_inputs(_DECODER_CASES[1]))):
+        _given_layers_agree(kit, kind, c, args, "")
+
+
+@check("properties", "the given layers, stacked: a batch item that is all PAD gives no NaN", followup=True)
+def with_given_layers_all_pad(kit):
+    # Beyond the textbook answer: batch item 0 is all PAD, so its queries see no key at all. The given
+    # layers give such a query zero weights; a NaN there means they were changed (seed 003's -inf alone).
     x, src_mask = inputs(CASES[1], "float64")
     src_mask = src_mask.clone()
-    src_mask[0] = False  # batch item 0 is all PAD: its queries see no key at all
-    for kind, c, args in (("Encoder", CASES[0], inputs(CASES[0], "float64")),  # no mask
-                          ("Encoder", CASES[1], (x, src_mask)),
-                          ("Decoder", _DECODER_CASES[1], decoder_inputs(_DECODER_CASES[1]))):
-        layer_init = {**_layer_init(c), "dropout": 0.5}
-        state = kit.state(c, "float64") if kind == "Encoder" else decoder_state(kit, c)
-        got = kit.drive(with_own_layers, kind, layer_init, c.N, state, args)
-        layer_class = getattr(kit.solution, "EncoderLayer" if kind == "Encoder" else "DecoderLayer")
-        stack = getattr(kit.solution, kind)(layer_class(**layer_init), c.N).double()
-        stack.load_state_dict(state, strict=True)
-        stack.train()
-        torch.manual_seed(0)  # the same dropout masks as the child draws
-        with torch.no_grad():
-            want = stack(*args)
-        if not (isinstance(got, torch.Tensor) and matches(got, want)):
-            raise Fail(f"{c.label}: built around the {layer_class.__name__} given in your file, with dropout=0.5 in "
-                       f"training mode, your {kind} does not give the reference's result. If the numerics checks "
-                       "pass, the given classes were changed: keep them exactly as given")
+    src_mask[0] = False
+    _given_layers_agree(kit, "Encoder", CASES[1], (x, src_mask), (
+        " Here batch item 0 is all PAD, so its queries see no key. Follow-up: what should such a query return? "
+        "A NaN there spreads to the whole batch through the loss and its gradients; the given MultiHeadAttention "
+        "gives it zero weights (weights.masked_fill(~mask, 0.0) after softmax)"))
+
+
+def _given_layers_agree(kit, kind, c, args, edge: str) -> None:
+    layer_init = {**_layer_init(c), "dropout": 0.5}
+    state = kit.state(c, "float64") if kind == "Encoder" else decoder_state(kit, c)
+    got = kit.drive(with_own_layers, kind, layer_init, c.N, state, args)
+    layer_class = getattr(kit.solution, "EncoderLayer" if kind == "Encoder" else "DecoderLayer")
+    stack = getattr(kit.solution, kind)(layer_class(**layer_init), c.N).double()
+    stack.load_state_dict(state, strict=True)
+    stack.train()
+    torch.manual_seed(0)  # the same dropout masks as the child draws
+    with torch.no_grad():
+        want = stack(*args)
+    if not (isinstance(got, torch.Tensor) and matches(got, want)):
+        nan = " Your result holds NaN." if isinstance(got, torch.Tensor) and got.isnan().any() else ""
+        raise Fail(f"{c.label}: built around the {layer_class.__name__} given in your file, with dropout=0.5 in "
+                   f"training mode, your {kind} does not give the reference's result.{nan} If the numerics checks "
+                   f"pass, the given classes were changed: keep them exactly as given.{edge}")
 
 
 def _tensor(value, c):
