@@ -7,7 +7,7 @@ named mistakes.
 
 import torch
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import Accepted, Fail, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "make_pad_mask"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -126,9 +126,6 @@ _DECODER_MISTAKES = [
             "your mask has no causal part: AND the padding mask with make_subsequent_mask(T_t)"),
     Mistake("or", lambda t, p=0: _pad(t, p) | _tril(t.size(1)),
             "your mask joins padding and causal with | (OR): a key must be real AND not in the future, use &"),
-    Mistake("query padding too", lambda t, p=0: _pad(t, p) & _pad(t, p).transpose(-1, -2) & _tril(t.size(1)),
-            "your mask also hides the rows of PAD queries (seed 003's q_pad & k_pad): mask only the keys; "
-            "PAD queries are ignored by the loss anyway"),
     Mistake("(B, T, T)", lambda t, p=0: (_pad(t, p) & _tril(t.size(1)))[:, 0],
             "your mask has shape (B, T_t, T_t), like seed 004's make_tgt_mask (its attention adds the head axis): "
             "add it here, (B, 1, T_t, T_t)"),
@@ -159,9 +156,6 @@ _CROSS_MISTAKES = [
     Mistake("axes swapped", lambda s, t, p=0: _cross_full(s, t, p).transpose(-1, -2),
             "your mask has the source on the query axis, (B, 1, T_s, T_t): queries come from the target, "
             "keys from the source: (B, 1, T_t, T_s)"),
-    Mistake("target queries hidden", lambda s, t, p=0: _cross_full(s, t, p) & _pad(t, p).transpose(-1, -2),
-            "your mask also hides the rows of PAD target queries (seed 003's make_pad_mask(T_t, T_s, tgt_pad, src_pad)): "
-            "here only source keys are masked"),
     Mistake("causal part", lambda s, t, p=0: _cross_full(s, t, p) & torch.ones(t.size(1), s.size(1), dtype=torch.bool).tril(),
             "your cross mask has a causal part: a decoder position may look at EVERY source position; "
             "hide only the source PAD"),
@@ -175,6 +169,20 @@ _CROSS_MISTAKES = [
     Mistake("float", lambda s, t, p=0: _cross_full(s, t, p).float(),
             "your mask is a float 0/1 tensor: return a bool tensor"),
 ]
+
+
+# Seed 003's make_pad_mask(q_pad, k_pad) also hides the rows of PAD queries. The masks differ from the
+# reference only on those rows, whose outputs the loss ignores: an accepted variant, named in the report.
+_SEED003_WHY = ("as seed 003's make_pad_mask does (visible = real query AND real key): the masks differ only on the "
+                "rows of PAD queries, whose outputs the loss ignores. This catalogue hides keys only, so a PAD query "
+                "still attends like any other and no row is left with nothing to see")
+_DECODER_SEED003 = Mistake(
+    "query padding too (seed 003)", lambda t, p=0: _pad(t, p) & _pad(t, p).transpose(-1, -2) & _tril(t.size(1)),
+    f"your decoder mask also hides the rows of PAD queries, {_SEED003_WHY}")
+_CROSS_SEED003 = Mistake(
+    "target queries hidden (seed 003)", lambda s, t, p=0: _cross_full(s, t, p) & _pad(t, p).transpose(-1, -2),
+    f"your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), "
+    f"{_SEED003_WHY}")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -193,8 +201,10 @@ def structure(kit):
         expect_structure(kit, name, module=False, params=params)
 
 
-def _verify(kit, target, cases, make_args, legend, mistakes):
-    """Compare target's result with the reference, exactly; name the mistake it equals."""
+def _verify(kit, target, cases, make_args, legend, mistakes, accepted=None):
+    """Compare target's result with the reference, exactly; name the mistake it equals. A result that equals
+    accepted (a source's convention) wherever it differs from the reference passes, with accepted's note."""
+    followed = False
     for c in cases:
         args = make_args(c)
         got = kit.user(args, target=target)
@@ -202,8 +212,13 @@ def _verify(kit, target, cases, make_args, legend, mistakes):
         try:
             compare(got, want, f"{target}{_shown(args)}", legend, exact=True)
         except Fail as fail:
+            if accepted is not None and isinstance(got, torch.Tensor) and matches(got, accepted.impl(*args)):
+                followed = True
+                continue
             found = kit.name_mistake(args, got, mistakes)
             raise Fail(f"{c.label}: {fail}", found) from None
+    if followed:
+        raise Accepted(accepted.explain)
 
 
 
@@ -225,12 +240,13 @@ def subsequent(kit):
 
 @check("masking", "make_decoder_mask(tgt) is (B, 1, T_t, T_t): key padding AND no look-ahead")
 def decoder(kit):
-    _verify(kit, "make_decoder_mask", _DECODER_CASES, decoder_args, "(B, 1, T_t, T_t)", _DECODER_MISTAKES)
+    _verify(kit, "make_decoder_mask", _DECODER_CASES, decoder_args, "(B, 1, T_t, T_t)", _DECODER_MISTAKES,
+            _DECODER_SEED003)
 
 
 @check("masking", "make_cross_mask(src, tgt) is (B, 1, T_t, T_s): real source keys, for every target query")
 def cross(kit):
-    _verify(kit, "make_cross_mask", _CROSS_CASES, cross_args, "(B, 1, T_t, T_s)", _CROSS_MISTAKES)
+    _verify(kit, "make_cross_mask", _CROSS_CASES, cross_args, "(B, 1, T_t, T_s)", _CROSS_MISTAKES, _CROSS_SEED003)
 
 
 @check("hygiene", "no mask function modifies its token tensors")
