@@ -3,14 +3,15 @@
 positional_encoding(position, d_model) takes two ints and no arrays, so the standard checks
 ("float32 in gives float32 out", "leaves the caller's inputs unchanged") do not apply: this
 module defines no OUTPUTS and writes its own shapes, numerics and hygiene checks. The dtype
-contract is float64 whatever happens; seed 000's final .astype(np.float32) is a named mistake.
+contract is float64; seed 000's final .astype(np.float32) (the float64 table rounded once to
+float32) is an accepted variant.
 """
 
 import re
 
 import numpy as np
 
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "positional_encoding"
@@ -61,9 +62,6 @@ MISTAKES = [
     Mistake("no batch axis", _variant(batch=False),
             "your table has no batch axis: return shape (1, position, d_model), e.g. pe[np.newaxis], "
             "so that it broadcasts over (B, T, D) embeddings"),
-    Mistake("float32 cast", _variant(dtype=np.float32),
-            "your table is float32: the contract is float64, so drop the final .astype(np.float32) "
-            "(seed 000 casts; float32 keeps only about 7 significant digits)"),
     Mistake("sin and cos swapped", _variant(swap=True),
             "your table has sin and cos swapped: even columns (0, 2, 4, ...) take sin, odd columns take cos"),
     Mistake("positions from 1", _variant(first=1),
@@ -85,6 +83,16 @@ MISTAKES = [
     Mistake("odd last column zero", _variant(odd_last="zero"),
             "with an odd d_model your last column is 0: it is a sin column, sin(pos / 10000^((d_model-1)/d_model))"),
 ]
+
+
+# Seed 000's table: computed in float64, then .astype(np.float32). One rounding to float32 is at most
+# 2^-24 ≈ 6e-8 relative; 3e-7 leaves room for a float64 value one ulp away from the reference's to round
+# the other way. A table computed in float32 throughout is off by ~1e-4 at case 3's angles of ~2000 rad.
+_FLOAT32_CAST = (3e-7, 1e-12)
+_SEED000_CAST = ("your table is float32, the float64 table rounded once (seed 000 ends with .astype(np.float32)): "
+                 "right to float32's precision. This kata's contract is float64: return the table you computed, "
+                 "without the cast (float32 keeps about 7 significant digits, and a float64 model would add a "
+                 "float32 table to its float64 embeddings)")
 
 
 def call(kit, c, args=None):
@@ -151,8 +159,22 @@ def odd_sizes(kit):
 
 @check("numerics", "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64")
 def numerics(kit):
+    cast = False
     for c in CASES:
-        compare_case(kit, c, call(kit, c))
+        got = call(kit, c)
+        if isinstance(got, np.ndarray) and got.dtype == np.float32:  # seed 000's cast: an accepted variant
+            rounded = kit.reference(inputs(c)).astype(np.float32)
+            try:
+                compare(got, rounded, "positional encoding (float32, against the float64 table rounded to float32)",
+                        _LEGEND, tol=_FLOAT32_CAST)
+            except Fail as fail:
+                raise Fail(f"{c.label}: {fail}", kit.name_mistake(inputs(c), got.astype(np.float64),
+                                                                  tol=(1e-4, 1e-5))) from None
+            cast = True
+            continue
+        compare_case(kit, c, got)
+    if cast:
+        raise Accepted(_SEED000_CAST)
 
 
 @check("numerics", "with an odd d_model the last column is a sin column (0 at position 0, not 0 everywhere)")
