@@ -1,4 +1,4 @@
-# expect: a query with no visible key gets uniform weights
+# followup: what should a query that may see no key give
 """Masks with -1e9 (no NaN) but never zeroes the row of a query that sees no key."""
 import math
 
