@@ -26,6 +26,11 @@ class Kata:
     forbidden: tuple[str, ...]
     order: int
     part: str = "seeds"
+    title_zh: str = ""
+
+    def title_in(self, lang: str) -> str:
+        """The title in lang (Chinese where the registry has it, else English)."""
+        return self.title_zh if lang == "zh" and self.title_zh else self.title
 
     @property
     def id(self) -> str:
@@ -60,7 +65,7 @@ def all_katas() -> tuple[Kata, ...]:
         Kata(
             name=e["name"], track=e["track"], title=e["title"], difficulty=int(e["difficulty"]),
             targets=tuple(e["targets"]), forbidden=tuple(e.get("forbidden", ())), order=i,
-            part=e.get("part", "seeds"),
+            part=e.get("part", "seeds"), title_zh=e.get("title_zh", ""),
         )
         for i, e in enumerate(raw)
     ]

@@ -12,10 +12,10 @@ import difflib
 import importlib
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 from rich.console import Console
+from rich.cells import cell_len
 from rich.text import Text
 
 from checker import __version__, catalogue, workspace
@@ -59,7 +59,8 @@ def cmd_init(args, console: Console) -> int:
 def cmd_list(args, console: Console) -> int:
     ws = open_workspace(args, console)
     summary = _summary(ws, console)
-    rows = [{"name": k.id, "track": k.track, "part": k.part, "title": k.title, "difficulty": k.difficulty,
+    lang = language(args.lang)
+    rows = [{"name": k.id, "track": k.track, "part": k.part, "title": k.title_in(lang), "difficulty": k.difficulty,
              "status": summary.get(k.id, {}).get("status", "not_started"),
              "attempts": summary.get(k.id, {}).get("attempts", 0),
              "followups": summary.get(k.id, {}).get("followups", 0),
@@ -67,42 +68,48 @@ def cmd_list(args, console: Console) -> int:
     if args.json:
         print_json({"katas": rows})
         return EXIT_OK
+    from checker.lang import speaking
     from checker.report import duration, status_text
 
+    with speaking(lang):
+        statuses = [status_text(r["status"]) if r["attempts"] else Text(say(lang, "list.new"), style="dim")
+                    for r in rows]
     # Plain aligned columns, not a rich Table: measuring every cell of ~40 rows cost more than
     # importing rich itself (bench/bench.py holds `kata list` to 2x an import of rich.console).
-    statuses = [status_text(r["status"]) if r["attempts"] else Text("new", style="dim") for r in rows]
     for r, status in zip(rows, statuses):
         if r["status"] == "pass" and r["followups"]:
             status.append(" ?", style="bold yellow")  # passed, with follow-up questions still open
     bests = [duration(r["best_seconds"]) for r in rows]
     name_w = max(len(r["name"]) for r in rows)
-    status_w = max(len("status"), *(len(s) for s in statuses))
-    best_w = max(len("best"), *(len(b) for b in bests))
+    status_w = max(cell_len(say(lang, "list.status")), *(s.cell_len for s in statuses))
+    best_w = max(cell_len(say(lang, "list.best")), *(len(b) for b in bests))
     indent = 2 + 2 + name_w + 2 + 5 + 2 + status_w + 2 + best_w + 2  # where the title column starts
     groups = list(dict.fromkeys((k.part, k.track) for k in catalogue.all_katas()))  # in learning order
+    def pad(text: str, width: int) -> str:  # by terminal cells: a Chinese character takes two
+        return text + " " * (width - cell_len(text))
+
+    columns = (f" #  {pad(say(lang, 'list.kata'), name_w)}  {pad(say(lang, 'list.level'), 5)}  "
+               f"{pad(say(lang, 'list.status'), status_w)}  {say(lang, 'list.best'):>{best_w}}  {say(lang, 'list.title')}")
     for part, track in groups:
-        heading = f"{track} track" if part == "seeds" else f"{track} track, beyond the seeds (modern LLMs)"
-        lines = Text.assemble((heading, "bold"), "\n",
-                              (f" #  {'kata':<{name_w}}  {'level':<5}  {'status':<{status_w}}  {'best':>{best_w}}  title",
-                               "dim"))
+        heading = say(lang, "list.track" if part == "seeds" else "list.track_llm", track=track)
+        lines = Text.assemble((heading, "bold"), "\n", (columns, "dim"))
         group = [i for i, k in enumerate(catalogue.all_katas()) if (k.part, k.track) == (part, track)]
         for n, i in enumerate(group, 1):
             lines.append(f"\n{n:>2}  ")
             lines.append(f"{rows[i]['name']:<{name_w}}", style="bold")
             lines.append(f"  {'★' * rows[i]['difficulty']:<5}  ")
             lines.append_text(statuses[i])
-            lines.append(" " * (status_w - len(statuses[i])) + f"  {bests[i]:>{best_w}}  ")
+            lines.append(" " * (status_w - statuses[i].cell_len) + f"  {bests[i]:>{best_w}}  ")
             at = indent if console.width - indent >= 20 else 4  # a narrow terminal: the title on lines of its own
-            title = textwrap.wrap(rows[i]["title"], console.width - at)
+            title = [line.plain.rstrip() for line in Text(rows[i]["title"]).wrap(console, console.width - at)]
             lines.append(title[0] if at == indent else f"\n{' ' * at}{title[0]}")
             for more in title[1:]:  # a long title continues under itself
                 lines.append(f"\n{' ' * at}{more}")
         console.print(lines, no_wrap=True, overflow="ellipsis")
         console.print()
-    console.print(Text(f"Workspace: {ws}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. "
-                       "'best' is the fastest passing run of your code. PASS ? = passed with follow-up questions "
-                       "open (the check shows them; --strict fails them).", style="dim"))
+    with speaking(lang):
+        passed = status_text("pass").plain
+    console.print(Text(say(lang, "list.footer", workspace=ws, passed=passed), style="dim"))
     return EXIT_OK
 
 
@@ -136,6 +143,7 @@ def cmd_show(args, console: Console) -> int:
 
 
 def cmd_check(args, console: Console) -> int:
+    lang = language(args.lang)
     katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
     if not katas:
         raise UsageError("name a kata to check (for example `kata check attention`) or use --all")
@@ -158,7 +166,7 @@ def cmd_check(args, console: Console) -> int:
         if not args.json and len(katas) > 1:
             console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
-                                   memory_gb=args.memory, strict=args.strict)
+                                   memory_gb=args.memory, strict=args.strict, lang=lang)
         results.append(result)
         if progress is not None:
             try:
@@ -169,9 +177,11 @@ def cmd_check(args, console: Console) -> int:
     if args.json:
         print_json({"katas": [r.to_json() for r in results]})
     else:
+        from checker.lang import speaking
         from checker.report import print_results
 
-        print_results(console, results, verbose=args.verbose)
+        with speaking(lang):
+            print_results(console, results, verbose=args.verbose)
     return EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
 
 
@@ -264,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("list", "the catalogue in learning order, with your status and best time")
     with_workspace(p)
     with_json(p)
+    with_lang(p)
 
     p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)")
     p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
@@ -282,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
     with_json(p)
     with_workspace(p)
+    with_lang(p)
 
     p = command("watch", "re-check your file on every save (r or Enter: re-check, q: quit)")
     p.add_argument("name", nargs="?", metavar="NAME",

@@ -12,6 +12,7 @@ import torch
 from checker import kit as kitmod
 from checker import rules
 from checker.catalogue import Kata
+from checker.lang import register, speaking, t
 from checker.paths import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
@@ -43,17 +44,24 @@ def load_solution(kata: Kata):
 
 
 def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show_weights: bool = False,
-               memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False, strict: bool = False) -> KataResult:
+               memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False, strict: bool = False,
+               lang: str = "en") -> KataResult:
     """Run every hidden check of kata on path.
 
     show_weights: attach the attention map even if masking passed.
     fail_fast: stop at the first failing check and skip timing (a verdict, not a report: mutation tests).
     strict: accepted variants and follow-up questions fail, as core checks do (the full contract).
+    lang: the language of every title and message in the result (en, zh).
     """
+    with speaking(lang):
+        return _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict)
+
+
+def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict) -> KataResult:
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     if not path.is_file():
-        result.error = f"{path} does not exist. `kata init` puts a fresh stub back."
+        result.error = t("{path} does not exist. `kata init` puts a fresh stub back.", path=path)
     else:
         _run(kata, path, timeout, result, show_weights, memory_gb, fail_fast, strict)
     result.seconds = round(time.perf_counter() - started, 3)
@@ -81,7 +89,7 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
             return
         except (Timeout, Crashed) as err:
             result.status = "timeout" if isinstance(err, Timeout) else "error"
-            result.error = f"while importing your file: {err}"
+            result.error = t("while importing your file: {error}", error=err)
             result.output = sandbox.output()
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata))
@@ -127,15 +135,16 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     def in_source(kit):
         found = rules.scan(source, kata.forbidden)
         if found:
-            raise kitmod.Fail("; ".join(f"line {line}: uses {name}" for line, name in found)
-                              + f", which is off limits in this kata (off limits: {listed})")
+            uses = "; ".join(t("line {line}: uses {name}", line=line, name=name) for line, name in found)
+            raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
+                                listed=listed))
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
         found = kit.trapped()
         if found:
-            raise kitmod.Fail("; ".join(f"line {line}: called {name}" for line, name in found)
-                              + ", which is off limits in this kata: write it yourself")
+            calls = "; ".join(t("line {line}: called {name}", line=line, name=name) for line, name in found)
+            raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls))
 
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True
@@ -149,43 +158,44 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
         if fail_fast and any(not c.passed for c in result.checks):
             break
         if abort or (fn.stage != "structure" and any(not c.passed for c in result.checks if c.stage == "structure")):
-            reason = abort or "skipped: fix the structure first"
-            result.checks.append(CheckResult(fn.title, fn.stage, False, reason, skipped=True))
+            reason = abort or t("skipped: fix the structure first")
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, reason, skipped=True))
             continue
         try:
             fn(kit)
-            result.checks.append(CheckResult(fn.title, fn.stage, True))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, True))
         except kitmod.FollowUp as note:
-            result.checks.append(CheckResult(fn.title, fn.stage, not strict, str(note), kind=note.kind))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(note), kind=note.kind))
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
-                result.checks.append(CheckResult(fn.title, fn.stage, not strict, str(fail), kind="followup"))
+                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(fail), kind="followup"))
                 continue
-            result.checks.append(CheckResult(fn.title, fn.stage, False, str(fail)))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(fail)))
             kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
             if getattr(fn, "followup", False) and not err.not_implemented:
-                message = f"your code raised {err}{kitmod.at_line(err)} on this edge case"
-                result.checks.append(CheckResult(fn.title, fn.stage, not strict, message, kind="followup"))
+                message = t("your code raised {error}{where} on this edge case", error=err, where=kitmod.at_line(err))
+                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, message, kind="followup"))
                 continue
             not_implemented += err.not_implemented
             where = kitmod.at_line(err)
-            text = "not written yet (raises NotImplementedError)" if err.not_implemented else f"your code raised {err}"
-            result.checks.append(CheckResult(fn.title, fn.stage, False, f"{text}{where}"))
+            text = (t("not written yet (raises NotImplementedError)") if err.not_implemented
+                    else t("your code raised {error}", error=err))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, f"{text}{where}"))
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:
-            result.checks.append(CheckResult(fn.title, fn.stage, False, str(err)))
-            abort, status = f"skipped: the previous check {err}", "timeout"
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(err)))
+            abort, status = t("skipped: the previous check {error}", error=err), "timeout"
         except Crashed as err:
-            result.checks.append(CheckResult(fn.title, fn.stage, False, str(err)))
-            abort, status = "skipped: the process running your code died", "error"
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(err)))
+            abort, status = t("skipped: the process running your code died"), "error"
         except Exception as err:  # noqa: BLE001 - a bug in a check must not hide every other verdict
-            result.checks.append(CheckResult(fn.title, fn.stage, False,
-                                             f"internal error of this check, please report it: {type(err).__name__}: {err}"))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, t(
+                "internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__, error=err)))
     if abort:
         return status
-    static = {fn.title for fn in checks if getattr(fn, "static", False)}
+    static = {kitmod.title_of(fn) for fn in checks if getattr(fn, "static", False)}
     behavioural = [c for c in result.checks if c.stage != "structure" and c.name not in static]
     if not_implemented and not any(c.passed for c in behavioural):
         return "not_started"
@@ -213,3 +223,22 @@ def describe_case(kata: Kata, number: int) -> dict:
     how = (f"Called as {call}({', '.join(names)}) in float64"
            + ("; the weights below are loaded into your module by name." if state else "."))
     return {"label": c.label, "how": how, "values": values}
+
+
+_ZH = register({
+    "{path} does not exist. `kata init` puts a fresh stub back.": "{path} 不存在。`kata init` 会放回一份新的空白模板。",
+    "while importing your file: {error}": "导入你的文件时：{error}",
+    "uses no off-limits shortcut in the source": "源代码里没有用本题禁止的捷径",
+    "calls no off-limits shortcut at run time": "运行时没有调用本题禁止的捷径",
+    "line {line}: uses {name}": "第 {line} 行：用了 {name}",
+    "{uses}, which is off limits in this kata (off limits: {listed})": "{uses}，本题禁止使用（禁止：{listed}）",
+    "line {line}: called {name}": "第 {line} 行：调用了 {name}",
+    "{calls}, which is off limits in this kata: write it yourself": "{calls}，本题禁止使用：请自己实现",
+    "skipped: fix the structure first": "已跳过：先修好结构",
+    "your code raised {error}{where} on this edge case": "你的代码在这个边界情况下抛出了 {error}{where}",
+    "not written yet (raises NotImplementedError)": "还没写（抛出 NotImplementedError）",
+    "your code raised {error}": "你的代码抛出了 {error}",
+    "skipped: the previous check {error}": "已跳过：上一项检查{error}",
+    "skipped: the process running your code died": "已跳过：运行你代码的进程已经退出",
+    "internal error of this check, please report it: {kind}: {error}": "这项检查自身出错，请报告：{kind}: {error}",
+})

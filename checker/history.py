@@ -218,7 +218,7 @@ def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datet
     status = {c["kata"]: c["status"] for c in records.checks if c["drill"] is None}  # the workspace's last
     going, due, new, early = [], [], [], []
     for kata in katas:
-        item = {"name": kata.id, "title": kata.title}
+        item = {"name": kata.id, "title": kata.title_in(lang)}
         if status.get(kata.id) in ("fail", "error", "timeout"):
             going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}",
                           "reason": say(lang, "next.continue", status=status[kata.id])})

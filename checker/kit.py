@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from checker.lang import register, say, spoken, t
 from checker.results import STAGES
 from checker.sandbox import CHILD_PACKAGE, Opaque, UserError
 
@@ -52,7 +53,8 @@ class Fail(Exception):
         self.message, self.diagnosis = message, diagnosis
 
     def __str__(self) -> str:
-        return f"{self.message}. Diagnosis: {self.diagnosis}" if self.diagnosis else self.message
+        return t("{message}. Diagnosis: {diagnosis}", message=self.message, diagnosis=self.diagnosis) \
+            if self.diagnosis else self.message
 
 
 class FollowUp(Exception):
@@ -91,7 +93,7 @@ FLOAT32_INSIDE = (1e-5, 1e-6)
 def at_line(err: UserError) -> str:
     """' (line N)': the deepest line of the user's file in the traceback of an error their code raised."""
     lines = re.findall(r"line (\d+)", err.traceback or "")
-    return f" (line {lines[-1]})" if lines else ""
+    return t(" (line {line})", line=lines[-1]) if lines else ""
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class Case:
     @property
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in {**self.dims, **self.extra}.items()]
-        return f"case {self.id} ({', '.join(parts)})"
+        return t("case {id} ({settings})", id=self.id, settings=", ".join(parts))
 
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(1000 * self.id + salt)
@@ -172,33 +174,46 @@ def unknown_options(spec) -> list[str]:
     return [name for name in assigned if name not in OPTION_NAMES]
 
 
-def check(stage: str, title: str, *, followup: bool = False):
+def check(stage: str, title: str, *, followup: bool = False, **values):
     """Mark a function fn(kit) as a hidden check of a stage; it passes unless it raises Fail.
 
-    followup=True: the check holds an edge beyond the textbook answer; its Fail (or an error the
-    user's code raises in it) becomes a follow-up question, not a failure, unless --strict.
+    title is English, with named placeholders filled from values (a callable value is called when the
+    title is shown, so it can speak too); title_of() gives it in the language spoken. followup=True: the check holds an edge beyond the textbook answer; its Fail (or an error
+    the user's code raises in it) becomes a follow-up question, not a failure, unless --strict.
     """
     assert stage in STAGES, stage
 
     def mark(fn):
-        fn.stage, fn.title, fn.followup = stage, f"{stage}: {title}", followup
+        fn.stage, fn.followup, fn.english, fn.values = stage, followup, title, values
+        fn.title = f"{stage}: {title.format(**_filled(values)) if values else title}"  # English: its identity
         return fn
 
     return mark
+
+
+def title_of(fn) -> str:
+    """A check's title in the language spoken: 'numerics: matches the reference in float64'."""
+    lang = spoken()
+    stage = say(lang, f"stage.{fn.stage}")
+    return f"{stage}{'：' if lang == 'zh' else ': '}{t(fn.english, **_filled(fn.values))}"
+
+
+def _filled(values: dict) -> dict:
+    return {k: v() if callable(v) else v for k, v in values.items()}
 
 
 # ----------------------------------------------------------------------------- comparing
 
 def describe(value) -> str:
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {tuple(value.shape)}"
+        return t("a tensor of shape {shape}", shape=tuple(value.shape))
     if isinstance(value, np.ndarray):
-        return f"a NumPy array of shape {value.shape}"
+        return t("a NumPy array of shape {shape}", shape=value.shape)
     if isinstance(value, Opaque):
         return f"a {value.type} ({value.repr})"
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return "None" if value is None else f"a {type(value).__name__} ({value!r})"
+        return t("a {kind} of {count} items", kind=type(value).__name__, count=len(value))
+    return "None" if value is None else t("a {kind} ({value})", kind=type(value).__name__, value=repr(value))
 
 
 def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
@@ -211,20 +226,22 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
     want_kind = torch.Tensor if isinstance(expected, torch.Tensor) else np.ndarray
     if not isinstance(actual, want_kind):
         kind = "a torch.Tensor" if want_kind is torch.Tensor else "a NumPy array (np.ndarray)"
-        raise Fail(f"{what} should be {kind}, got {describe(actual)}")
+        raise Fail(t("{what} should be {kind}, got {got}", what=what, kind=kind, got=describe(actual)))
     if tuple(actual.shape) != tuple(expected.shape):
         shown = f"{legend} = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"
-        raise Fail(f"{what} should have shape {shown}, got {tuple(actual.shape)}")
+        raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
     if actual.dtype != expected.dtype:
-        raise Fail(f"{what} should have dtype {_dtype_name(expected)}, got {_dtype_name(actual)}")
+        raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),
+                     got=_dtype_name(actual)))
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.numel() == 0:
         return
     if exact or not a.is_floating_point():
         bad = a != e
         if bad.any():
-            raise Fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ; first at index "
-                       f"{_index(bad)}: got {_fmt(a[bad][0])}, expected {_fmt(e[bad][0])}")
+            raise Fail(t("{what}: {count} of {total} elements differ; first at index {index}: got {got}, expected "
+                         "{want}", what=what, count=int(bad.sum()), total=a.numel(), index=_index(bad),
+                         got=_fmt(a[bad][0]), want=_fmt(e[bad][0])))
         return
     rtol, atol = tol or ((RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64))
     # The rule of torch.testing.assert_close, |a - e| <= atol + rtol * |e| with NaN equal to NaN,
@@ -235,11 +252,13 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
         return
     nan = torch.isnan(a) & ~torch.isnan(e)
     if nan.any():
-        raise Fail(f"{what}: {int(nan.sum())} of {a.numel()} elements are NaN; first at index {_index(nan)}")
+        raise Fail(t("{what}: {count} of {total} elements are NaN; first at index {index}", what=what,
+                     count=int(nan.sum()), total=a.numel(), index=_index(nan)))
     diff = (a - e).abs().nan_to_num(nan=math.inf)
     worst = divmod_index(int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff)))), a.shape)
-    raise Fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ; largest difference "
-               f"{_fmt(diff[worst])} at index {worst}: got {_fmt(a[worst])}, expected {_fmt(e[worst])}")
+    raise Fail(t("{what}: {count} of {total} elements differ; largest difference {diff} at index {index}: got {got}, "
+                 "expected {want}", what=what, count=int(bad.sum()), total=a.numel(), diff=_fmt(diff[worst]),
+                 index=worst, got=_fmt(a[worst]), want=_fmt(e[worst])))
 
 
 def matches(actual, expected, tol=None) -> bool:
@@ -282,7 +301,7 @@ def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:
         return (value,)
     names = " and ".join(name for name, _ in outputs)
     if not isinstance(value, (tuple, list)) or len(value) != len(outputs):
-        raise Fail(f"should return a tuple ({names}), got {describe(value)}")
+        raise Fail(t("should return a tuple ({names}), got {got}", names=names, got=describe(value)))
     return tuple(value)
 
 
@@ -309,7 +328,7 @@ class Kit:
 
     def state(self, case: Case, dtype: str):
         """The reference's weights for this case (seeded), loaded into the user's module by name."""
-        key = (case.label, dtype)
+        key = (case.id, dtype)
         if key not in self._states:
             self._states[key] = self._make_state(case, dtype)
         cached = self._states[key]  # a fresh copy each time: a check may edit the weights it gets
@@ -483,8 +502,9 @@ class Kit:
                 several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
                 found = all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)]))
             if found:
-                self.diagnosis = self.diagnosis or mistake.explain
-                return mistake.explain
+                explain = t(mistake.explain)
+                self.diagnosis = self.diagnosis or explain
+                return explain
         return None
 
 
@@ -524,13 +544,13 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         import difflib
 
         close = difflib.get_close_matches(target, info["names"], n=1, cutoff=0.6)
-        hint = f" Found '{close[0]}': did you misname it?" if close else (
-            f" The file defines: {', '.join(info['names']) or 'nothing'}.")
-        raise Fail(f"'{target}' is missing.{hint}")
+        hint = t(" Found '{name}': did you misname it?", name=close[0]) if close else (
+            t(" The file defines: {names}.", names=", ".join(info["names"]) or t("nothing")))
+        raise Fail(t("'{target}' is missing.{hint}", target=target, hint=hint))
     if module is True and not info["is_module"]:
-        raise Fail(f"'{target}' should be a class deriving from torch.nn.Module")
+        raise Fail(t("'{target}' should be a class deriving from torch.nn.Module", target=target))
     if module is False and (info["is_class"] or not info["callable"]):
-        raise Fail(f"'{target}' should be a function")
+        raise Fail(t("'{target}' should be a function", target=target))
     # A constructor gets its arguments by keyword, so its names are the contract. forward and a
     # function get them by position: other names are the user's choice, unless they are the
     # contract's names in another order (Q and K swapped) or too few.
@@ -539,7 +559,8 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         if want is None or got is None or got[: len(want)] == want:
             continue
         if by_name or len(got) < len(want) or sorted(got[: len(want)]) == sorted(want):
-            raise Fail(f"{where} should take ({', '.join(want)}), but takes ({', '.join(got)})")
+            raise Fail(t("{where} should take ({want}), but takes ({got})", where=where, want=", ".join(want),
+                         got=", ".join(got)))
     if init is not None and info["is_module"]:
         built = kit.inspect(target, init)
         reference = getattr(kit.solution, target)(**init)
@@ -548,14 +569,17 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         missing = [n for n in want_params if n not in got_params]
         if missing:
             shapes = ", ".join(f"{n} {tuple(want_params[n])}" for n in missing)
-            raise Fail(f"{target}({_kwargs(init)}) has no parameter {shapes}; it has "
-                       f"{', '.join(got_params) or 'none'}. The docstring names the submodules the checker loads weights into")
+            raise Fail(t("{target}({init}) has no parameter {shapes}; it has {names}. The docstring names the "
+                         "submodules the checker loads weights into", target=target, init=_kwargs(init), shapes=shapes,
+                         names=", ".join(got_params) or t("none")))
         for n, shape in want_params.items():
             if got_params[n] != shape:
-                raise Fail(f"parameter {n} should have shape {tuple(shape)}, got {tuple(got_params[n])}")
+                raise Fail(t("parameter {name} should have shape {want}, got {got}", name=n, want=tuple(shape),
+                             got=tuple(got_params[n])))
         extra = [n for n in got_params if n not in want_params]
         if extra:
-            raise Fail(f"{target}({_kwargs(init)}) has parameters the contract does not have: {', '.join(extra)}")
+            raise Fail(t("{target}({init}) has parameters the contract does not have: {names}", target=target,
+                         init=_kwargs(init), names=", ".join(extra)))
     return info
 
 
@@ -574,20 +598,21 @@ def standard_checks(spec) -> list:
             try:
                 got = as_outputs(value, outputs)
             except Fail as fail:
-                raise Fail(f"{c.label}: {fail}") from None
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
             try:
                 for (name, legend), u, e in zip(outputs, got, expected):
                     shape_ok = isinstance(u, (torch.Tensor, np.ndarray)) and tuple(u.shape) == tuple(e.shape)
                     if not (stage_shapes_only and shape_ok):
                         compare(u, e, name, legend, tol=kit.tolerance(dtype))
             except Fail as fail:
-                message = f"{c.label}: {fail}"
+                message = t("{label}: {fail}", label=c.label, fail=fail)
                 found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
                 raise Fail(message, found) from None
 
-    legends = " and ".join(f"{n} {legend}".strip() for n, legend in outputs)
+    def legends():
+        return t(" and ").join(f"{n} {legend}".strip() for n, legend in outputs)
 
-    @check("shapes", f"returns {legends} on every case")
+    @check("shapes", "returns {legends} on every case", legends=legends)
     def shapes(kit):
         run_all(kit, "float64", True)
 
@@ -599,7 +624,7 @@ def standard_checks(spec) -> list:
             if kit.convention is not None or kit.settle() is None:
                 raise
             run_all(kit, "float64", False)  # against the convention now, on every case
-            raise Accepted(kit.convention.explain) from None
+            raise Accepted(t(kit.convention.explain)) from None
 
     @check("numerics", "float32 in gives float32 out, close to the reference")
     def numerics32(kit):
@@ -613,12 +638,12 @@ def standard_checks(spec) -> list:
             for i, (before, now) in enumerate(zip(sent, after)):
                 if isinstance(before, (torch.Tensor, np.ndarray)):
                     try:
-                        compare(now, before, f"argument {i + 1}", exact=True)
+                        compare(now, before, t("argument {number}", number=i + 1), exact=True)
                     except Fail as fail:
-                        advice = ("x = x - m, not x -= m or x[...] = ..." if isinstance(before, np.ndarray)
-                                  else "x = x + ..., masked_fill, not masked_fill_")
-                        raise Fail(f"{c.label}: your code modified its input ({fail}); "
-                                   f"use out-of-place operations ({advice})") from None
+                        advice = (t("x = x - m, not x -= m or x[...] = ...") if isinstance(before, np.ndarray)
+                                  else t("x = x + ..., masked_fill, not masked_fill_"))
+                        raise Fail(t("{label}: your code modified its input ({fail}); use out-of-place operations "
+                                     "({advice})", label=c.label, fail=fail, advice=advice)) from None
 
     @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
     def gradients(kit):
@@ -627,7 +652,7 @@ def standard_checks(spec) -> list:
             g = c.generator(salt=23)
             cotangents = [torch.randn(e.shape, generator=g, dtype=e.dtype) for e in expected_out if _float(e)]
             if not cotangents:
-                raise Fail("the reference returns no float tensor to differentiate: set GRADIENTS = False")
+                raise Fail(t("the reference returns no float tensor to differentiate: set GRADIENTS = False"))
             want = kit.gradients(c, cotangents, user=False)
             got = kit.gradients(c, cotangents, user=True)
             names = [n for n, _ in zip(_arg_names(kit), want["args"])]
@@ -635,16 +660,17 @@ def standard_checks(spec) -> list:
                 for name, u, e in zip(names, got["args"], want["args"]):
                     if e is not None:
                         if u is None:
-                            raise Fail(f"no gradient reaches {name}: something detaches it from the graph")
-                        compare(u, e, f"gradient of {name}", tol=kit.tolerance("float64"))
+                            raise Fail(t("no gradient reaches {name}: something detaches it from the graph", name=name))
+                        compare(u, e, t("gradient of {name}", name=name), tol=kit.tolerance("float64"))
                 for name, e in want["params"].items():
                     u = got["params"].get(name)
                     if e is not None:
                         if u is None:
-                            raise Fail(f"no gradient reaches the weight {name}: is it used, and not detached?")
-                        compare(u, e, f"gradient of {name}", tol=kit.tolerance("float64"))
+                            raise Fail(t("no gradient reaches the weight {name}: is it used, and not detached?",
+                                         name=name))
+                        compare(u, e, t("gradient of {name}", name=name), tol=kit.tolerance("float64"))
             except Fail as fail:
-                raise Fail(f"{c.label}: {fail}") from None
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
 
     @check("properties", "tensors made inside follow the inputs' device (run on the meta device)")
     def device(kit):
@@ -660,13 +686,14 @@ def standard_checks(spec) -> list:
                 raise
             if not any(word in err.message for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way
-            raise Fail(f"{c.label}, inputs on another device (meta): {err.message.splitlines()[0]}. A tensor made "
-                       "inside (a mask, positions, a constant) was created on the CPU: pass device=x.device "
-                       "(e.g. torch.ones(T, T, dtype=torch.bool, device=x.device)) or use x.new_ones(...)") from None
+            raise Fail(t("{label}, inputs on another device (meta): {error}. A tensor made inside (a mask, positions, "
+                         "a constant) was created on the CPU: pass device=x.device (e.g. torch.ones(T, T, "
+                         "dtype=torch.bool, device=x.device)) or use x.new_ones(...)", label=c.label,
+                         error=err.message.splitlines()[0])) from None
         stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
         if stray:
-            raise Fail(f"{c.label}: with every input on the meta device, your result came back on {stray[0]}: "
-                       "create it on the inputs' device")
+            raise Fail(t("{label}: with every input on the meta device, your result came back on {device}: create it "
+                         "on the inputs' device", label=c.label, device=stray[0]))
 
     opts = options(spec)
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
@@ -697,8 +724,9 @@ def batch_independence(spec):
                 try:
                     compare(a[1:], b[1:], name, tol=kit.tolerance("float64"))
                 except Fail as fail:
-                    raise Fail(f"{c.label}: changing batch item 0 changed the {name} of other items ({fail}); "
-                               "something mixes the batch axis (a reshape or transpose across B?)") from None
+                    raise Fail(t("{label}: changing batch item 0 changed the {name} of other items ({fail}); "
+                                 "something mixes the batch axis (a reshape or transpose across B?)", label=c.label,
+                                 name=name, fail=fail)) from None
 
     return independent
 
@@ -716,9 +744,10 @@ def any_leading_axes(base: Case, others) -> object:
                 if err.not_implemented:
                     raise
                 rank = len(kit.inputs(c)[0].shape)
-                raise Fail(f"{c.label}: your code works on a (B, T, D) input but raised {err}{at_line(err)} on a rank-{rank} "
-                           "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
-                           "so do not unpack B, T, D = x.shape or reshape to (B * T, D)") from None
+                raise Fail(t("{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} "
+                             "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
+                             "so do not unpack B, T, D = x.shape or reshape to (B * T, D)", label=c.label, error=err,
+                             where=at_line(err), rank=rank)) from None
 
     return any_rank
 
@@ -759,8 +788,8 @@ def dropout_checks(spec) -> list:
             for (name, legend), u, e in zip(spec.OUTPUTS, got, plain):
                 compare(u, e, name, legend, tol=kit.tolerance("float64"))
         except Fail as fail:
-            raise Fail(f"{c.label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}. Use nn.Dropout (or F.dropout(x, p, "
-                       "self.training)): it must do nothing after .eval()") from None
+            raise Fail(t("{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}. Use nn.Dropout (or F.dropout(x, p, "
+                         "self.training)): it must do nothing after .eval()", label=c.label, fail=fail)) from None
 
     @check("properties", "dropout acts in training mode: dropout=0.5 in train mode changes the result")
     def dropout_train(kit):
@@ -768,8 +797,8 @@ def dropout_checks(spec) -> list:
         plain = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
         trained = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
         if all(matches(u, e, kit.tolerance("float64")) for u, e in zip(trained, plain)):
-            raise Fail(f"{c.label}: with dropout=0.5 in training mode the result equals the result without "
-                       "dropout; apply self.dropout where the contract says")
+            raise Fail(t("{label}: with dropout=0.5 in training mode the result equals the result without dropout; "
+                         "apply self.dropout where the contract says", label=c.label))
 
     @check("properties", "dropout acts on the attention weights, not on the output")
     def dropout_on_weights(kit):
@@ -780,8 +809,96 @@ def dropout_checks(spec) -> list:
             zeroed = float(((trained == 0) & (plain != 0)).double().mean())
             # Dropout on the weights leaves almost no output element exactly 0; on the output, about p of them.
             if zeroed > 0.2:
-                raise Fail(f"{c.label}: with dropout=0.5 in training mode {zeroed:.0%} of the output elements are "
-                           "exactly 0: dropout is applied to the output; the contract applies it to the attention "
-                           "weights, before they multiply V (self.dropout(weights) @ V)")
+                raise Fail(t("{label}: with dropout=0.5 in training mode {share:.0%} of the output elements are exactly "
+                             "0: dropout is applied to the output; the contract applies it to the attention weights, "
+                             "before they multiply V (self.dropout(weights) @ V)", label=c.label, share=zeroed))
 
     return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
+
+
+_ZH = register({
+    # check titles
+    "returns {legends} on every case": "每组输入都返回 {legends}",
+    " and ": " 和 ",
+    "matches the reference in float64": "float64 下与参考答案一致",
+    "float32 in gives float32 out, close to the reference": "输入 float32 得到 float32 输出，并与参考答案接近",
+    "leaves the caller's inputs unchanged": "不修改调用者传入的输入",
+    "backward gives the reference's gradients for the inputs and every weight":
+        "反向传播得到的输入梯度和每个权重的梯度都与参考答案一致",
+    "tensors made inside follow the inputs' device (run on the meta device)":
+        "内部新建的张量跟随输入所在的设备（在 meta 设备上运行）",
+    "batch items are independent: changing item 0 leaves the others unchanged":
+        "批次中的样本互不影响：改动第 0 个样本，其他样本的结果不变",
+    "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)":
+        "任意前导维度都能用：除了 (B, T, D)，(T, D) 和 (B, N, T, D) 的输入也可以",
+    "dropout is off in eval mode: dropout=0.5 in eval gives the dropout=0.0 result":
+        "eval 模式下 dropout 不起作用：eval 模式下 dropout=0.5 的结果等于 dropout=0.0 的结果",
+    "dropout acts in training mode: dropout=0.5 in train mode changes the result":
+        "训练模式下 dropout 起作用：train 模式下 dropout=0.5 会改变结果",
+    "dropout acts on the attention weights, not on the output": "dropout 作用在注意力权重上，而不是输出上",
+    # the words of every verdict
+    "{message}. Diagnosis: {diagnosis}": "{message}。诊断：{diagnosis}",
+    " (line {line})": "（第 {line} 行）",
+    "case {id} ({settings})": "第 {id} 组输入（{settings}）",
+    "{label}: {fail}": "{label}：{fail}",
+    "a tensor of shape {shape}": "形状为 {shape} 的张量",
+    "a NumPy array of shape {shape}": "形状为 {shape} 的 NumPy 数组",
+    "a {kind} of {count} items": "包含 {count} 项的 {kind}",
+    "a {kind} ({value})": "一个 {kind}（{value}）",
+    "nothing": "什么都没有",
+    "none": "没有",
+    "{what} should be {kind}, got {got}": "{what} 应该是 {kind}，实际得到 {got}",
+    "{what} should have shape {shown}, got {got}": "{what} 的形状应为 {shown}，实际是 {got}",
+    "{what} should have dtype {want}, got {got}": "{what} 的 dtype 应为 {want}，实际是 {got}",
+    "{what}: {count} of {total} elements differ; first at index {index}: got {got}, expected {want}":
+        "{what}：{total} 个元素中有 {count} 个不同；第一个在下标 {index}：得到 {got}，应为 {want}",
+    "{what}: {count} of {total} elements are NaN; first at index {index}":
+        "{what}：{total} 个元素中有 {count} 个是 NaN；第一个在下标 {index}",
+    "{what}: {count} of {total} elements differ; largest difference {diff} at index {index}: got {got}, expected {want}":
+        "{what}：{total} 个元素中有 {count} 个不同；最大差值 {diff} 在下标 {index}：得到 {got}，应为 {want}",
+    "should return a tuple ({names}), got {got}": "应该返回一个元组（{names}），实际得到 {got}",
+    " Found '{name}': did you misname it?": " 找到了 '{name}'：是不是名字写错了？",
+    " The file defines: {names}.": " 文件里定义的是：{names}。",
+    "'{target}' is missing.{hint}": "缺少 '{target}'。{hint}",
+    "'{target}' should be a class deriving from torch.nn.Module": "'{target}' 应该是继承 torch.nn.Module 的类",
+    "'{target}' should be a function": "'{target}' 应该是一个函数",
+    "{where} should take ({want}), but takes ({got})": "{where} 的参数应为 ({want})，实际是 ({got})",
+    "{target}({init}) has no parameter {shapes}; it has {names}. The docstring names the submodules the checker loads "
+    "weights into": "{target}({init}) 没有参数 {shapes}；它有的是 {names}。文档字符串写明了检查器往哪些子模块里加载权重",
+    "parameter {name} should have shape {want}, got {got}": "参数 {name} 的形状应为 {want}，实际是 {got}",
+    "{target}({init}) has parameters the contract does not have: {names}": "{target}({init}) 有约定之外的参数：{names}",
+    "argument {number}": "第 {number} 个参数",
+    "x = x - m, not x -= m or x[...] = ...": "写 x = x - m，不要写 x -= m 或 x[...] = ...",
+    "x = x + ..., masked_fill, not masked_fill_": "写 x = x + ...、用 masked_fill，不要用 masked_fill_",
+    "{label}: your code modified its input ({fail}); use out-of-place operations ({advice})":
+        "{label}：你的代码修改了它的输入（{fail}）；请用非原地操作（{advice}）",
+    "the reference returns no float tensor to differentiate: set GRADIENTS = False":
+        "参考答案没有返回可求导的浮点张量：请设置 GRADIENTS = False",
+    "no gradient reaches {name}: something detaches it from the graph": "梯度传不到 {name}：有操作把它从计算图上断开了",
+    "gradient of {name}": "{name} 的梯度",
+    "no gradient reaches the weight {name}: is it used, and not detached?":
+        "梯度传不到权重 {name}：它被用到了吗？有没有被 detach？",
+    "{label}, inputs on another device (meta): {error}. A tensor made inside (a mask, positions, a constant) was "
+    "created on the CPU: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, device=x.device)) or use "
+    "x.new_ones(...)": "{label}，输入放在另一个设备（meta）上：{error}。内部新建的张量（掩码、位置、常量）建在了 CPU "
+                       "上：请传 device=x.device（例如 torch.ones(T, T, dtype=torch.bool, device=x.device)），或者用 "
+                       "x.new_ones(...)",
+    "{label}: with every input on the meta device, your result came back on {device}: create it on the inputs' device":
+        "{label}：所有输入都在 meta 设备上，你的结果却在 {device} 上：请在输入所在的设备上创建它",
+    "{label}: changing batch item 0 changed the {name} of other items ({fail}); something mixes the batch axis "
+    "(a reshape or transpose across B?)": "{label}：改动第 0 个样本改变了其他样本的 {name}（{fail}）；有操作把批次维混在了一起"
+                                          "（跨 B 的 reshape 或 transpose？）",
+    "{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} input: the network acts "
+    "on the last axis only, and nn.Linear accepts any leading axes, so do not unpack B, T, D = x.shape or reshape to "
+    "(B * T, D)": "{label}：你的代码在 (B, T, D) 输入上能运行，但在 {rank} 维输入上抛出了 {error}{where}：前馈网络只作用于"
+                  "最后一维，nn.Linear 接受任意前导维度，所以不要写 B, T, D = x.shape，也不要 reshape 成 (B * T, D)",
+    "{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}. Use nn.Dropout (or F.dropout(x, p, self.training)): it "
+    "must do nothing after .eval()": "{label}，eval 模式下 dropout=0.5 与 dropout=0.0 对比：{fail}。请用 nn.Dropout（或 "
+                                     "F.dropout(x, p, self.training)）：调用 .eval() 之后它必须不起作用",
+    "{label}: with dropout=0.5 in training mode the result equals the result without dropout; apply self.dropout "
+    "where the contract says": "{label}：训练模式下 dropout=0.5 的结果和没有 dropout 时一样；请在约定的位置使用 self.dropout",
+    "{label}: with dropout=0.5 in training mode {share:.0%} of the output elements are exactly 0: dropout is applied "
+    "to the output; the contract applies it to the attention weights, before they multiply V "
+    "(self.dropout(weights) @ V)": "{label}：训练模式下 dropout=0.5 时，输出中有 {share:.0%} 的元素恰好为 0：dropout 用在了"
+                                   "输出上；约定是用在注意力权重上，在它们乘以 V 之前（self.dropout(weights) @ V）",
+})

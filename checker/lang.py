@@ -1,12 +1,21 @@
-"""The language of kata's own sentences: --lang, else the locale. One small table, English and Chinese.
+"""The language of kata's own sentences: --lang, else the locale. English and Chinese.
 
-say(lang, key, **values) formats one sentence; a key missing in Chinese falls back to English.
-Statements and hints have their own files per language (checker/statements/TRACK/NAME[.zh].md).
+Two ways to write a sentence, one mechanism underneath:
+- say(lang, key, **values): the screens' sentences, by key, from STRINGS below;
+- t(english, **values): the verdict's sentences (check titles, failure messages, diagnoses), written
+  in English where they are used, in the language being spoken (speaking(lang)). Each module that
+  writes them keeps one table, _ZH = register({english template: Chinese template}), gettext's
+  msgid style. Placeholders are named ({d_k}, never positional) and must match in both languages;
+  tests/test_messages.py holds every module to that.
+A sentence with no Chinese yet falls back to English. Statements and hints have their own files per
+language (checker/statements/TRACK/NAME[.zh].md).
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
+from contextlib import contextmanager
 
 LANGUAGES = ("en", "zh")
 
@@ -101,6 +110,29 @@ STRINGS: dict[str, tuple[str, str]] = {
     "watch.watching": ("Watching {count} file(s) in {folder}", "正在监视 {folder} 中的 {count} 个文件"),
     "watch.next": ("Passed. Next: {kata} ({file})", "通过了。下一个：{kata}（{file}）"),
     "ready": ("getting ready (importing torch) ...", "准备中（导入 torch）……"),
+
+    # kata list
+    "list.track": ("{track} track", "{track} 路线"),
+    "list.track_llm": ("{track} track, beyond the seeds (modern LLMs)", "{track} 路线，教程之外（现代大模型）"),
+    "list.kata": ("kata", "练习"),
+    "list.level": ("level", "难度"),
+    "list.status": ("status", "状态"),
+    "list.best": ("best", "最快"),
+    "list.title": ("title", "题目"),
+    "list.new": ("new", "新"),
+    "list.footer": ("Workspace: {workspace}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. 'best' is "
+                    "the fastest passing run of your code. {passed} ? = passed with follow-up questions open (the "
+                    "check shows them; --strict fails them).",
+                    "工作区：{workspace}。用 `kata check NAME` 检查一个练习；NumPy 练习写作 numpy/NAME。“最快”是你的代码"
+                    "通过时最快的一次运行。{passed} ? = 已通过，但还有追问没有回答（检查报告里会列出；--strict 会判为不通过）。"),
+    # the stages of a check, as the report names them
+    "stage.structure": ("structure", "结构"),
+    "stage.shapes": ("shapes", "形状"),
+    "stage.masking": ("masking", "掩码"),
+    "stage.numerics": ("numerics", "数值"),
+    "stage.gradients": ("gradients", "梯度"),
+    "stage.properties": ("properties", "性质"),
+    "stage.hygiene": ("hygiene", "规范"),
 }
 
 
@@ -118,3 +150,35 @@ def language(choice: str | None = None) -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+# ----------------------------------------------------------------------------- the verdict's sentences
+
+_speaking: contextvars.ContextVar[str] = contextvars.ContextVar("kata_language", default="en")
+ZH: dict[str, str] = {}  # every registered table, merged: English template -> Chinese template
+
+
+def register(table: dict[str, str]) -> dict[str, str]:
+    """Add a module's table to the one lookup t() uses; returns the table."""
+    ZH.update(table)
+    return table
+
+
+@contextmanager
+def speaking(lang: str):
+    """Within the block, t() speaks lang (the engine wraps a whole check run in it)."""
+    token = _speaking.set(lang)
+    try:
+        yield
+    finally:
+        _speaking.reset(token)
+
+
+def spoken() -> str:
+    return _speaking.get()
+
+
+def t(english: str, **values) -> str:
+    """english, or its Chinese while zh is spoken, with the named placeholders filled in."""
+    template = ZH.get(english, english) if _speaking.get() == "zh" else english
+    return template.format(**values) if values else template

@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from checker.lang import register, say, spoken, t
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
                 "error": "bold red", "timeout": "bold magenta"}
@@ -18,7 +19,7 @@ STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "e
 
 
 def status_text(status: str) -> Text:
-    return Text(STATUS_LABEL.get(status, status), style=STATUS_STYLE.get(status, ""))
+    return Text(t(STATUS_LABEL.get(status, status)), style=STATUS_STYLE.get(status, ""))
 
 
 def duration(seconds: float | None) -> str:
@@ -39,7 +40,7 @@ def stage_bar(result) -> Text:
             style, mark = "dim", "·"
         else:
             style, mark = "red", "✗"
-        bar.append(f"{mark} {stage}", style=style)
+        bar.append(f"{mark} {say(spoken(), 'stage.' + stage)}", style=style)
         if i < len(present) - 1:
             bar.append(" ▸ ", style="dim")
     return bar
@@ -73,17 +74,23 @@ def heatmap(result) -> Table:
                 text.append("\n")
         return text
 
-    grid.add_row(Text("your weights", style="bold"), Text("expected", style="bold"))
+    grid.add_row(Text(t("your weights"), style="bold"), Text(t("expected"), style="bold"))
     grid.add_row(draw(maps["user"], maps["expected"]), draw(maps["expected"], None))
     return grid
+
+
+def _without_diagnosis(message: str) -> str:
+    """A failure message without the '. Diagnosis: ...' that kit.Fail appends, in either language."""
+    joint = t("{message}. Diagnosis: {diagnosis}").split("{message}")[1].split("{diagnosis}")[0]
+    return message.split(joint)[0]
 
 
 def kata_panel(result, *, verbose: bool = False) -> Panel:
     rows: list = [Text(result.file, style="dim")]
     if result.status == "not_started":
-        rows.append(Text.assemble(("Not started: ", "yellow"), (
-            f"the file still raises NotImplementedError. Write the body, then check again "
-            f"(`kata show {result.name}` prints the task).", "")))
+        rows.append(Text.assemble((t("Not started: "), "yellow"), (
+            t("the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
+              "prints the task).", kata=result.name), "")))
     elif result.checks:
         rows.append(stage_bar(result))
         rows.append(Text(""))
@@ -98,36 +105,38 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
                 mark = ("?", "yellow")  # accepted, with a note below
             checks.add_row(Text(mark[0], style=mark[1]), Text(c.name, style="" if c.passed else "bold"))
             if c.message and not c.passed:
-                message = c.message.split(". Diagnosis: ")[0]  # the diagnosis gets its own line below
+                message = _without_diagnosis(c.message)  # the diagnosis gets its own line below
                 checks.add_row(Text(""), Text(message, style="red"))
         rows.append(checks)
         skipped = sum(c.skipped for c in result.checks)
         if skipped and not verbose:
-            rows.append(Text(f" · {skipped} more check(s) skipped until the ones above pass", style="dim"))
+            rows.append(Text(t(" · {count} more check(s) skipped until the ones above pass", count=skipped), style="dim"))
     if result.diagnosis:
-        rows.append(Text.assemble(("\nDiagnosis: ", "bold yellow"), (result.diagnosis, "yellow")))
+        rows.append(Text.assemble(("\n" + t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))
     notes = [c for c in result.followups() if c.passed]
     if notes:
-        rows.append(Text("\nAccepted, with what an interviewer would ask next (--strict fails these):",
+        rows.append(Text("\n" + t("Accepted, with what an interviewer would ask next (--strict fails these):"),
                          style="bold yellow"))
         for c in notes:
-            label = "accepted variant" if c.kind == "variant" else "follow-up"
-            rows.append(Text.assemble((f"? {label}: ", "bold yellow"), (c.message, "yellow")))
+            label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
+            rows.append(Text.assemble((label, "bold yellow"), (c.message, "yellow")))
     if result.weights:
-        rows.append(Text(f"\nAttention weights, batch 0, head 0, {result.weights['case']} "
-                         "(darker = more weight; ✗ = weight where the expected one is 0):", style="bold"))
+        rows.append(Text("\n" + t("Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where "
+                                "the expected one is 0):", case=result.weights["case"]), style="bold"))
         rows.append(heatmap(result))
     if result.error and result.status != "not_started":
-        rows.append(Text("\nYour code raised:" if result.checks else "\nYour file could not be loaded:", style="bold"))
+        rows.append(Text("\n" + (t("Your code raised:") if result.checks else t("Your file could not be loaded:")),
+                         style="bold"))
         rows.append(Text(result.error.rstrip()))
     if result.output.strip():
-        rows.append(Text("\nYour code printed:", style="bold"))
+        rows.append(Text("\n" + t("Your code printed:"), style="bold"))
         rows.append(Text(result.output.rstrip(), style="dim"))
     if result.user_seconds is not None and result.status in ("pass", "fail"):
-        ratio = (f" ({result.user_seconds / result.reference_seconds:.1f}× the reference)"
+        ratio = (t(" ({ratio:.1f}× the reference)", ratio=result.user_seconds / result.reference_seconds)
                  if result.reference_seconds else "")
-        rows.append(Text(f"\nTime in your code {duration(result.user_seconds)}, reference {duration(result.reference_seconds)}"
-                         f"{ratio}; whole check {result.seconds:.2f} s", style="dim"))
+        rows.append(Text("\n" + t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
+                                  user=duration(result.user_seconds), reference=duration(result.reference_seconds),
+                                  ratio=ratio, seconds=result.seconds), style="dim"))
     title = Text.assemble((f" {result.name} ", "bold"), ("· ", "dim"), status_text(result.status),
                           (f" · {result.seconds:.2f} s ", "dim"))
     return Panel(Group(*rows), title=title, title_align="left",
@@ -135,13 +144,13 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
 
 
 def summary_table(results) -> Table:
-    table = Table(title="Summary", title_justify="left")
+    table = Table(title=t("Summary"), title_justify="left")
     for column in ("kata", "status", "checks", "stage reached", "seconds"):
-        table.add_column(column, justify="right" if column in ("checks", "seconds") else "left")
+        table.add_column(t(column), justify="right" if column in ("checks", "seconds") else "left")
     for r in results:
         passed = sum(c.passed for c in r.checks)
         table.add_row(r.name, status_text(r.status), f"{passed}/{len(r.checks)}" if r.checks else "–",
-                      r.stage or "–", f"{r.seconds:.2f}")
+                      say(spoken(), f"stage.{r.stage}") if r.stage else "–", f"{r.seconds:.2f}")
     return table
 
 
@@ -153,3 +162,29 @@ def print_results(console: Console, results, *, verbose: bool = False) -> None:
         console.print(kata_panel(r, verbose=verbose))
     if len(results) > 1:
         console.print(summary_table(results))
+
+
+_ZH = register({
+    "PASS": "通过", "FAIL": "未通过", "NOT STARTED": "未开始", "ERROR": "出错", "TIMEOUT": "超时",
+    "your weights": "你的权重",
+    "expected": "期望",
+    "Not started: ": "未开始：",
+    "the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` prints the task).":
+        "文件仍然抛出 NotImplementedError。写好函数体后再检查一次（`kata show {kata}` 会显示题目）。",
+    " · {count} more check(s) skipped until the ones above pass": " · 另有 {count} 项检查要等上面的通过后才会运行",
+    "Diagnosis: ": "诊断：",
+    "Accepted, with what an interviewer would ask next (--strict fails these):":
+        "可以接受，但面试官接下来会追问（--strict 会把这些判为不通过）：",
+    "? accepted variant: ": "? 可接受的写法：",
+    "? follow-up: ": "? 追问：",
+    "Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where the expected one is 0):":
+        "注意力权重，批次 0，第 0 个头，{case}（颜色越深权重越大；✗ = 期望为 0 的位置却有权重）：",
+    "Your code raised:": "你的代码抛出了：",
+    "Your file could not be loaded:": "你的文件无法加载：",
+    "Your code printed:": "你的代码打印了：",
+    " ({ratio:.1f}× the reference)": "（参考答案的 {ratio:.1f} 倍）",
+    "Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s":
+        "你的代码用时 {user}，参考答案 {reference}{ratio}；整个检查 {seconds:.2f} 秒",
+    "Summary": "汇总",
+    "kata": "练习", "status": "状态", "checks": "检查", "stage reached": "到达的阶段", "seconds": "秒",
+})
