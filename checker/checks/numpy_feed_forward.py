@@ -6,7 +6,7 @@ import re
 import numpy as np
 import torch
 
-from checker.kit import ATOL_F32, Fail, Mistake, RTOL_F32, UserError, at_line, case, check, expect_structure, matches
+from checker.kit import ATOL_F32, Accepted, Fail, Mistake, RTOL_F32, UserError, at_line, case, check, expect_structure, matches
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "feed_forward_network"
@@ -188,6 +188,8 @@ def unknown_activation(kit):
     except UserError as err:
         if err.not_implemented:
             raise
+        if err.kind == "AssertionError":
+            raise Accepted("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same wrong call, but asserts vanish under `python -O`, and then activation='swish' would silently fall through") from None
         if err.kind != "ValueError":
             raise Fail(f"activation='swish' raised {err}: raise ValueError(...) for anything but 'relu' and 'gelu'") from None
         return
