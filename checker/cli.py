@@ -43,16 +43,15 @@ mask convention (every kata): a boolean mask, True = this query may attend to th
 
 
 def cmd_init(args, console: Console) -> int:
+    lang = language(args.lang)
     path = Path(args.dir or ".").expanduser().resolve()
     created = workspace.init(path)
-    console.print(Text(f"Workspace ready at {path}", style="bold green"))
+    console.print(Text(say(lang, "init.ready", path=path), style="bold green"))
     if created:
-        console.print(Text(f"{len(created)} stub(s) copied; files you already had were left alone.", style="dim"))
+        console.print(Text(say(lang, "init.copied", count=len(created)), style="dim"))
     else:
-        console.print(Text("Every stub was already there; nothing was overwritten.", style="dim"))
-    console.print(Text.assemble("Next: open ", (str(path / "torch" / "attention.py"), "bold"),
-                                ", write the body, then run ", ("kata check attention", "bold"),
-                                f" (from inside {path}, or with --workspace)."))
+        console.print(Text(say(lang, "init.none"), style="dim"))
+    console.print(Text(say(lang, "init.next", file=path / "torch" / "attention.py", path=path)))
     return EXIT_OK
 
 
@@ -163,8 +162,8 @@ def cmd_check(args, console: Console) -> int:
     results = []
     for kata in katas:
         path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
-        if not args.json and len(katas) > 1:
-            console.print(Text(f"checking {kata.id} ...", style="dim"), end="\r")
+        if not args.json and len(katas) > 1 and console.is_terminal:  # a pipe gets the report alone
+            console.print(Text(say(lang, "check.progress", kata=kata.id), style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
                                    memory_gb=args.memory, strict=args.strict, lang=lang)
         results.append(result)
@@ -270,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("init", "make a practice folder holding fresh copies of every stub (never overwrites)")
     p.add_argument("dir", nargs="?", metavar="DIR", help="folder to create or complete (default: the current one)")
+    with_lang(p)
 
     p = command("list", "the catalogue in learning order, with your status and best time")
     with_workspace(p)

@@ -68,8 +68,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                         "还有 {count} 个练习没做过；`kata next` 会推荐一个。"),
     "stats.green": ("best, last, trend: time to green, from a drill's start or a reset to the first pass; "
                     "tries: checks; pass: share of them that passed; sol.: solutions seen.",
-                    "best、last、trend：从计时练习开始（或 reset）到第一次通过的用时；"
-                    "tries：检查次数；pass：通过的比例；sol.：看答案的次数。"),
+                    "最快、上次、趋势：从计时练习开始（或 reset）到第一次通过的用时；"
+                    "次数：检查次数；通过率：通过的比例；答案：看答案的次数。"),
     # kata next
     "next.title": ("What to practise now", "现在练什么"),
     "next.continue": ("in progress: your last check ended at {status}", "进行中：上次检查的结果是 {status}"),
@@ -111,6 +111,32 @@ STRINGS: dict[str, tuple[str, str]] = {
     "watch.next": ("Passed. Next: {kata} ({file})", "通过了。下一个：{kata}（{file}）"),
     "ready": ("getting ready (importing torch) ...", "准备中（导入 torch）……"),
 
+    # kata init and kata check
+    "init.ready": ("Workspace ready at {path}", "工作区已就绪：{path}"),
+    "init.copied": ("{count} stub(s) copied; files you already had were left alone.",
+                    "复制了 {count} 个空白模板；你已有的文件保持不变。"),
+    "init.none": ("Every stub was already there; nothing was overwritten.", "所有空白模板都已存在；没有覆盖任何文件。"),
+    "init.next": ("Next: open {file}, write the body, then run kata check attention (from inside {path}, or with "
+                  "--workspace).",
+                  "下一步：打开 {file}，写好函数体，然后运行 kata check attention（在 {path} 里运行，或者加 --workspace）。"),
+    "check.progress": ("checking {kata} ...", "正在检查 {kata} ……"),
+    # kata stats: the columns
+    "stats.col.kata": ("kata", "练习"),
+    "stats.col.tries": ("tries", "次数"),
+    "stats.col.pass": ("pass", "通过率"),
+    "stats.col.best": ("best", "最快"),
+    "stats.col.last": ("last", "上次"),
+    "stats.col.trend": ("trend", "趋势"),
+    "stats.col.hints": ("hints", "提示"),
+    "stats.col.sol.": ("sol.", "答案"),
+    "stats.col.practised": ("practised", "练习于"),
+    "stats.col.#": ("#", "#"),
+    "stats.col.started": ("started", "开始于"),
+    "stats.col.preset": ("preset", "预设"),
+    "stats.col.minutes": ("minutes", "分钟"),
+    "stats.col.green": ("green", "通过"),
+    "stats.col.score": ("score", "得分"),
+    "stats.col.end": ("end", "结束"),
     # kata list
     "list.track": ("{track} track", "{track} 路线"),
     "list.track_llm": ("{track} track, beyond the seeds (modern LLMs)", "{track} 路线，教程之外（现代大模型）"),

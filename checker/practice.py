@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -343,9 +344,12 @@ def cmd_stats(args, console: Console) -> int:
         console.print(Text(say(lang, "stats.none")))
         return EXIT_OK
     table = Table(title=say(lang, "stats.katas"), title_justify="left", title_style="bold")
-    table.add_column("kata", no_wrap=True)
+    # At 80 columns nothing is cut: a heading keeps its width, and a long kata name folds onto a second line.
+    table.add_column(say(lang, "stats.col.kata"), overflow="fold", min_width=12)
     for column in ("tries", "pass", "best", "last", "trend", "hints", "sol.", "practised"):
-        table.add_column(column, justify="left" if column in ("trend", "practised") else "right", no_wrap=True)
+        heading = say(lang, f"stats.col.{column}")
+        table.add_column(heading, justify="left" if column in ("trend", "practised") else "right", no_wrap=True,
+                         min_width=cell_len(heading))
     for k in katas:
         rate = f"{100 * k['pass_rate']:.0f}%" if k["pass_rate"] is not None else "–"
         last = history.parse(k["last_at"]) if k["last_at"] else None
@@ -360,7 +364,8 @@ def cmd_stats(args, console: Console) -> int:
     if drills:
         table = Table(title=say(lang, "stats.drills"), title_justify="left", title_style="bold")
         for column in ("#", "started", "preset", "minutes", "green", "score", "end"):
-            table.add_column(column, justify="right" if column in ("#", "minutes", "score") else "left")
+            table.add_column(say(lang, f"stats.col.{column}"), justify="right" if column in ("#", "minutes", "score")
+                             else "left")
         for d in drills:
             table.add_row(str(d["id"]), local_time(d["started_at"]), Text(d["label"]), f"{d['minutes']:g}",
                           f"{d['green']}/{len(d['katas'])}", str(d["score"]), d["end"])

@@ -100,3 +100,13 @@ def test_list_gives_chinese_titles():
     assert proc.returncode == 0 and "缩放点积注意力" in proc.stdout and "题目" in proc.stdout
     _, doc = run_json("list", "--lang", "zh")
     assert {k["name"]: k["title"] for k in doc["katas"]}["attention"] == "缩放点积注意力"
+
+
+def test_stats_and_init_speak_chinese_and_stats_cuts_nothing_at_80_columns(tmp_path):
+    ws = tmp_path / "ws"
+    assert "工作区已就绪" in run_kata("init", ws, "--lang", "zh").stdout
+    (ws / "torch" / "grouped_query_attention.py").write_text(WRONG.read_text(encoding="utf-8"), encoding="utf-8")
+    run_kata("check", "grouped_query_attention", "--workspace", ws)
+    for lang, heading in (("zh", "通过率"), ("en", "practised")):
+        out = run_kata("stats", "--workspace", ws, "--lang", lang, env={"COLUMNS": "80"}).stdout
+        assert heading in out and "…" not in out and "grouped_quer" in out, out
