@@ -189,3 +189,9 @@ def test_tutorial_code_passes_with_a_follow_up_and_strict_fails_it(workspace):
     assert rows["attention"]["followups"] == 1 and rows["attention"]["status"] == "pass"
     strict, doc = run_json("check", "attention", "--workspace", workspace, "--strict")
     assert strict.returncode == 1 and doc["katas"][0]["status"] == "fail"
+
+
+def test_piped_report_of_several_katas_has_no_progress_lines():
+    proc = run_kata("check", "attention", "numpy/softmax", "--solution")
+    assert proc.returncode == 0 and "checking " not in proc.stdout and "\r" not in proc.stdout
+    assert "Summary" in proc.stdout
