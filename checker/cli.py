@@ -162,7 +162,7 @@ def cmd_check(args, console: Console) -> int:
     results = []
     for kata in katas:
         path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
-        if not args.json and len(katas) > 1 and console.is_terminal:  # a pipe gets the report alone
+        if args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal:  # pipes: no
             console.print(Text(say(lang, "check.progress", kata=kata.id), style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
                                    memory_gb=args.memory, strict=args.strict, lang=lang)
@@ -173,8 +173,11 @@ def cmd_check(args, console: Console) -> int:
             except ProgressError as err:
                 warn(console, str(err))
                 progress = None
-    if args.json:
+    if args.json or args.format == "json":
         print_json({"katas": [r.to_json() for r in results]})
+    elif args.format == "problems":
+        for line in problems(results):
+            print(line)
     else:
         from checker.lang import speaking
         from checker.report import print_results
@@ -185,6 +188,25 @@ def cmd_check(args, console: Console) -> int:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def problems(results) -> list[str]:
+    """One `path:line:col: error|warning: stage: message` line per problem, for editors' problem matchers
+    (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning;
+    a problem no check can place in the file points at its first line."""
+    import re
+
+    out = []
+    for r in results:
+        if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
+            lines = re.findall(r"line (\d+)", r.error)
+            out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")
+        for c in r.checks:
+            if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
+                continue
+            message = " ".join(c.message.split())
+            out.append(f"{r.file}:{c.line or 1}:{c.column or 1}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
+    return out
 
 
 def _print_case(console: Console, engine, kata, number: int) -> int:
@@ -223,7 +245,7 @@ COMMANDS = {"init": cmd_init, "list": cmd_list, "show": cmd_show, "check": cmd_c
             "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
             "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
             "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
-            "next": "checker.practice:cmd_next"}
+            "next": "checker.practice:cmd_next", "completion": "checker.cli:cmd_completion"}
 
 
 def _command(name: str):
@@ -292,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw your attention weights beside the expected ones (also shown when masking fails)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
     with_json(p)
+    p.add_argument("--format", choices=("text", "json", "problems"), default="text",
+                   help="problems: one path:line:col: error|warning: stage: message line per problem, for editors")
     with_workspace(p)
     with_lang(p)
 
@@ -347,7 +371,52 @@ def build_parser() -> argparse.ArgumentParser:
     with_json(p)
     with_lang(p)
     with_workspace(p)
+
+    p = command("completion", "print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
+
+
+def cmd_completion(args, console: Console) -> int:
+    """Commands, their options, and the kata names (drill presets too) for bash, zsh or fish."""
+    from checker.practice import PRESETS
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    options = {name: sorted(o for a in sub._actions for o in a.option_strings if o != "--traceback")
+               for name, sub in commands.items()}
+    names = [k.id for k in catalogue.all_katas()]
+    takes_names = ("show", "check", "watch", "drill", "hint", "solution", "reset")
+    words = {name: (names if name in takes_names else []) + (list(PRESETS) if name == "drill" else [])
+             + (["bash", "zsh", "fish"] if name == "completion" else []) for name in commands}
+    if args.shell == "fish":
+        lines = [f"complete -c kata -f -n __fish_use_subcommand -a '{' '.join(commands)}'"]
+        for name in commands:
+            seen = f"-n '__fish_seen_subcommand_from {name}'"
+            if words[name]:
+                lines.append(f"complete -c kata -f {seen} -a '{' '.join(words[name])}'")
+            lines += [f"complete -c kata -f {seen} -l {o[2:]}" for o in options[name] if o.startswith("--")]
+        print("\n".join(lines))
+        return EXIT_OK
+    cases = "\n".join(f"        {name}) opts='{' '.join(options[name])}'; names='{' '.join(words[name])}' ;;"
+                       for name in commands)
+    script = f"""_kata() {{
+    local cur=${{COMP_WORDS[COMP_CWORD]}} opts='' names=''
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=( $(compgen -W '{' '.join(commands)} --help --version' -- "$cur") )
+        return
+    fi
+    case "${{COMP_WORDS[1]}}" in
+{cases}
+    esac
+    if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+    else COMPREPLY=( $(compgen -W "$names" -- "$cur") $(compgen -f -- "$cur") ); fi
+}}
+complete -F _kata kata"""
+    if args.shell == "zsh":  # zsh runs the bash script through its bash-completion layer
+        script = "autoload -U +X bashcompinit && bashcompinit\n" + script
+    print(script)
+    return EXIT_OK
 
 
 def _suggest_command(argv: list[str]) -> None:
@@ -378,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         Console(stderr=True).print(Text("interrupted", style="yellow"))
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `kata list | head`: the reader has had enough, which is no error of kata's
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_OK
     except Exception as err:  # noqa: BLE001 - a bug in kata itself must still end cleanly
         if show_trace:
             raise

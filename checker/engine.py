@@ -137,14 +137,15 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             uses = "; ".join(t("line {line}: uses {name}", line=line, name=name) for line, name in found)
             raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
-                                listed=listed))
+                                listed=listed), line=found[0][0])
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
         found = kit.trapped()
         if found:
             calls = "; ".join(t("line {line}: called {name}", line=line, name=name) for line, name in found)
-            raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls))
+            raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls),
+                              line=found[0][0])
 
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True
@@ -168,20 +169,24 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
             result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(note), kind=note.kind))
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
-                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(fail), kind="followup"))
+                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(fail), kind="followup",
+                                                 line=fail.line, column=fail.column))
                 continue
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(fail)))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(fail), line=fail.line,
+                                             column=fail.column))
             kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
             if getattr(fn, "followup", False) and not err.not_implemented:
                 message = t("your code raised {error}{where} on this edge case", error=err, where=kitmod.at_line(err))
-                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, message, kind="followup"))
+                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, message, kind="followup",
+                                                 line=kitmod.user_line(err)))
                 continue
             not_implemented += err.not_implemented
             where = kitmod.at_line(err)
             text = (t("not written yet (raises NotImplementedError)") if err.not_implemented
                     else t("your code raised {error}", error=err))
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, f"{text}{where}"))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, f"{text}{where}",
+                                             line=kitmod.user_line(err)))
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:

@@ -48,9 +48,10 @@ class Fail(Exception):
     diagnosis when no earlier check named one.
     """
 
-    def __init__(self, message: str, diagnosis: str | None = None):
+    def __init__(self, message: str, diagnosis: str | None = None, *, line: int | None = None,
+                 column: int | None = None):
         super().__init__(message)
-        self.message, self.diagnosis = message, diagnosis
+        self.message, self.diagnosis, self.line, self.column = message, diagnosis, line, column
 
     def __str__(self) -> str:
         return t("{message}. Diagnosis: {diagnosis}", message=self.message, diagnosis=self.diagnosis) \
@@ -90,10 +91,16 @@ class Convention:
 FLOAT32_INSIDE = (1e-5, 1e-6)
 
 
-def at_line(err: UserError) -> str:
-    """' (line N)': the deepest line of the user's file in the traceback of an error their code raised."""
+def user_line(err: UserError) -> int | None:
+    """The deepest line of the user's file in the traceback of an error their code raised."""
     lines = re.findall(r"line (\d+)", err.traceback or "")
-    return t(" (line {line})", line=lines[-1]) if lines else ""
+    return int(lines[-1]) if lines else None
+
+
+def at_line(err: UserError) -> str:
+    """' (line N)' for the message: where in the user's file the error their code raised points."""
+    line = user_line(err)
+    return t(" (line {line})", line=line) if line else ""
 
 
 @dataclass(frozen=True)
@@ -747,7 +754,7 @@ def any_leading_axes(base: Case, others) -> object:
                 raise Fail(t("{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} "
                              "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
                              "so do not unpack B, T, D = x.shape or reshape to (B * T, D)", label=c.label, error=err,
-                             where=at_line(err), rank=rank)) from None
+                             where=at_line(err), rank=rank), line=user_line(err)) from None
 
     return any_rank
 

@@ -28,6 +28,8 @@ class CheckResult:
     message: str = ""
     skipped: bool = False
     kind: str = "core"  # one of KINDS; a passed variant or follow-up carries its note in message
+    line: int | None = None  # where in the user's file the problem is, when a check can tell (editors read it)
+    column: int | None = None
 
 
 @dataclass

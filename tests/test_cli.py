@@ -195,3 +195,57 @@ def test_piped_report_of_several_katas_has_no_progress_lines():
     proc = run_kata("check", "attention", "numpy/softmax", "--solution")
     assert proc.returncode == 0 and "checking " not in proc.stdout and "\r" not in proc.stdout
     assert "Summary" in proc.stdout
+
+
+FORBIDDEN = '''import math
+
+import torch.nn.functional as F
+from torch import nn
+
+
+class ScaledDotProductAttention(nn.Module):
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.p = dropout
+
+    def forward(self, Q, K, V, mask=None):
+        out = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
+        weights = (Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~mask, float("-inf")).softmax(-1)
+        return out, weights.nan_to_num()
+'''
+
+
+def test_a_forbidden_call_carries_its_line_in_the_json_and_in_the_problems_format(workspace):
+    _write(workspace, "torch/attention.py", FORBIDDEN)
+    _, doc = run_json("check", "attention", "--workspace", workspace)
+    lines = {c["name"]: c["line"] for c in doc["katas"][0]["checks"] if not c["passed"]}
+    assert lines and all(line == 13 for name, line in lines.items() if "off-limits" in name), lines
+    proc = run_kata("check", "attention", "--workspace", workspace, "--format", "problems")
+    assert proc.returncode == 1
+    path = str(workspace / "torch" / "attention.py")
+    found = [line for line in proc.stdout.splitlines() if "scaled_dot_product_attention" in line]
+    assert found and all(line.startswith(f"{path}:13:1: error: hygiene: ") for line in found), proc.stdout
+
+
+def test_problems_format_gives_the_line_of_an_exception_and_warns_about_a_follow_up(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("d_k = Q.size(-1)", "d_k = Q.size(-1)\n        1 / 0", 1))
+    out = run_kata("check", "attention", "--workspace", workspace, "--format", "problems").stdout
+    assert any(": error: " in line and "ZeroDivisionError" in line for line in out.splitlines()), out
+    line = next(l for l in out.splitlines() if "ZeroDivisionError" in l)
+    assert int(line.split(":")[1]) > 1, "the line of the 1 / 0"
+    _write(workspace, "torch/attention.py", (ROOT / "tests/variants/torch_attention/right_seed003_nan_rows.py").read_text())
+    out = run_kata("check", "attention", "--workspace", workspace, "--format", "problems").stdout
+    assert [l for l in out.splitlines() if ": warning: masking: " in l and "NaN" in l], out
+
+
+def test_completion_scripts_name_the_commands_and_the_katas():
+    for shell in ("bash", "zsh", "fish"):
+        proc = run_kata("completion", shell)
+        assert proc.returncode == 0 and "grouped_query_attention" in proc.stdout and "--strict" in proc.stdout.replace(
+            "-l strict", "--strict")
+    script = run_kata("completion", "bash").stdout
+    import subprocess
+
+    done = subprocess.run(["bash", "-c", script + "\nCOMP_WORDS=(kata check grouped_q); COMP_CWORD=2; _kata; "
+                           "echo \"${COMPREPLY[@]}\""], capture_output=True, text=True)
+    assert done.stdout.split() == ["grouped_query_attention"], done
