@@ -75,7 +75,7 @@ def all_katas() -> tuple[Kata, ...]:
 
 def find(name: str) -> Kata:
     """Resolve `attention`, `torch/attention` or `numpy/attention`."""
-    wanted = name.strip().strip("/")
+    wanted = name.strip().replace("\\", "/").strip("/")  # torch\attention.py from a Windows editor too
     if wanted.endswith(".py"):
         wanted = wanted[:-3]
     for kata in all_katas():
