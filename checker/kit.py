@@ -155,6 +155,8 @@ class Options:
     LOAD_STATE: bool = True  # False: do not load the reference's state_dict (the kata computes its buffers)
     SHOW_WEIGHTS: tuple | None = None  # (case index, output index) of the attention map the report draws
     CONVENTIONS: tuple = ()  # accepted variants of the whole computation (Convention), tried in order
+    PARTS: tuple = ()  # the given sub-modules of a composite kata (self_attn, norm1, ...): their calls are
+    #   recorded to find the first one whose input differs, and none may be called more often than in the reference
 
 
 OPTION_NAMES = frozenset(f.name for f in fields(Options))
@@ -483,9 +485,50 @@ class Kit:
         return None
 
     def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
-        """Name the known mistake whose result on this case equals the user's outputs, if any."""
-        return self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
-                                 outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+        """Name the known mistake whose result on this case equals the user's outputs, if any; else, for a
+        composite kata, the first given sub-part whose input differs from the reference's."""
+        found = self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
+                                  outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+        if found or not self.options.PARTS or dtype != "float64":
+            return found
+        try:
+            found = self.first_divergence(case)
+        except (Fail, UserError):
+            return None  # the user's module cannot be recorded: the other checks say why
+        self.diagnosis = self.diagnosis or found
+        return found
+
+    def recorded_calls(self, case: Case) -> tuple[list, list]:
+        """(the reference's calls, the user's calls) of the given sub-parts on one case, float64, eval mode."""
+        from checker.checks.child.recording import record_user, recorded_forward
+
+        args, init, state = self.inputs(case), self.init(case), self.state(case, "float64")
+        reference = self._reference_callable(case=case)
+        want = recorded_forward(reference, self.options.PARTS, _clone(args))["calls"]
+        got = self.drive(record_user, self.spec.TARGET, init, state, args, self.options.PARTS)["calls"]
+        return want, got
+
+    def first_divergence(self, case: Case) -> str | None:
+        """'norm2 receives x + cross_attn's output, ...; expected norm1's output + ...': the first given
+        sub-part, in the reference's order of calls, whose input differs from the reference's."""
+        want, got = self.recorded_calls(case)
+        named = dict(zip(_arg_names(self), self.inputs(case)))
+        candidates = [(t("the layer's input {name}", name=n), v) for n, v in named.items() if _float(v)]
+        seen: dict[str, int] = {}
+        for name, ref_inputs, ref_output in want:
+            k = seen[name] = seen.get(name, -1) + 1
+            mine = [c for c in got if c[0] == name]
+            if k >= len(mine):
+                return t("{part} is never called where the reference calls it (call {number})", part=name, number=k + 1)
+            for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
+                if not matches(actual, expected):
+                    what = _identify(actual, candidates) or t("a tensor that is none of the layer's inputs and outputs")
+                    return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
+                             part=name, number=j + 1, what=what,
+                             expected=_identify(expected, candidates) or t("what the reference gives it"))
+            candidates.append((t("{part}'s output", part=name), ref_output))
+            candidates += [(t("{part}'s input", part=name), ref_inputs[0])] if ref_inputs else []
+        return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
                      **how) -> str | None:
@@ -522,6 +565,21 @@ class Mistake:
     name: str
     impl: object
     explain: str
+
+
+def _identify(value, candidates: list) -> str | None:
+    """Which candidate (a description, a tensor) value equals, or which sum of two of them."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    same_shape = [(d, c) for d, c in candidates if isinstance(c, torch.Tensor) and c.shape == value.shape]
+    for description, candidate in same_shape:
+        if matches(value, candidate):
+            return description
+    for i, (a, x) in enumerate(same_shape):
+        for b, y in same_shape[i + 1:]:
+            if matches(value, x + y):
+                return f"{a} + {b}"
+    return None
 
 
 def _float(x) -> bool:
@@ -711,9 +769,29 @@ def standard_checks(spec) -> list:
         checks.append(gradients)
     if opts.DROPOUT:
         checks += dropout_checks(spec)
+    if opts.PARTS:
+        checks.append(calls_per_part(spec))
     if opts.BATCH_INDEPENDENT:
         checks.append(batch_independence(spec))
     return checks
+
+
+def calls_per_part(spec):
+    """No given sub-part is called more often than the reference calls it (one forward pass)."""
+
+    @check("properties", "each given part (attention, norm, FFN, ...) is called no more often than in the reference")
+    def calls(kit):
+        c = spec.CASES[0]
+        want, got = kit.recorded_calls(c)
+        for part in kit.options.PARTS:
+            expected, actual = sum(w[0] == part for w in want), sum(g[0] == part for g in got)
+            if actual > expected:
+                raise Fail(t("{label}: {part} is called {actual} time(s) in one forward pass; the reference calls it "
+                             "{expected} time(s): each sublayer runs once where the paper's figure has it (a second "
+                             "call costs time and, with dropout, draws a second mask)", label=c.label, part=part,
+                             actual=actual, expected=expected))
+
+    return calls
 
 
 def batch_independence(spec):
@@ -843,6 +921,20 @@ _ZH = register({
     "dropout acts in training mode: dropout=0.5 in train mode changes the result":
         "训练模式下 dropout 起作用：train 模式下 dropout=0.5 会改变结果",
     "dropout acts on the attention weights, not on the output": "dropout 作用在注意力权重上，而不是输出上",
+    "each given part (attention, norm, FFN, ...) is called no more often than in the reference":
+        "每个给定的部件（注意力、归一化、前馈网络……）被调用的次数不多于参考答案",
+    "{label}: {part} is called {actual} time(s) in one forward pass; the reference calls it {expected} time(s): each "
+    "sublayer runs once where the paper's figure has it (a second call costs time and, with dropout, draws a second "
+    "mask)": "{label}：一次前向传播中 {part} 被调用了 {actual} 次；参考答案调用 {expected} 次：每个子层只在论文图中它所在的"
+             "位置运行一次（多调用一次既费时间，有 dropout 时还会再抽一次掩码）",
+    "the layer's input {name}": "层的输入 {name}",
+    "{part} is never called where the reference calls it (call {number})": "参考答案调用 {part} 的地方（第 {number} 次调用）你的代码没有调用它",
+    "a tensor that is none of the layer's inputs and outputs": "一个既不是层的输入、也不是任何部件输出的张量",
+    "first divergence: {part} (argument {number}) receives {what}; expected {expected}":
+        "第一处分歧：{part}（第 {number} 个参数）收到的是 {what}；应为 {expected}",
+    "what the reference gives it": "参考答案传给它的值",
+    "{part}'s output": "{part} 的输出",
+    "{part}'s input": "{part} 的输入",
     # the words of every verdict
     "{message}. Diagnosis: {diagnosis}": "{message}。诊断：{diagnosis}",
     " (line {line})": "（第 {line} 行）",
