@@ -324,6 +324,7 @@ class Kit:
         self.spec, self.sandbox, self.solution = spec, sandbox, solution
         self.options = options(spec)
         self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
+        self.divergence_line: int | None = None  # the user's line that feeds the first diverging part
         self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
@@ -515,13 +516,14 @@ class Kit:
         named = dict(zip(_arg_names(self), self.inputs(case)))
         candidates = [(t("the layer's input {name}", name=n), v) for n, v in named.items() if _float(v)]
         seen: dict[str, int] = {}
-        for name, ref_inputs, ref_output in want:
+        for name, ref_inputs, ref_output, _ in want:
             k = seen[name] = seen.get(name, -1) + 1
             mine = [c for c in got if c[0] == name]
             if k >= len(mine):
                 return t("{part} is never called where the reference calls it (call {number})", part=name, number=k + 1)
             for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
                 if not matches(actual, expected):
+                    self.divergence_line = mine[k][3]
                     what = _identify(actual, candidates) or t("a tensor that is none of the layer's inputs and outputs")
                     return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
                              part=name, number=j + 1, what=what,
@@ -672,7 +674,7 @@ def standard_checks(spec) -> list:
             except Fail as fail:
                 message = t("{label}: {fail}", label=c.label, fail=fail)
                 found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
-                raise Fail(message, found) from None
+                raise Fail(message, found, line=kit.divergence_line if found else None) from None
 
     def legends():
         return t(" and ").join(f"{n} {legend}".strip() for n, legend in outputs)
