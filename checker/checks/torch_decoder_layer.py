@@ -8,6 +8,8 @@ from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compa
 
 TARGET = "DecoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
+# The given sub-modules: when the numbers differ, the first one whose input differs is named.
+PARTS = ("self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3")
 OUTPUTS = [("y", "(B, T_t, D)"), ("self_weights", "(B, H, T_t, T_t)"), ("cross_weights", "(B, H, T_t, T_s)")]
 
 # Every dimension its own size (B, T_t, T_s, D, H, d_k, d_ff); T_t != T_s everywhere, so memory

@@ -14,6 +14,8 @@ from checker.kit import Fail, Mistake, case, check, expect_structure, matches
 TARGET = "EncoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
+# The given sub-modules: when the numbers differ, the first one whose input differs is named.
+PARTS = ("self_attn", "ffn", "norm1", "norm2")
 OUTPUTS = [("output", "(B, T, D)"), ("attn", "(B, H, T, T)")]
 
 # Every dimension its own size (B, T, D, H, d_k, d_ff); case 3 has d_ff < D, so nothing assumes
