@@ -88,6 +88,13 @@ STRINGS: dict[str, tuple[str, str]] = {
     "why.not_green": ("not green in a drill", "计时练习中没有通过"),
     # kata drill and kata watch
     "drill.presets": ("Drill presets", "计时练习预设"),
+    "drill.col.preset": ("preset", "预设"),
+    "drill.col.minutes": ("minutes", "分钟"),
+    "drill.col.what": ("what", "内容"),
+    "drill.col.katas": ("katas", "练习"),
+    "drill.random": ("random: difficulty {levels}", "随机：难度 {levels}"),
+    "drill.usage": ("kata drill PRESET, or kata drill KATA... [--minutes M]; --allow-hints unlocks hints.",
+                    "kata drill 预设名，或 kata drill 练习名…… [--minutes M]；--allow-hints 可以解锁提示。"),
     "drill.files": ("Drill {id}: {minutes:g} min. Your files (a fresh stub each):",
                     "计时练习 {id}：{minutes:g} 分钟。你的文件（每个都是新的空白模板）："),
     "drill.left": ("{time} left", "剩余 {time}"),

@@ -36,14 +36,18 @@ class Preset:
     minutes: float
     katas: tuple[str, ...] = ()
     difficulties: tuple[int, ...] = ()  # a random mix: one kata of each difficulty
+    title_zh: str = ""
 
 
 PRESETS = {
-    "attention-core": Preset("Attention core", 30, ("attention", "multi_head_attention")),
-    "full-transformer": Preset("Full Transformer", 60, ("encoder_layer", "decoder_layer", "transformer")),
-    "numpy-basics": Preset("NumPy basics", 30, ("numpy/softmax", "numpy/attention", "numpy/layer_norm")),
-    "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3)),
-    "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache")),
+    "attention-core": Preset("Attention core", 30, ("attention", "multi_head_attention"), title_zh="注意力核心"),
+    "full-transformer": Preset("Full Transformer", 60, ("encoder_layer", "decoder_layer", "transformer"),
+                               title_zh="完整的 Transformer"),
+    "numpy-basics": Preset("NumPy basics", 30, ("numpy/softmax", "numpy/attention", "numpy/layer_norm"),
+                           title_zh="NumPy 基础"),
+    "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3), title_zh="按难度随机组合"),
+    "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache"),
+                          title_zh="大模型解码器"),
 }
 MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of difficulty
 
@@ -60,21 +64,22 @@ def preset_katas(preset: Preset) -> list[Kata]:
 
 def print_presets(console: Console, lang: str, as_json: bool) -> int:
     known = {k.id for k in catalogue.all_katas()}
-    rows = [{"name": name, "title": p.title, "minutes": p.minutes, "katas": [k for k in p.katas if k in known],
+    rows = [{"name": name, "title": p.title_zh if lang == "zh" else p.title, "minutes": p.minutes,
+             "katas": [k for k in p.katas if k in known],
              "difficulties": list(p.difficulties)} for name, p in PRESETS.items()]
     if as_json:
         print_json({"presets": rows})
         return EXIT_OK
     table = Table(title=say(lang, "drill.presets"), title_justify="left", title_style="bold")
     for column in ("preset", "minutes", "what", "katas"):
-        table.add_column(column, justify="right" if column == "minutes" else "left", no_wrap=column == "preset",
-                         max_width=18 if column == "what" else None, overflow="fold")  # kata names never cut
+        table.add_column(say(lang, f"drill.col.{column}"), justify="right" if column == "minutes" else "left",
+                         no_wrap=column == "preset", max_width=18 if column == "what" else None,
+                         overflow="fold")  # kata names never cut
     for row in rows:
-        katas = ", ".join(row["katas"]) or "random: difficulty " + ", ".join(map(str, row["difficulties"]))
+        katas = ", ".join(row["katas"]) or say(lang, "drill.random", levels=", ".join(map(str, row["difficulties"])))
         table.add_row(Text(row["name"], style="bold"), f"{row['minutes']:g}", Text(row["title"]), Text(katas))
     console.print(table)
-    console.print(Text("kata drill PRESET, or kata drill KATA... [--minutes M]; --allow-hints unlocks hints.",
-                       style="dim"))
+    console.print(Text(say(lang, "drill.usage"), style="dim"))
     return EXIT_OK
 
 
