@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import softmax
 
 _TRACK = "numpy"
@@ -261,7 +261,8 @@ def keeps_float32(kit):
         got = _triple(kit.user(kit.inputs(c, "float32"), case=c, dtype="float32"), c)
         wide = [f"a {value.dtype} {name}" for (name, _), value in zip(OUTPUTS, got) if value.dtype != np.float32]
         if wide:
-            raise Fail(f"{c.label}: float32 inputs gave {' and '.join(wide)}. {_FLOAT32_HINT}")
+            raise FollowUp(f"{c.label}: float32 inputs gave {' and '.join(wide)} (a follow-up: memory doubles and every "
+                           f"later step slows). {_FLOAT32_HINT}")
 
 
 @check("numerics", "large scores (q and k times 30) give no NaN or inf: softmax subtracts each row's max")

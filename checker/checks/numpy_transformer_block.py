@@ -13,7 +13,7 @@ import torch
 
 from checker.checks.child import numpy_classes
 from checker.checks.shared import attention as shared
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "TransformerBlock"
 LOAD_STATE = False  # the weights are assigned by attribute path, not loaded from a state_dict
@@ -358,14 +358,19 @@ def large_scores(kit):
 
 @check("numerics", "float32 in gives float32 out, close to the reference")
 def numerics32(kit):
+    widened = None  # the first case whose float32 output came back float64 (right in value: a follow-up)
     for c in CASES:
         got = user_block(kit, c, "float32")
-        if got.dtype == np.float64:
-            raise Fail(f"{c.label}: float32 x and weights gave a float64 output: {_FLOAT32_HINT}")
+        if isinstance(got, np.ndarray) and got.dtype == np.float64:
+            widened = widened or c
+            got = got.astype(np.float32)
         try:
             compare(got, reference_block(kit, c, "float32"), "output", "(..., T, D)", tol=kit.tolerance("float32"))
         except Fail as fail:
             raise Fail(f"{c.label}, float32: {fail}") from None
+    if widened is not None:
+        raise FollowUp(f"{widened.label}: float32 x and weights gave a float64 output, right in value (a follow-up: "
+                       f"memory doubles and every later step slows): {_FLOAT32_HINT}")
 
 
 @check("hygiene", "forward leaves the caller's x and mask unchanged")

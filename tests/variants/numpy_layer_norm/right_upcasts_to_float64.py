@@ -1,4 +1,4 @@
-# expect: should have dtype numpy.float32, got numpy.float64
+# followup: float64
 """Converts to float64 "for accuracy" and never converts back: float32 in gives float64 out."""
 import numpy as np
 

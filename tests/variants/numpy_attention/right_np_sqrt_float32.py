@@ -1,4 +1,4 @@
-# expect: np.sqrt(d_k) is a float64 NumPy scalar
+# followup: float64
 """Right in float64, but np.sqrt(d_k) turns float32 inputs into a float64 result."""
 import numpy as np
 

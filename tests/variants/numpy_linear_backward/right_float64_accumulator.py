@@ -1,4 +1,4 @@
-# expect: float32 inputs give float64 dW and db
+# followup: float64
 """Accumulates dW and db in np.zeros(...) without a dtype: float64, whatever the inputs are."""
 import numpy as np
 

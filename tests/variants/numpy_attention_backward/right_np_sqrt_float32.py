@@ -1,4 +1,4 @@
-# expect: float32 inputs gave a float64 dq and a float64 dk
+# followup: float64
 """Right values, but np.sqrt(d_k) is a float64 NumPy scalar: float32 in, float64 out (NumPy 2)."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: use math.sqrt(2 / math.pi)
+# followup: float64
 """np.sqrt(2 / np.pi) is a NumPy float64 scalar: with NumPy 2 it turns a float32 GELU into float64."""
 import numpy as np
 

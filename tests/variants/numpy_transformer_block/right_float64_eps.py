@@ -1,4 +1,4 @@
-# expect: gave a float64 output
+# followup: float64
 """Stores eps as a NumPy float64 scalar: float32 inputs come out float64."""
 
 import math
