@@ -3,6 +3,7 @@
 import numpy as np
 import torch
 
+from checker.lang import register, t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "softmax"
@@ -110,7 +111,7 @@ def _verify(kit, args, what, tol=None):
         compare(got, expected, "probabilities", "(same as x)", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=_named_tol(got)) if isinstance(got, np.ndarray) else None
-        raise Fail(f"{what}: {fail}", found) from None
+        raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
     return got
 
 
@@ -130,11 +131,12 @@ def keepdims(kit):
     for shape, axis in (((3, 5), -1), ((4, 4), -1), ((4, 4), 0)):
         args = (_array(shape, g, "float64"), axis)
         try:
-            _verify(kit, args, f"x of shape {shape}, axis={axis}")
+            _verify(kit, args, t("x of shape {shape}, axis={axis}", shape=shape, axis=axis))
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(f"x of shape {shape}, axis={axis}: your code raised {err}; {_KEEPDIMS}") from None
+            raise Fail(t("x of shape {shape}, axis={axis}: your code raised {err}; {keepdims}", shape=shape, axis=axis,
+                         err=err, keepdims=t(_KEEPDIMS))) from None
 
 
 @check("numerics", "softmax(x) with no axis normalises over the last axis")
@@ -144,7 +146,7 @@ def default_axis(kit):
     try:
         compare(got, expected, "softmax(x)", "(same as x)")
     except Fail as fail:
-        raise Fail(f"{fail}; the default is axis=-1 (def softmax(x, axis=-1))") from None
+        raise Fail(t("{fail}; the default is axis=-1 (def softmax(x, axis=-1))", fail=fail)) from None
 
 
 @check("numerics", "stability: logits of size 1e4 give no NaN or inf (float64 and float32)")
@@ -155,9 +157,10 @@ def large_logits(kit):
         if isinstance(got, np.ndarray) and got.shape == x.shape and not np.isfinite(got).all():
             found = kit.name_mistake((x, -1), got, tol=_named_tol(got))
             bad = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
-            raise Fail(f"{dtype}, logits of size 1e4: entry {bad} is {got[bad]}. "
-                       + (found or "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN"))
-        _verify(kit, (x, -1), f"{dtype}, logits of size 1e4", _STABILITY_TOL[dtype])
+            raise Fail(t("{dtype}, logits of size 1e4: entry {bad} is {value}. {advice}", dtype=dtype, bad=bad,
+                         value=got[bad], advice=found or t("subtract the max of each slice before np.exp: exp(1000) is "
+                                                           "inf and inf/inf is NaN")))
+        _verify(kit, (x, -1), t("{dtype}, logits of size 1e4", dtype=dtype), _STABILITY_TOL[dtype])
 
 
 @check("numerics", "stability: slices near -1e4, 0 and +1e3 are each normalised on their own")
@@ -174,10 +177,15 @@ def far_apart_slices(kit):
                 found = kit.name_mistake(args, got, tol=_named_tol(got))
                 nan_slices = sorted({int(i) for i in np.argwhere(np.isnan(got))[:, 0 if axis == -1 else 1]})
                 means = {0: "0", 1: "-1e4", 2: "+1e3"}
-                raise Fail(f"{dtype}, axis={axis}: the {where}(s) of logits near "
-                           f"{', '.join(means[i] for i in nan_slices)} came out NaN. "
-                           + (found or "subtract each slice's own max: np.max(x, axis=axis, keepdims=True)"))
-            _verify(kit, args, f"{dtype}, {where}s near 0, -1e4 and +1e3, axis={axis}", _STABILITY_TOL[dtype])
+                near = ', '.join(means[i] for i in nan_slices)
+                advice = found or t("subtract each slice's own max: np.max(x, axis=axis, keepdims=True)")
+                raise Fail(t("{dtype}, axis={axis}: the row(s) of logits near {near} came out NaN. {advice}"
+                             if where == "row" else
+                             "{dtype}, axis={axis}: the column(s) of logits near {near} came out NaN. {advice}",
+                             dtype=dtype, axis=axis, near=near, advice=advice))
+            _verify(kit, args, t("{dtype}, rows near 0, -1e4 and +1e3, axis={axis}" if where == "row" else
+                                 "{dtype}, columns near 0, -1e4 and +1e3, axis={axis}", dtype=dtype, axis=axis),
+                    _STABILITY_TOL[dtype])
 
 
 @check("properties", "every slice along the axis lies in [0, 1] and sums to 1")
@@ -191,4 +199,60 @@ def sums_to_one(kit):
         if not np.allclose(sums, 1.0, rtol=0, atol=1e-9) or (got < 0).any() or (got > 1).any():
             found = kit.name_mistake((x, axis), got, tol=_named_tol(got))
             worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums) - 1))]) if np.isfinite(sums).any() else float("nan")
-            raise Fail(f"{c.label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}", found)
+            raise Fail(t("{label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}", label=c.label,
+                         axis=axis, worst=worst), found)
+
+
+_ZH = register({
+    "softmax is a function softmax(x, axis)": "softmax 是一个函数 softmax(x, axis)",
+    "reductions keep their axis (keepdims=True), so they broadcast back": "归约保留被归约的维度（keepdims=True），这样才能广播回去",
+    "softmax(x) with no axis normalises over the last axis": "softmax(x) 不传 axis 时在最后一维上归一化",
+    "stability: logits of size 1e4 give no NaN or inf (float64 and float32)":
+        "数值稳定性：量级 1e4 的 logits 不产生 NaN 或 inf（float64 和 float32）",
+    "stability: slices near -1e4, 0 and +1e3 are each normalised on their own":
+        "数值稳定性：分别在 -1e4、0 和 +1e3 附近的切片各自独立归一化",
+    "every slice along the axis lies in [0, 1] and sums to 1": "沿 axis 的每个切片都在 [0, 1] 之间，且和为 1",
+    _KEEPDIMS: "不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 'operands could not be "
+               "broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
+    "your output equals softmax without subtracting the max: exp of a large logit overflows to inf (exp(710) in "
+    "float64, exp(89) in float32) and inf/inf is NaN; subtract np.max(x, axis=axis, keepdims=True) before np.exp":
+        "你的输出等于没有减去最大值的 softmax：大的 logit 取 exp 会溢出成 inf（float64 下 exp(710)，float32 下 exp(89)），"
+        "inf/inf 就是 NaN；在 np.exp 之前减去 np.max(x, axis=axis, keepdims=True)",
+    "your output equals softmax shifted by the max of the WHOLE array (np.max(x)): a slice whose entries all lie far "
+    "below it underflows to 0/0 = NaN; subtract each slice's own max, np.max(x, axis=axis, keepdims=True)":
+        "你的输出等于减去【整个数组】最大值（np.max(x)）的 softmax：所有元素都远小于它的切片会下溢成 0/0 = NaN；"
+        "要减去每个切片自己的最大值，np.max(x, axis=axis, keepdims=True)",
+    "your output is normalised over the last axis whatever `axis` says: pass axis=axis to np.max and np.sum":
+        "不管 `axis` 是多少，你的输出都在最后一维上归一化：给 np.max 和 np.sum 传 axis=axis",
+    f"you divide by np.sum(e, axis=axis); {_KEEPDIMS}":
+        "你除以的是 np.sum(e, axis=axis)；不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 "
+        "'operands could not be broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
+    f"you subtract np.max(x, axis=axis); {_KEEPDIMS}":
+        "你减去的是 np.max(x, axis=axis)；不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 "
+        "'operands could not be broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
+    "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer sums to 1; "
+    "divide by np.sum(e, axis=axis, keepdims=True)":
+        "你的输出等于 exp(x - max) 除以它的【最大值】：最大的元素是 1，切片的和不再是 1；要除以 "
+        "np.sum(e, axis=axis, keepdims=True)",
+    "your output equals x / sum(x), with no exponential: softmax normalises exp(x), which is positive":
+        "你的输出等于 x / sum(x)，没有取指数：softmax 归一化的是恒为正的 exp(x)",
+    "{what}: {fail}": "{what}：{fail}",
+    "x of shape {shape}, axis={axis}": "形状为 {shape} 的 x，axis={axis}",
+    "x of shape {shape}, axis={axis}: your code raised {err}; {keepdims}":
+        "形状为 {shape} 的 x，axis={axis}：你的代码抛出了 {err}；{keepdims}",
+    "{fail}; the default is axis=-1 (def softmax(x, axis=-1))": "{fail}；默认值是 axis=-1（def softmax(x, axis=-1)）",
+    "{dtype}, logits of size 1e4: entry {bad} is {value}. {advice}": "{dtype}，量级 1e4 的 logits：元素 {bad} 是 {value}。{advice}",
+    "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN":
+        "在 np.exp 之前减去每个切片的最大值：exp(1000) 是 inf，inf/inf 是 NaN",
+    "{dtype}, logits of size 1e4": "{dtype}，量级 1e4 的 logits",
+    "subtract each slice's own max: np.max(x, axis=axis, keepdims=True)":
+        "减去每个切片自己的最大值：np.max(x, axis=axis, keepdims=True)",
+    "{dtype}, axis={axis}: the row(s) of logits near {near} came out NaN. {advice}":
+        "{dtype}，axis={axis}：logits 在 {near} 附近的行结果是 NaN。{advice}",
+    "{dtype}, axis={axis}: the column(s) of logits near {near} came out NaN. {advice}":
+        "{dtype}，axis={axis}：logits 在 {near} 附近的列结果是 NaN。{advice}",
+    "{dtype}, rows near 0, -1e4 and +1e3, axis={axis}": "{dtype}，分别在 0、-1e4 和 +1e3 附近的行，axis={axis}",
+    "{dtype}, columns near 0, -1e4 and +1e3, axis={axis}": "{dtype}，分别在 0、-1e4 和 +1e3 附近的列，axis={axis}",
+    "{label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}":
+        "{label}：沿 axis {axis} 的每个切片的和应为 1，有一个的和是 {worst:.6g}",
+})
