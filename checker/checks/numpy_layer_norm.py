@@ -4,6 +4,7 @@
 import numpy as np
 import torch
 
+from checker.lang import register, t
 from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
 
 _TRACK = "numpy"  # no autograd checks
@@ -113,12 +114,14 @@ def ranks(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(f"{c.label}: your code raised {err}{at_line(err)}. The mean and the variance over the last axis "
-                       f"must keep that axis with size 1, shape {args[0].shape[:-1] + (1,)}, to broadcast against "
-                       "x: use keepdims=True (or mean[..., None])") from None
+            raise Fail(t("{label}: your code raised {err}{where}. The mean and the variance over the last axis must keep "
+                         "that axis with size 1, shape {shape}, to broadcast against x: use keepdims=True (or "
+                         "mean[..., None])", label=c.label, err=err, where=at_line(err),
+                         shape=args[0].shape[:-1] + (1,))) from None
         if not isinstance(got, np.ndarray) or got.shape != args[0].shape:
-            shape = got.shape if isinstance(got, np.ndarray) else f"a {type(got).__name__}"
-            raise Fail(f"{c.label}: output should be a NumPy array of x's shape (..., D) = {args[0].shape}, got {shape}")
+            shape = got.shape if isinstance(got, np.ndarray) else t("a {kind}", kind=type(got).__name__)
+            raise Fail(t("{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}",
+                         label=c.label, want=args[0].shape, got=shape))
 
 
 @check("numerics", "a constant row (variance 0) comes out finite, not NaN")
@@ -126,12 +129,13 @@ def constant_row(kit):
     c = CASES[2]
     got = kit.user(inputs(c, "float64"))
     if not isinstance(got, np.ndarray) or got.shape != (c.B, c.T, c.D):
-        raise Fail(f"{c.label}: the output should be a NumPy array of shape (B, T, D) = {(c.B, c.T, c.D)} first")
+        raise Fail(t("{label}: the output should be a NumPy array of shape (B, T, D) = {want} first", label=c.label,
+                     want=(c.B, c.T, c.D)))
     row = got[0, 0]
     if not np.all(np.isfinite(row)):
-        raise Fail(f"{c.label}: x[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row[:3].tolist()}...: "
-                   "divide by np.sqrt(var + epsilon), with epsilon inside the square root, so a zero variance "
-                   "gives 0 / sqrt(epsilon) = 0 and the row becomes beta")
+        raise Fail(t("{label}: x[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row}...: divide by "
+                     "np.sqrt(var + epsilon), with epsilon inside the square root, so a zero variance gives "
+                     "0 / sqrt(epsilon) = 0 and the row becomes beta", label=c.label, row=row[:3].tolist()))
 
 
 @check("properties", "adding 10⁶ to every input leaves the output unchanged (variance computed stably)")
@@ -144,8 +148,70 @@ def shift_invariance(kit):
     plain = kit.user((x, gamma, beta))
     shifted = kit.user((x + 1e6, gamma, beta))
     try:
-        compare(shifted, plain, "output for x + 1e6", "(..., D)", tol=(1e-7, 1e-7))
+        compare(shifted, plain, t("output for x + 1e6"), "(..., D)", tol=(1e-7, 1e-7))
     except Fail as fail:
-        raise Fail(f"{c.label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's "
-                   "mean, so shifting every value must not change the result. Subtract the mean before squaring: "
-                   "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically when the mean is large") from None
+        raise Fail(t("{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, "
+                     "so shifting every value must not change the result. Subtract the mean before squaring: "
+                     "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically when the mean is large",
+                     label=c.label, fail=fail)) from None
+
+
+_ZH = register({
+    "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), and no "
+    "NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)":
+        "数值是对的，但 float32 的输入得到了 float64 的输出：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "
+        "np.float64(epsilon) 这样的 NumPy float64 标量）",
+    "your output equals layer norm with the unbiased variance (divide by D - 1, ddof=1): layer norm divides by D, "
+    "np.var's default ddof=0": "你的输出等于用无偏方差（除以 D - 1，ddof=1）的层归一化：层归一化除以 D，即 np.var 默认的 ddof=0",
+    "your output equals (x - mean) / (std + epsilon), seed 002's version: epsilon goes inside the square root, "
+    "(x - mean) / np.sqrt(var + epsilon)": "你的输出等于 (x - mean) / (std + epsilon)，这是 seed 002 的写法：epsilon "
+                                           "要放在平方根里面，(x - mean) / np.sqrt(var + epsilon)",
+    "your output equals (x - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated Transformer's "
+    "LayerNorm (torch's x.std() is unbiased): use the biased variance and np.sqrt(var + epsilon)":
+        "你的输出等于用无偏标准差（ddof=1）的 (x - mean) / (std + epsilon)，这是 Annotated Transformer 的 LayerNorm"
+        "（torch 的 x.std() 是无偏的）：请用有偏方差和 np.sqrt(var + epsilon)",
+    "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon); epsilon also keeps a constant "
+    "row (variance 0) from becoming 0/0 = NaN": "你的输出等于没有 epsilon 的层归一化：要除以 np.sqrt(var + epsilon)；"
+                                                "epsilon 还能防止常数行（方差为 0）变成 0/0 = NaN",
+    "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows seed 000, epsilon=1e-6":
+        "你的 epsilon 默认值是 1e-5（nn.LayerNorm 的默认值）：本题沿用 seed 000，epsilon=1e-6",
+    "your output ignores the epsilon argument (it equals epsilon=1e-6 when 0.01 was passed): use the epsilon parameter":
+        "你的输出忽略了 epsilon 参数（传入 0.01 时，结果等于 epsilon=1e-6 的结果）：请使用 epsilon 参数",
+    "your output equals beta * x_hat + gamma: gamma and beta are swapped, y = gamma * x_hat + beta":
+        "你的输出等于 beta * x_hat + gamma：gamma 和 beta 弄反了，y = gamma * x_hat + beta",
+    "your output equals gamma * x_hat with no shift: add beta, y = gamma * x_hat + beta":
+        "你的输出等于 gamma * x_hat，没有平移：要加上 beta，y = gamma * x_hat + beta",
+    "your output equals x_hat + beta with no scale: multiply by gamma, y = gamma * x_hat + beta":
+        "你的输出等于 x_hat + beta，没有缩放：要乘以 gamma，y = gamma * x_hat + beta",
+    "your output is normalised over axis -2 (over positions, not features): take the mean and variance over the last "
+    "axis, axis=-1, keepdims=True": "你的输出是在 axis -2 上归一化的（在位置上，而不是在特征上）：均值和方差要在最后一维上取，"
+                                    "axis=-1, keepdims=True",
+    "your output uses one mean and one variance for the whole array: each vector x[..., :] is normalised on its own, "
+    "over axis=-1 with keepdims=True": "你的输出对整个数组只用了一个均值和一个方差：每个向量 x[..., :] 要各自归一化，"
+                                       "在 axis=-1 上并加 keepdims=True",
+    "layer_norm is a function taking (x, gamma, beta, epsilon)": "layer_norm 是一个接受 (x, gamma, beta, epsilon) 的函数",
+    "rank 2 and rank 3 inputs keep their shape (statistics taken with keepdims)":
+        "2 维和 3 维输入都保持原来的形状（统计量用 keepdims 计算）",
+    "a constant row (variance 0) comes out finite, not NaN": "常数行（方差为 0）的结果是有限值，而不是 NaN",
+    "adding 10⁶ to every input leaves the output unchanged (variance computed stably)":
+        "每个输入都加上 10⁶，输出不变（方差的计算数值稳定）",
+    "{label}: your code raised {err}{where}. The mean and the variance over the last axis must keep that axis with size "
+    "1, shape {shape}, to broadcast against x: use keepdims=True (or mean[..., None])":
+        "{label}：你的代码抛出了 {err}{where}。在最后一维上求的均值和方差必须保留这一维（大小为 1），形状为 {shape}，"
+        "才能和 x 广播：请用 keepdims=True（或 mean[..., None]）",
+    "a {kind}": "一个 {kind}",
+    "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}":
+        "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}",
+    "{label}: the output should be a NumPy array of shape (B, T, D) = {want} first":
+        "{label}：输出首先应该是形状为 (B, T, D) = {want} 的 NumPy 数组",
+    "{label}: x[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row}...: divide by np.sqrt(var + epsilon), with "
+    "epsilon inside the square root, so a zero variance gives 0 / sqrt(epsilon) = 0 and the row becomes beta":
+        "{label}：x[0, 0] = [2.5, 2.5, ...] 的方差为 0，结果却是 {row}...：要除以 np.sqrt(var + epsilon)，epsilon 放在"
+        "平方根里面，这样方差为 0 时得到 0 / sqrt(epsilon) = 0，这一行就变成 beta",
+    "output for x + 1e6": "x + 1e6 的输出",
+    "{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, so shifting every "
+    "value must not change the result. Subtract the mean before squaring: var = mean((x - mean)²); mean(x²) - mean² "
+    "cancels catastrophically when the mean is large":
+        "{label}：与你自己对 x 的输出比较：{fail}。层归一化会减去每个向量的均值，所以所有值整体平移不应改变结果。请先减去"
+        "均值再平方：var = mean((x - mean)²)；均值很大时 mean(x²) - mean² 会发生灾难性抵消",
+})

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from checker.lang import register, t
 from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure
 
 _TRACK = "numpy"  # no autograd checks
@@ -109,19 +110,20 @@ def call(kit, c, args=None):
         except UserError:
             raise err from None  # it crashes with an even d_model too: not an odd-size problem
         lines = re.findall(r"line (\d+)", err.traceback)
-        where = f" (line {lines[-1]})" if lines else ""
-        raise Fail(f"{c.label}: with an odd d_model your code raised {err}{where}, while d_model={d_model + 1} "
-                   f"works. An odd d_model has (d_model+1)//2 = {(d_model + 1) // 2} sin columns but only "
-                   f"d_model//2 = {d_model // 2} cos columns: give the cos columns only the first d_model//2 "
-                   "frequencies (seed 004: div_term[:-1]), or compute one angle per column") from None
+        where = t(" (line {line})", line=lines[-1]) if lines else ""
+        raise Fail(t("{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works. An odd "
+                     "d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give "
+                     "the cos columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute one "
+                     "angle per column", label=c.label, err=err, where=where, even=d_model + 1,
+                     sins=(d_model + 1) // 2, coss=d_model // 2)) from None
 
 
 def compare_case(kit, c, got, what="positional encoding") -> None:
     expected = kit.reference(inputs(c))
     try:
-        compare(got, expected, what, _LEGEND)
+        compare(got, expected, t(what), _LEGEND)
     except Fail as fail:
-        raise Fail(f"{c.label}: {fail}", kit.name_mistake(inputs(c), got)) from None
+        raise Fail(t("{label}: {fail}", label=c.label, fail=fail), kit.name_mistake(inputs(c), got)) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -137,14 +139,15 @@ def shapes(kit):
     for c in CASES:
         got = call(kit, c)
         if not isinstance(got, np.ndarray):
-            compare(got, kit.reference(inputs(c)), f"{c.label}: the table", _LEGEND)  # says what came back
+            compare(got, kit.reference(inputs(c)), t("{label}: the table", label=c.label), _LEGEND)  # says what came back
         if tuple(got.shape) != (1, c.position, c.d_model):
             want = (1, c.position, c.d_model)
             hint = {(c.position, c.d_model): ": the batch axis is missing, return pe[np.newaxis]",
                     (1, c.d_model, c.position): ": position and d_model are swapped, rows are positions",
                     (c.d_model, c.position): ": rows must be positions and there is no batch axis"}
-            raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {want}, got {tuple(got.shape)}"
-                       f"{hint.get(tuple(got.shape), '')}")
+            hint = hint.get(tuple(got.shape), '')
+            raise Fail(t("{label}: the table should have shape {legend} = {want}, got {got}{hint}", label=c.label,
+                         legend=_LEGEND, want=want, got=tuple(got.shape), hint=t(hint) if hint else ""))
 
 
 @check("shapes", "an odd d_model works (1, 3, 9 and 11 columns)")
@@ -154,7 +157,8 @@ def odd_sizes(kit):
         got = call(kit, c)
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, 4, d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
-            raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {(1, 4, d_model)}, got {shape}")
+            raise Fail(t("{label}: the table should have shape {legend} = {want}, got {got}{hint}", label=c.label,
+                         legend=_LEGEND, want=(1, 4, d_model), got=shape, hint=""))
 
 
 @check("numerics", "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64")
@@ -165,16 +169,16 @@ def numerics(kit):
         if isinstance(got, np.ndarray) and got.dtype == np.float32:  # seed 000's cast: an accepted variant
             rounded = kit.reference(inputs(c)).astype(np.float32)
             try:
-                compare(got, rounded, "positional encoding (float32, against the float64 table rounded to float32)",
+                compare(got, rounded, t("positional encoding (float32, against the float64 table rounded to float32)"),
                         _LEGEND, tol=_FLOAT32_CAST)
             except Fail as fail:
-                raise Fail(f"{c.label}: {fail}", kit.name_mistake(inputs(c), got.astype(np.float64),
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail), kit.name_mistake(inputs(c), got.astype(np.float64),
                                                                   tol=(1e-4, 1e-5))) from None
             cast = True
             continue
         compare_case(kit, c, got)
     if cast:
-        raise Accepted(_SEED000_CAST)
+        raise Accepted(t(_SEED000_CAST))
 
 
 @check("numerics", "with an odd d_model the last column is a sin column (0 at position 0, not 0 everywhere)")
@@ -183,16 +187,17 @@ def odd_last_column(kit):
     c = CASES[1]
     got = call(kit, c)
     if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
-        raise Fail(f"{c.label}: the table should have shape {_LEGEND} = {(1, c.position, c.d_model)} first")
+        raise Fail(t("{label}: the table should have shape {legend} = {want} first", label=c.label, legend=_LEGEND,
+                     want=(1, c.position, c.d_model)))
     last = got[0, :, -1].astype(np.float64)
     shown = np.round(last[:4], 4).tolist()
     formula = f"sin(pos / 10000^({c.d_model - 1}/{c.d_model}))"
     if np.all(last == 0):
-        raise Fail(f"{c.label}: the last column (index {c.d_model - 1}, even) is 0 everywhere: it is a sin column, "
-                   f"{formula}, even though it has no cos partner")
+        raise Fail(t("{label}: the last column (index {index}, even) is 0 everywhere: it is a sin column, {formula}, "
+                     "even though it has no cos partner", label=c.label, index=c.d_model - 1, formula=formula))
     if abs(last[0] - 1.0) < 1e-6:
-        raise Fail(f"{c.label}: the last column (index {c.d_model - 1}, even) starts {shown}..., a cos column: "
-                   f"even columns take sin, so it is {formula}")
+        raise Fail(t("{label}: the last column (index {index}, even) starts {shown}..., a cos column: even columns "
+                     "take sin, so it is {formula}", label=c.label, index=c.d_model - 1, shown=shown, formula=formula))
 
 
 @check("properties", "a shorter table is the start of a longer one (row pos depends on pos only)")
@@ -201,12 +206,13 @@ def prefix(kit):
     long, short = call(kit, case(11, position=12, d_model=6)), call(kit, case(12, position=5, d_model=6))
     for got, n in ((long, 12), (short, 5)):
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, n, 6):
-            raise Fail(f"position={n}, d_model=6: the table should have shape {_LEGEND} = {(1, n, 6)} first")
+            raise Fail(t("position={n}, d_model=6: the table should have shape {legend} = {want} first", n=n,
+                         legend=_LEGEND, want=(1, n, 6)))
     try:
-        compare(short, long[:, :5], "the table for position=5, d_model=6", _LEGEND)
+        compare(short, long[:, :5], t("the table for position=5, d_model=6"), _LEGEND)
     except Fail as fail:
-        raise Fail(f"{fail}, compared with the first 5 rows of your table for position=12: row pos depends only "
-                   "on pos and d_model, never on how many positions were asked for") from None
+        raise Fail(t("{fail}, compared with the first 5 rows of your table for position=12: row pos depends only on pos "
+                     "and d_model, never on how many positions were asked for", fail=fail)) from None
 
 
 @check("hygiene", "the same sizes give the same table after calls with other sizes (no stale cache)")
@@ -217,12 +223,90 @@ def no_stale_state(kit):
         got = call(kit, c)
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
-            raise Fail(f"{c.label}, called after position=12, d_model=6: the table should have shape "
-                       f"{_LEGEND} = {(1, c.position, c.d_model)}, got {shape}. Build the table from this "
-                       "call's position and d_model; a table kept from an earlier call must be keyed on both")
+            raise Fail(t("{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, "
+                         "got {got}. Build the table from this call's position and d_model; a table kept from an "
+                         "earlier call must be keyed on both", label=c.label, legend=_LEGEND,
+                         want=(1, c.position, c.d_model), got=shape))
     again = call(kit, case(13, position=12, d_model=6))
     try:
-        compare(again, first, "the second table for position=12, d_model=6", _LEGEND)
+        compare(again, first, t("the second table for position=12, d_model=6"), _LEGEND)
     except Fail as fail:
-        raise Fail(f"{fail}, compared with your own first table for the same sizes: a table kept from an earlier "
-                   "call must be keyed on both position and d_model") from None
+        raise Fail(t("{fail}, compared with your own first table for the same sizes: a table kept from an earlier call "
+                     "must be keyed on both position and d_model", fail=fail)) from None
+
+
+_ZH = register({
+    "your table has no batch axis: return shape (1, position, d_model), e.g. pe[np.newaxis], so that it broadcasts "
+    "over (B, T, D) embeddings": "你的表没有批次维：要返回形状 (1, position, d_model)，例如 pe[np.newaxis]，这样它才能在 "
+                                 "(B, T, D) 的嵌入上广播",
+    "your table has sin and cos swapped: even columns (0, 2, 4, ...) take sin, odd columns take cos":
+        "你的表把 sin 和 cos 弄反了：偶数列（0, 2, 4, ...）用 sin，奇数列用 cos",
+    "your positions start at 1: they start at 0 (np.arange(position)), so row 0 is [0, 1, 0, 1, ...]":
+        "你的位置从 1 开始：位置应该从 0 开始（np.arange(position)），所以第 0 行是 [0, 1, 0, 1, ...]",
+    "your exponent is i/d_model: it is 2i/d_model, i.e. pos / 10000^(2i/d_model) with i = j // 2 for column j "
+    "(equivalently, the even column index 2 * (j // 2) over d_model)":
+        "你的指数是 i/d_model：应该是 2i/d_model，即 pos / 10000^(2i/d_model)，第 j 列的 i = j // 2（等价地，用偶数列下标 "
+        "2 * (j // 2) 除以 d_model）",
+    "your odd columns use the exponent j/d_model with j their own index: columns 2i and 2i+1 share one frequency, "
+    "1 / 10000^(2i/d_model), so use 2 * (j // 2), not j":
+        "你的奇数列用的指数是 j/d_model，j 是它自己的下标：第 2i 列和第 2i+1 列共用一个频率 1 / 10000^(2i/d_model)，"
+        "所以要用 2 * (j // 2)，而不是 j",
+    "your table uses base 1000: the paper's wavelengths grow as 10000^(2i/d_model), base 10000":
+        "你的表用的底数是 1000：论文中的波长按 10000^(2i/d_model) 增长，底数是 10000",
+    "your table multiplies pos by 10000^(2i/d_model): divide by it, i.e. multiply by exp(-2i · ln(10000) / d_model), "
+    "with the minus sign": "你的表把 pos 乘以 10000^(2i/d_model)：应该除以它，即乘以 exp(-2i · ln(10000) / d_model)，"
+                           "注意负号",
+    "your table puts every sin column first and every cos column after: the paper interleaves them, pe[:, 0::2] = sin "
+    "and pe[:, 1::2] = cos": "你的表把所有 sin 列放在前面、所有 cos 列放在后面：论文是交错排列的，pe[:, 0::2] = sin，"
+                             "pe[:, 1::2] = cos",
+    "with an odd d_model your last column is 0: it is a sin column, sin(pos / 10000^((d_model-1)/d_model))":
+        "d_model 为奇数时你的最后一列是 0：它是 sin 列，sin(pos / 10000^((d_model-1)/d_model))",
+    _SEED000_CAST: "你的表是 float32，即 float64 的表舍入一次的结果（seed 000 最后做了 .astype(np.float32)）：在 float32 "
+                   "精度内是对的。本题的约定是 float64：直接返回你算出的表，不要转换（float32 只有约 7 位有效数字，而 "
+                   "float64 的模型会把 float32 的表加到 float64 的嵌入上）",
+    "{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works. An odd d_model has "
+    "(d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give the cos columns only the first "
+    "d_model//2 frequencies (seed 004: div_term[:-1]), or compute one angle per column":
+        "{label}：d_model 为奇数时你的代码抛出了 {err}{where}，而 d_model={even} 时可以运行。奇数的 d_model 有 "
+        "(d_model+1)//2 = {sins} 个 sin 列，却只有 d_model//2 = {coss} 个 cos 列：cos 列只用前 d_model//2 个频率"
+        "（seed 004：div_term[:-1]），或者每一列单独算一个角度",
+    "positional encoding": "位置编码",
+    "{label}: {fail}": "{label}：{fail}",
+    "{label}: the table": "{label}：位置编码表",
+    ": the batch axis is missing, return pe[np.newaxis]": "：缺少批次维，请返回 pe[np.newaxis]",
+    ": position and d_model are swapped, rows are positions": "：position 和 d_model 弄反了，行是位置",
+    ": rows must be positions and there is no batch axis": "：行必须是位置，而且没有批次维",
+    "{label}: the table should have shape {legend} = {want}, got {got}{hint}":
+        "{label}：表的形状应为 {legend} = {want}，实际是 {got}{hint}",
+    "positional encoding (float32, against the float64 table rounded to float32)":
+        "位置编码（float32，与舍入到 float32 的 float64 表比较）",
+    "{label}: the table should have shape {legend} = {want} first": "{label}：表的形状首先应为 {legend} = {want}",
+    "{label}: the last column (index {index}, even) is 0 everywhere: it is a sin column, {formula}, even though it has "
+    "no cos partner": "{label}：最后一列（下标 {index}，偶数）全是 0：它是 sin 列，{formula}，尽管它没有配对的 cos 列",
+    "{label}: the last column (index {index}, even) starts {shown}..., a cos column: even columns take sin, so it is "
+    "{formula}": "{label}：最后一列（下标 {index}，偶数）以 {shown}... 开头，是 cos 列：偶数列用 sin，所以它应是 {formula}",
+    "position={n}, d_model=6: the table should have shape {legend} = {want} first":
+        "position={n}，d_model=6：表的形状首先应为 {legend} = {want}",
+    "the table for position=5, d_model=6": "position=5、d_model=6 的表",
+    "{fail}, compared with the first 5 rows of your table for position=12: row pos depends only on pos and d_model, "
+    "never on how many positions were asked for": "{fail}（与你的 position=12 的表的前 5 行比较）：第 pos 行只取决于 pos "
+                                                  "和 d_model，与要求了多少个位置无关",
+    "{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, got {got}. Build the "
+    "table from this call's position and d_model; a table kept from an earlier call must be keyed on both":
+        "{label}，在 position=12、d_model=6 之后调用：表的形状应为 {legend} = {want}，实际是 {got}。请用这次调用的 "
+        "position 和 d_model 构造表；从之前调用留下来的表必须同时以两者为键",
+    "the second table for position=12, d_model=6": "position=12、d_model=6 的第二张表",
+    "{fail}, compared with your own first table for the same sizes: a table kept from an earlier call must be keyed on "
+    "both position and d_model": "{fail}（与你自己用相同大小生成的第一张表比较）：从之前调用留下来的表必须同时以 "
+                                 "position 和 d_model 为键",
+    "positional_encoding is a function taking (position, d_model)": "positional_encoding 是一个接受 (position, d_model) 的函数",
+    "returns a NumPy array of shape (1, position, d_model) on every case": "每组输入都返回形状为 (1, position, d_model) 的 NumPy 数组",
+    "an odd d_model works (1, 3, 9 and 11 columns)": "奇数的 d_model 也能用（1、3、9 和 11 列）",
+    "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64":
+        "float64 下与 PE[pos, 2i] = sin(pos / 10000^(2i/d_model))、PE[pos, 2i+1] = cos(...) 一致",
+    "with an odd d_model the last column is a sin column (0 at position 0, not 0 everywhere)":
+        "d_model 为奇数时最后一列是 sin 列（位置 0 处为 0，但不是处处为 0）",
+    "a shorter table is the start of a longer one (row pos depends on pos only)": "短表是长表的开头（第 pos 行只取决于 pos）",
+    "the same sizes give the same table after calls with other sizes (no stale cache)":
+        "中间用别的大小调用过之后，相同的大小仍给出相同的表（没有过期的缓存）",
+})
