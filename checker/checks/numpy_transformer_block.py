@@ -13,6 +13,7 @@ import torch
 
 from checker.checks.child import numpy_classes
 from checker.checks.shared import attention as shared
+from checker.lang import register, t
 from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
 
 TARGET = "TransformerBlock"
@@ -98,15 +99,16 @@ def user_block(kit, c, dtype="float64", x=None, mask="case", *, part="", what="f
     args = (x,) if part else (x, case_mask if isinstance(mask, str) else mask)
     reply = kit.drive(numpy_classes.build_and_call, TARGET, init(c), weights(c, dtype), args, "forward", part)
     if "missing" in reply:
-        raise Fail(f"{c.label}: after TransformerBlock(**{init(c)}) there is no "
-                   f"{', '.join('block.' + n for n in reply['missing'])}: the checker overwrites the weights under "
-                   "the names in the docstring (attention, norm1, ff, norm2 built from the given classes)")
+        raise Fail(t("{label}: after TransformerBlock(**{init}) there is no {names}: the checker overwrites the weights "
+                     "under the names in the docstring (attention, norm1, ff, norm2 built from the given classes)",
+                     label=c.label, init=init(c), names=', '.join('block.' + n for n in reply['missing'])))
     if raw:
         return reply
     out = reply["output"]
     if not isinstance(out, np.ndarray) or out.shape != x.shape:
-        shape = out.shape if isinstance(out, np.ndarray) else f"a {type(out).__name__}"
-        raise Fail(f"{c.label}: {what} should return a NumPy array of x's shape {x.shape}, got {shape}")
+        shape = out.shape if isinstance(out, np.ndarray) else t("a {kind}", kind=type(out).__name__)
+        raise Fail(t("{label}: {what} should return a NumPy array of x's shape {want}, got {got}", label=c.label,
+                     what=what, want=x.shape, got=shape))
     return out
 
 
@@ -217,8 +219,8 @@ _FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(ep
 def structure(kit):
     info = expect_structure(kit, TARGET, params=["d_model", "num_heads", "d_ff"])
     if not info["is_class"]:
-        raise Fail(f"'{TARGET}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) "
-                   "and forward(self, x, mask=None)")
+        raise Fail(t("'{target}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) and "
+                     "forward(self, x, mask=None)", target=TARGET))
 
 
 @check("structure", "after construction, the weights sit under the documented names with the documented shapes")
@@ -229,15 +231,16 @@ def weight_layout(kit):
     for name, shape in want.items():
         have = got["attributes"][name]
         if have is None:
-            raise Fail(f"TransformerBlock(**{init(c)}) has no block.{name}: build self.attention = "
-                       "MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), self.ff = "
-                       "FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the checker sets the weights "
-                       "under these names")
+            raise Fail(t("TransformerBlock(**{init}) has no block.{name}: build self.attention = "
+                         "MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), self.ff = "
+                         "FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the checker sets the weights "
+                         "under these names", init=init(c), name=name))
         if have != list(shape):
-            raise Fail(f"TransformerBlock(**{init(c)}): block.{name} should be an array of shape {shape}, got "
-                       f"{tuple(have) if isinstance(have, list) else have}")
+            raise Fail(t("TransformerBlock(**{init}): block.{name} should be an array of shape {want}, got {got}",
+                         init=init(c), name=name, want=shape, got=tuple(have) if isinstance(have, list) else have))
     if got["forward"] is None or got["forward"][:2] != ["x", "mask"]:
-        raise Fail(f"TransformerBlock.forward should take (x, mask=None), but takes ({', '.join(got['forward'] or [])})")
+        raise Fail(t("TransformerBlock.forward should take (x, mask=None), but takes ({params})",
+                     params=', '.join(got['forward'] or [])))
 
 
 @check("shapes", "forward returns x's shape for a single sequence (T, D) and a batch (B, T, D)")
@@ -256,10 +259,11 @@ def padding_is_invisible(kit):
     changed[~real] += 5.0 * np.random.default_rng(c.id).standard_normal(changed[~real].shape)
     out2 = user_block(kit, c, x=changed)
     try:
-        compare(out2[real], out[real], "output at the real positions", tol=kit.tolerance("float64"))
+        compare(out2[real], out[real], t("output at the real positions"), tol=kit.tolerance("float64"))
     except Fail as fail:
-        raise Fail(f"{c.label}: changing x at the PAD positions changed the output at real positions ({fail}). Pass "
-                   "mask (True = may attend) to self.attention.forward(x, x, x, mask) as it is") from None
+        raise Fail(t("{label}: changing x at the PAD positions changed the output at real positions ({fail}). Pass mask "
+                     "(True = may attend) to self.attention.forward(x, x, x, mask) as it is", label=c.label,
+                     fail=fail)) from None
 
 
 @check("masking", "causality: under a (T, T) causal mask, changing x after position t leaves positions <= t unchanged")
@@ -267,15 +271,17 @@ def causal(kit):
     c = CASES[2]
     x, _ = inputs(c)
     out = user_block(kit, c)
-    for t in range(c.T - 1):
+    for pos in range(c.T - 1):
         changed = x.copy()
-        changed[t + 1:] += 3.0 * np.random.default_rng(t).standard_normal(changed[t + 1:].shape)
+        changed[pos + 1:] += 3.0 * np.random.default_rng(pos).standard_normal(changed[pos + 1:].shape)
         out2 = user_block(kit, c, x=changed)
         try:
-            compare(out2[: t + 1], out[: t + 1], f"output at positions 0..{t}", tol=kit.tolerance("float64"))
+            compare(out2[: pos + 1], out[: pos + 1], t("output at positions 0..{pos}", pos=pos),
+                    tol=kit.tolerance("float64"))
         except Fail as fail:
-            raise Fail(f"{c.label}: changing x after position {t} changed the output at positions <= {t} ({fail}): "
-                       "the future leaks; pass mask to the attention as it is (True = visible)") from None
+            raise Fail(t("{label}: changing x after position {pos} changed the output at positions <= {pos} ({fail}): "
+                         "the future leaks; pass mask to the attention as it is (True = visible)", label=c.label,
+                         pos=pos, fail=fail)) from None
 
 
 @check("masking", "a batch item that is all PAD: its queries see no key and get zero attention", followup=True)
@@ -286,15 +292,15 @@ def all_pad_item(kit):
     if not matches(np.delete(got, 1, axis=0), np.delete(want, 1, axis=0), kit.tolerance("float64")):
         return  # wrong on the items that see keys: the core checks say what is wrong
     if np.isnan(got[1]).any():
-        raise Fail(f"{c.label}: batch item 1 is all PAD, so its queries see no key, and its output came out NaN "
-                   f"(softmax over a row that is all -inf is 0/0). {shared.blind_why(shared.NUMPY_FIX)}")
+        raise Fail(t("{label}: batch item 1 is all PAD, so its queries see no key, and its output came out NaN (softmax "
+                     "over a row that is all -inf is 0/0). {why}", label=c.label, why=shared.blind_why(shared.NUMPY_FIX)))
     try:
-        compare(got[1], want[1], "output of batch item 1", "(T, D)", tol=kit.tolerance("float64"))
+        compare(got[1], want[1], t("output of batch item 1"), "(T, D)", tol=kit.tolerance("float64"))
     except Fail as fail:
-        raise Fail(f"{c.label}: batch item 1 is all PAD, so its queries see no key: {fail}. With -1e9 for the "
-                   "hidden keys (seed 002's mask * -1e9) such a row attends to every key: evenly where -1e9 "
-                   "replaces the scores, as if nothing were masked where it is added. "
-                   f"{shared.blind_why(shared.NUMPY_FIX)}") from None
+        raise Fail(t("{label}: batch item 1 is all PAD, so its queries see no key: {fail}. With -1e9 for the hidden keys "
+                     "(seed 002's mask * -1e9) such a row attends to every key: evenly where -1e9 replaces the scores, "
+                     "as if nothing were masked where it is added. {why}", label=c.label, fail=fail,
+                     why=shared.blind_why(shared.NUMPY_FIX))) from None
 
 
 @check("numerics", "LayerNorm (block.norm1) on its own: sqrt(var + eps), biased variance, eps = 1e-6")
@@ -307,8 +313,8 @@ def layer_norm_alone(kit):
     w = weights(c, "float64")
     want = _norm(x, w["norm1.gamma"], w["norm1.beta"])
     if np.isnan(got).any():
-        raise Fail(f"{c.label}: block.norm1.forward gave NaN for a constant row (variance 0): divide by "
-                   "np.sqrt(var + self.eps)")
+        raise Fail(t("{label}: block.norm1.forward gave NaN for a constant row (variance 0): divide by "
+                     "np.sqrt(var + self.eps)", label=c.label))
     try:
         compare(got, want, "norm1.forward(x)", "(B, T, D)")
     except Fail as fail:
@@ -316,9 +322,9 @@ def layer_norm_alone(kit):
                  ("the unbiased std + eps (ddof=1)", {"std_plus_eps": True, "ddof": 1}),
                  ("the unbiased variance (ddof=1)", {"ddof": 1}), ("eps = 1e-5", {"eps": 1e-5})]
         found = next((name for name, k in knobs if matches(got, _norm(x, w["norm1.gamma"], w["norm1.beta"], **k))), None)
-        why = (f" Your LayerNorm computes {found}: use gamma * (x - mean) / np.sqrt(var + eps) + beta with the biased "
-               "variance and eps = 1e-6") if found else ""
-        raise Fail(f"{c.label}, rows of variance about 1e-5: {fail}.{why}") from None
+        why = t(" Your LayerNorm computes {found}: use gamma * (x - mean) / np.sqrt(var + eps) + beta with the biased "
+                "variance and eps = 1e-6", found=t(found)) if found else ""
+        raise Fail(t("{label}, rows of variance about 1e-5: {fail}.{why}", label=c.label, fail=fail, why=why)) from None
 
 
 @check("numerics", "matches the reference in float64 on every case")
@@ -331,7 +337,7 @@ def numerics64(kit):
         except Fail as fail:
             found = kit.name_mistake((), got, run=lambda m: reference_block(kit, c, impl=m.impl),
                                      tol=kit.tolerance("float64"))
-            raise Fail(f"{c.label}: {fail}", found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
 
 
 @check("numerics", "large attention scores (about ±1000) do not overflow softmax")
@@ -348,12 +354,12 @@ def large_scores(kit):
         numpy_classes._set(block, name, value.copy())
     want = block.forward(x, mask)
     if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
-        raise Fail(f"{c.label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the "
-                   "thousands overflows: softmax must subtract each row's max first (the given softmax does)")
+        raise Fail(t("{label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the thousands "
+                     "overflows: softmax must subtract each row's max first (the given softmax does)", label=c.label))
     try:
         compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float64"))
     except Fail as fail:
-        raise Fail(f"{c.label}, W_q and W_k scaled by 40: {fail}") from None
+        raise Fail(t("{label}, W_q and W_k scaled by 40: {fail}", label=c.label, fail=fail)) from None
 
 
 @check("numerics", "float32 in gives float32 out, close to the reference")
@@ -367,10 +373,10 @@ def numerics32(kit):
         try:
             compare(got, reference_block(kit, c, "float32"), "output", "(..., T, D)", tol=kit.tolerance("float32"))
         except Fail as fail:
-            raise Fail(f"{c.label}, float32: {fail}") from None
+            raise Fail(t("{label}, float32: {fail}", label=c.label, fail=fail)) from None
     if widened is not None:
-        raise FollowUp(f"{widened.label}: float32 x and weights gave a float64 output, right in value (a follow-up: "
-                       f"memory doubles and every later step slows): {_FLOAT32_HINT}")
+        raise FollowUp(t("{label}: float32 x and weights gave a float64 output, right in value (a follow-up: memory "
+                         "doubles and every later step slows): {hint}", label=widened.label, hint=t(_FLOAT32_HINT)))
 
 
 @check("hygiene", "forward leaves the caller's x and mask unchanged")
@@ -384,4 +390,115 @@ def hygiene(kit):
             try:
                 compare(now, before, name, exact=True)
             except Fail as fail:
-                raise Fail(f"{c.label}: forward modified its input ({fail}); use x = x + ..., never x += ...") from None
+                raise Fail(t("{label}: forward modified its input ({fail}); use x = x + ..., never x += ...",
+                             label=c.label, fail=fail)) from None
+
+
+_ZH = register({
+    "your output equals the block with seed 002's LayerNorm, (x - mean) / (std + eps): this kata puts eps inside the "
+    "square root, (x - mean) / np.sqrt(var + eps)": "你的输出等于用 seed 002 的 LayerNorm 的块，(x - mean) / (std + eps)："
+                                                    "本题把 eps 放在平方根里面，(x - mean) / np.sqrt(var + eps)",
+    "your LayerNorm divides by the unbiased std + eps (ddof=1, the Annotated Transformer's): use the biased variance "
+    "and np.sqrt(var + eps)": "你的 LayerNorm 除以无偏标准差 + eps（ddof=1，Annotated Transformer 的写法）：请用有偏方差和 "
+                              "np.sqrt(var + eps)",
+    "your LayerNorm uses the unbiased variance (ddof=1): divide by D, np.var's default":
+        "你的 LayerNorm 用的是无偏方差（ddof=1）：要除以 D，即 np.var 的默认做法",
+    "your LayerNorm's eps is 1e-5 (nn.LayerNorm's default): seed 002's is 1e-6, the contract's too":
+        "你的 LayerNorm 的 eps 是 1e-5（nn.LayerNorm 的默认值）：seed 002 用的是 1e-6，本题约定也是",
+    "your output equals norm1(attention(x)) without the residual: x = norm1.forward(x + attn_output)":
+        "你的输出等于没有残差连接的 norm1(attention(x))：应为 x = norm1.forward(x + attn_output)",
+    "your output equals norm2(ff(x)) without the residual: return norm2.forward(x + ff_output)":
+        "你的输出等于没有残差连接的 norm2(ff(x))：应返回 norm2.forward(x + ff_output)",
+    "your second residual adds the block's input instead of the normalised x: in seed 002, x is reassigned to norm1's "
+    "output, and x + ff_output uses that x": "你的第二个残差连接加的是块的输入，而不是归一化之后的 x：在 seed 002 里，x 被"
+                                             "重新赋值为 norm1 的输出，x + ff_output 用的是这个 x",
+    "your FFN reads the block's input instead of norm1's output: ff.forward(x) after x = norm1.forward(...)":
+        "你的前馈网络读的是块的输入，而不是 norm1 的输出：先 x = norm1.forward(...)，再 ff.forward(x)",
+    "your output equals the pre-norm block, x + attention(norm1(x)) then x + ff(norm2(x)): seed 002 (and this kata) is "
+    "post-norm, x = norm1(x + attention(x)), then norm2(x + ff(x))":
+        "你的输出等于 pre-norm 的块，先 x + attention(norm1(x))，再 x + ff(norm2(x))：seed 002（以及本题）是 post-norm，"
+        "x = norm1(x + attention(x))，然后 norm2(x + ff(x))",
+    "you use norm2 after the attention and norm1 after the FFN: norm1 follows the attention":
+        "你在注意力之后用了 norm2，在前馈网络之后用了 norm1：紧跟注意力的是 norm1",
+    "your output equals the block without the mask: pass mask to self.attention.forward(x, x, x, mask)":
+        "你的输出等于没有掩码的块：要把 mask 传给 self.attention.forward(x, x, x, mask)",
+    "your mask is inverted: seed 002 uses 1 = masked, but here True = may attend; pass mask as it is":
+        "你的掩码反了：seed 002 用 1 = 遮挡，但本题 True = 可以关注；请原样传入 mask",
+    _FLOAT32_HINT: "保持 x 的 dtype：eps 存成 Python 的 float（不要用 np.float64(eps)），也不要用 astype(np.float64) 转换",
+    "TransformerBlock is a class built with (d_model, num_heads, d_ff)": "TransformerBlock 是一个用 (d_model, num_heads, d_ff) 构造的类",
+    "after construction, the weights sit under the documented names with the documented shapes":
+        "构造之后，权重放在文档写明的名字下，形状也与文档一致",
+    "forward returns x's shape for a single sequence (T, D) and a batch (B, T, D)":
+        "forward 对单个序列 (T, D) 和一个批次 (B, T, D) 都返回与 x 相同的形状",
+    "padding: PAD positions change nothing at the real positions": "填充：PAD 位置不影响真实位置的任何结果",
+    "causality: under a (T, T) causal mask, changing x after position t leaves positions <= t unchanged":
+        "因果性：在 (T, T) 因果掩码下，改动位置 t 之后的 x，位置 <= t 的结果不变",
+    "a batch item that is all PAD: its queries see no key and get zero attention":
+        "全是 PAD 的样本：它的查询看不到任何键，得到的注意力为 0",
+    "LayerNorm (block.norm1) on its own: sqrt(var + eps), biased variance, eps = 1e-6":
+        "单独的 LayerNorm（block.norm1）：sqrt(var + eps)，有偏方差，eps = 1e-6",
+    "matches the reference in float64 on every case": "每组输入在 float64 下都与参考答案一致",
+    "large attention scores (about ±1000) do not overflow softmax": "很大的注意力分数（约 ±1000）不会让 softmax 溢出",
+    "float32 in gives float32 out, close to the reference": "输入 float32 得到 float32 输出，并与参考答案接近",
+    "forward leaves the caller's x and mask unchanged": "forward 不修改调用者传入的 x 和 mask",
+    "{label}: after TransformerBlock(**{init}) there is no {names}: the checker overwrites the weights under the names "
+    "in the docstring (attention, norm1, ff, norm2 built from the given classes)":
+        "{label}：执行 TransformerBlock(**{init}) 之后没有 {names}：检查器按文档字符串里的名字覆盖权重（attention、norm1、"
+        "ff、norm2，用给定的类构造）",
+    "a {kind}": "一个 {kind}",
+    "{label}: {what} should return a NumPy array of x's shape {want}, got {got}":
+        "{label}：{what} 应该返回和 x 形状相同的 NumPy 数组 {want}，实际是 {got}",
+    "'{target}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) and "
+    "forward(self, x, mask=None)": "'{target}' 应该是一个类（seed 002 的写法），带 __init__(self, d_model, num_heads, d_ff) "
+                                   "和 forward(self, x, mask=None)",
+    "TransformerBlock(**{init}) has no block.{name}: build self.attention = MultiHeadAttention(d_model, num_heads), "
+    "self.norm1 = LayerNorm(d_model), self.ff = FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the "
+    "checker sets the weights under these names": "TransformerBlock(**{init}) 没有 block.{name}：请构造 self.attention = "
+                                                  "MultiHeadAttention(d_model, num_heads)、self.norm1 = LayerNorm(d_model)、"
+                                                  "self.ff = FeedForward(d_model, d_ff)、self.norm2 = LayerNorm(d_model)；"
+                                                  "检查器按这些名字设置权重",
+    "TransformerBlock(**{init}): block.{name} should be an array of shape {want}, got {got}":
+        "TransformerBlock(**{init})：block.{name} 应该是形状为 {want} 的数组，实际是 {got}",
+    "TransformerBlock.forward should take (x, mask=None), but takes ({params})":
+        "TransformerBlock.forward 的参数应为 (x, mask=None)，实际是 ({params})",
+    "output at the real positions": "真实位置上的输出",
+    "{label}: changing x at the PAD positions changed the output at real positions ({fail}). Pass mask (True = may "
+    "attend) to self.attention.forward(x, x, x, mask) as it is":
+        "{label}：改动 x 在 PAD 位置的值，改变了真实位置上的输出（{fail}）。请把 mask（True = 可以关注）原样传给 "
+        "self.attention.forward(x, x, x, mask)",
+    "output at positions 0..{pos}": "位置 0..{pos} 的输出",
+    "{label}: changing x after position {pos} changed the output at positions <= {pos} ({fail}): the future leaks; pass "
+    "mask to the attention as it is (True = visible)": "{label}：改动位置 {pos} 之后的 x，改变了位置 <= {pos} 的输出"
+                                                       "（{fail}）：未来的信息泄漏了；请把 mask 原样传给注意力（True = 可见）",
+    "{label}: batch item 1 is all PAD, so its queries see no key, and its output came out NaN (softmax over a row that "
+    "is all -inf is 0/0). {why}": "{label}：批次中第 1 个样本全是 PAD，所以它的查询看不到任何键，它的输出是 NaN（对一整行 "
+                                  "-inf 做 softmax 就是 0/0）。{why}",
+    "output of batch item 1": "批次中第 1 个样本的输出",
+    "{label}: batch item 1 is all PAD, so its queries see no key: {fail}. With -1e9 for the hidden keys (seed 002's "
+    "mask * -1e9) such a row attends to every key: evenly where -1e9 replaces the scores, as if nothing were masked "
+    "where it is added. {why}": "{label}：批次中第 1 个样本全是 PAD，所以它的查询看不到任何键：{fail}。被遮挡的键用 -1e9 "
+                                "（seed 002 的 mask * -1e9）时，这样的一行会关注所有键：用 -1e9 替换分数时是均匀关注，"
+                                "把 -1e9 加到分数上时则像什么都没遮挡一样。{why}",
+    "{label}: block.norm1.forward gave NaN for a constant row (variance 0): divide by np.sqrt(var + self.eps)":
+        "{label}：block.norm1.forward 对常数行（方差为 0）给出了 NaN：要除以 np.sqrt(var + self.eps)",
+    "seed 002's (x - mean) / (std + eps)": "seed 002 的 (x - mean) / (std + eps)",
+    "the unbiased std + eps (ddof=1)": "无偏标准差 + eps（ddof=1）",
+    "the unbiased variance (ddof=1)": "无偏方差（ddof=1）",
+    "eps = 1e-5": "eps = 1e-5",
+    " Your LayerNorm computes {found}: use gamma * (x - mean) / np.sqrt(var + eps) + beta with the biased variance and "
+    "eps = 1e-6": "你的 LayerNorm 算的是 {found}：请用 gamma * (x - mean) / np.sqrt(var + eps) + beta，有偏方差，"
+                  "eps = 1e-6",
+    "{label}, rows of variance about 1e-5: {fail}.{why}": "{label}，方差约为 1e-5 的行：{fail}。{why}",
+    "{label}: {fail}": "{label}：{fail}",
+    "{label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the thousands overflows: "
+    "softmax must subtract each row's max first (the given softmax does)":
+        "{label}，W_q 和 W_k 乘以 40：输出里有 NaN 或 inf。分数上千时 exp() 会溢出：softmax 必须先减去每行的最大值（给定的 "
+        "softmax 就是这样做的）",
+    "{label}, W_q and W_k scaled by 40: {fail}": "{label}，W_q 和 W_k 乘以 40：{fail}",
+    "{label}, float32: {fail}": "{label}，float32：{fail}",
+    "{label}: float32 x and weights gave a float64 output, right in value (a follow-up: memory doubles and every later "
+    "step slows): {hint}": "{label}：float32 的 x 和权重得到了 float64 的输出，数值是对的（这是追问：内存翻倍，后面每一步"
+                           "都变慢）：{hint}",
+    "{label}: forward modified its input ({fail}); use x = x + ..., never x += ...":
+        "{label}：forward 修改了它的输入（{fail}）；请写 x = x + ...，不要写 x += ...",
+})
