@@ -125,6 +125,10 @@ def cmd_check(args, console: Console) -> int:
         raise UsageError("name a kata to check (for example `kata check attention`) or use --all")
     if args.case is not None and len(katas) != 1:
         raise UsageError("--case needs exactly one kata")
+    if args.case is None:
+        from checker import processes
+
+        processes.prestart(keep=len(katas) > 1)  # spawn, forkserver: the child imports torch while we do
     from checker import engine  # torch is imported here, and only here
 
     if args.case is not None:

@@ -139,6 +139,9 @@ class Checker:
     """Runs and records checks. Created once: importing the engine imports torch."""
 
     def __init__(self, progress, args, console: Console):
+        from checker import processes
+
+        processes.prestart(keep=True)  # spawn, forkserver: the next child is always ready
         from checker import engine  # torch is imported here
 
         engine.warm_up()  # a long-lived process pays once what every forked check would pay again

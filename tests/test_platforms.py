@@ -1,0 +1,176 @@
+"""Every laptop: the three start methods, and the paths of systems this machine is not.
+
+The sandbox's promises are checked under fork, forkserver and spawn (KATA_SANDBOX) through the real
+CLI. What differs on macOS or Windows is tested here by taking away what Linux has: a
+sitecustomize on PYTHONPATH makes resource, termios, fcntl and tty unimportable, in kata and in
+every child it starts.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from conftest import ROOT, run_json, run_kata
+
+METHODS = ("fork", "forkserver", "spawn")
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+HOOK = "        d_k = Q.size(-1)"
+BLOCKED = ("resource", "termios", "fcntl", "tty")
+BLOCKER = f"""
+import sys
+import psutil  # its Linux backend needs resource; on Windows and macOS it does not
+for name in {BLOCKED!r}:
+    sys.modules.pop(name, None)
+
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name in {BLOCKED!r}:
+            raise ImportError(f"simulated: no module named {{name!r}} on this system")
+
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+def _inject(line: str) -> str:
+    return SOLUTION.replace(HOOK, f"        {line}\n{HOOK}")
+
+
+def _write(ws, name: str, source: str) -> None:
+    (ws / name).write_text(source, encoding="utf-8")
+
+
+def _by_name(doc) -> dict:
+    return {k["name"]: k for k in doc["katas"]}
+
+
+def _messages(kata) -> str:
+    return "\n".join([kata["error"]] + [c["message"] for c in kata["checks"]])
+
+
+@pytest.fixture
+def without_posix_modules(tmp_path):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+# ----------------------------------------------------------------------------- the three start methods
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_verdicts_are_the_same_under_every_start_method(workspace, method):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    wrong = ROOT / "tests" / "variants" / "numpy_attention" / "wrong_softmax_axis.py"
+    _write(workspace, "numpy/attention.py", wrong.read_text(encoding="utf-8"))
+    proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
+                         env={"KATA_SANDBOX": method})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] == "pass", _messages(katas["attention"])
+    assert katas["numpy/attention"]["status"] == "fail"
+    assert "normalised over the queries" in katas["numpy/attention"]["diagnosis"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_endless_loops_and_huge_allocations_end_as_verdicts(workspace, method):
+    _write(workspace, "torch/attention.py", _inject("torch.zeros(3 * 2**30)  # 12 GB of float32"))
+    _write(workspace, "numpy/attention.py", "while True:\n    pass\n")
+    proc, doc = run_json("check", "attention", "numpy/attention", "--timeout", "3", "--workspace", workspace,
+                         env={"KATA_SANDBOX": method})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] in ("fail", "error")
+    assert "more than 4 GB of memory" in _messages(katas["attention"])
+    assert katas["numpy/attention"]["status"] == "timeout"
+
+
+def _user_code_pids(marker_dir):
+    return [int(p.read_text()) for p in marker_dir.glob("*.pid") if p.read_text()]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_users_code_dies_with_a_killed_checker(workspace, tmp_path, method):
+    """SIGKILL of `kata` while the user's code loops leaves none of it running, nor what it started."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    grandchild = (f"import os, pathlib, time; pathlib.Path({str(marks / 'grandchild.pid')!r})"
+                  ".write_text(str(os.getpid())); time.sleep(600)")
+    _write(workspace, "torch/attention.py",
+           f"import os, pathlib, subprocess, sys\n"
+           f"subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+           f"pathlib.Path({str(marks / 'child.pid')!r}).write_text(str(os.getpid()))\n"
+           "while True:\n    pass\n")
+    kata = subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--timeout", "120",
+                             "--workspace", str(workspace)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "KATA_SANDBOX": method})
+    deadline = time.monotonic() + 120
+    while len(_user_code_pids(marks)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = _user_code_pids(marks)
+    assert len(pids) == 2, "the user's code never started"
+    kata.send_signal(signal.SIGKILL)
+    kata.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pids), "the user's code still runs"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# ----------------------------------------------------------------------------- other systems, simulated
+
+
+def test_a_check_runs_under_spawn_without_resource_termios_fcntl_and_tty(workspace, without_posix_modules):
+    """As on Windows: no resource (the checker watches the memory itself), no termios, fcntl or tty."""
+    _write(workspace, "torch/attention.py", SOLUTION)
+    _write(workspace, "numpy/attention.py", "import numpy as np\n" + "np.ones(3 * 2**30, dtype=np.float32)\n")
+    proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
+                         env={"KATA_SANDBOX": "spawn", **without_posix_modules})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] == "pass", _messages(katas["attention"])
+    assert katas["numpy/attention"]["status"] == "error"
+    assert "more than 4 GB of memory" in _messages(katas["numpy/attention"])
+
+
+def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
+    """As on macOS and Windows (no prctl): the child's own watch ends it and what it started."""
+    marker = tmp_path / "grandchild.pid"
+    child = (f"import os, pathlib, subprocess, sys, time\n"
+             f"from checker import processes\n"
+             f"processes._death_signal = lambda: False\n"
+             f"processes.die_with(os.getppid())\n"
+             f"g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+             f"pathlib.Path({str(marker)!r}).write_text(f'{{os.getpid()}} {{g.pid}}')\n"
+             f"while True:\n    pass\n")
+    checker = subprocess.Popen([sys.executable, "-c",
+                                f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\n"
+                                "time.sleep(600)"], cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = [int(p) for p in marker.read_text().split()]
+    assert all(_running(pid) for pid in pids)
+    checker.send_signal(signal.SIGKILL)
+    checker.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pids), "the child outlived the checker"
+
+
+def test_an_unknown_start_method_is_a_usage_error(workspace):
+    proc = run_kata("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": "thread"})
+    assert proc.returncode == 2 and "KATA_SANDBOX=thread" in proc.stderr
