@@ -94,6 +94,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "watch.watching": ("Watching {count} file(s) in {folder}", "正在监视 {folder} 中的 {count} 个文件"),
     "watch.next": ("Passed. Next: {kata} ({file})", "通过了。下一个：{kata}（{file}）"),
     "ready": ("getting ready (importing torch) ...", "准备中（导入 torch）……"),
+    # a workspace that cannot be written: read-only, or on a full disk
+    "unwritable.readonly": ("{folder} is read-only: `kata {command}` needs to write there. Make it writable, "
+                            "or use another workspace (--workspace DIR).",
+                            "{folder} 是只读的：`kata {command}` 需要在这里写入。请把它改成可写，"
+                            "或者换一个工作区（--workspace DIR）。"),
+    "unwritable.full": ("the disk holding {folder} is full: `kata {command}` needs to write there. "
+                        "Free some space and run it again.",
+                        "{folder} 所在的磁盘已满：`kata {command}` 需要在这里写入。请腾出一些空间后再运行。"),
+    "unrecorded.readonly": ("{folder} is read-only, so nothing was recorded; everything else works as usual.",
+                            "{folder} 是只读的，所以这次没有记录；其他一切照常。"),
+    "unrecorded.full": ("the disk holding {folder} is full, so nothing was recorded; everything else works as usual.",
+                        "{folder} 所在的磁盘已满，所以这次没有记录；其他一切照常。"),
 }
 
 

@@ -25,10 +25,10 @@ from rich.text import Text
 
 from checker import catalogue, practice, workspace
 from checker.lang import language, say
-from checker.progress import ProgressError
+from checker.progress import NotRecorded, ProgressError
 from checker.report import STATUS_LABEL, kata_panel, status_text
 from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError, open_progress,
-                              open_workspace, print_json, warn)
+                              open_workspace, print_json, warn, writable)
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish
@@ -152,6 +152,9 @@ class Checker:
         if self.progress is not None:
             try:
                 self.progress.record(result, **where)
+            except NotRecorded as err:  # a read-only workspace: said once, then checks go on unrecorded
+                warn(self.console, str(err))
+                self.progress = None
             except ProgressError as err:
                 warn(self.console, f"{err}; this watch goes on without recording")
                 self.progress = None
@@ -225,6 +228,7 @@ def cmd_drill(args, console: Console) -> int:
         return practice.print_presets(console, lang, args.json)
     preset, katas, minutes = practice.choose_drill(args.names, args.minutes)
     ws = open_workspace(args, console)
+    writable(ws, "drill")  # its folder, its stubs and its history are written there
     progress = open_progress(ws)  # a drill without history would be pointless: its report reads it
     out = Console(stderr=True, no_color=console.no_color, highlight=False) if args.json else console
     out.print(Text(say(lang, "ready"), style="dim"))

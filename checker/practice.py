@@ -26,7 +26,8 @@ from checker.catalogue import Kata
 from checker.lang import language, say
 from checker.paths import KATAS, SOLUTIONS
 from checker.report import STAGES, status_text
-from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json
+from checker.progress import NotRecorded
+from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json, warn, writable
 
 # ----------------------------------------------------------------------------- drill presets
 
@@ -362,7 +363,10 @@ def cmd_hint(args, console: Console) -> int:
         console.print(Text(say(lang, "hint.none", kata=kata.id), style="yellow"))
         return EXIT_OK
     level = min(progress.hints_seen(kata.id, drill) + 1, len(items))
-    progress.add_event(kata.id, "hint", str(level), drill)
+    try:
+        progress.add_event(kata.id, "hint", str(level), drill)
+    except NotRecorded as err:  # a read-only workspace: the hint all the same
+        warn(console, str(err))
     if args.json:
         print_json({"kata": kata.id, "level": level, "total": len(items), "hints": items[:level]})
         return EXIT_OK
@@ -429,7 +433,10 @@ def cmd_solution(args, console: Console) -> int:
                                   refusal=say(lang, "solution.needs_yes", kata=kata.id)):
         console.print(Text(say(lang, "not_shown"), style="dim"))
         return EXIT_OK
-    progress.add_event(kata.id, "solution", None, drill)
+    try:
+        progress.add_event(kata.id, "solution", None, drill)
+    except NotRecorded as err:  # a read-only workspace: the solution all the same
+        warn(console, str(err))
     from rich.syntax import Syntax  # pygments: only here
 
     from checker.statement import render
@@ -454,6 +461,7 @@ def cmd_reset(args, console: Console) -> int:
         raise UsageError("name the kata(s) to reset (for example `kata reset attention`) or use --all")
     lang = language(args.lang)
     ws = open_workspace(args, console)
+    writable(ws, "reset")  # refused before anything is touched, with the real cause
     progress = open_progress(ws)
     changed = []
     for kata in katas:

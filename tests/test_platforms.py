@@ -6,6 +6,7 @@ sitecustomize on PYTHONPATH makes resource, termios, fcntl and tty unimportable,
 every child it starts.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import time
 import psutil
 import pytest
 
-from conftest import ROOT, run_json, run_kata
+from conftest import _DATA_HOME, ROOT, run_json, run_kata
 
 METHODS = ("fork", "forkserver", "spawn")
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
@@ -174,3 +175,87 @@ def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
 def test_an_unknown_start_method_is_a_usage_error(workspace):
     proc = run_kata("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": "thread"})
     assert proc.returncode == 2 and "KATA_SANDBOX=thread" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- consoles and folders
+
+
+def _run_encoded(encoding, *args):
+    """The real CLI with stdout and stderr in encoding (a pipe, as a redirected GBK console would be)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "",
+           "PYTHONIOENCODING": encoding}
+    proc = subprocess.run([sys.executable, "-m", "checker", *map(str, args)], env=env, capture_output=True,
+                          timeout=300)
+    return proc.returncode, proc.stdout.decode(encoding), proc.stderr.decode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "cp1252", "ascii"])
+def test_a_console_that_cannot_encode_gets_replacements_not_a_crash(workspace, encoding):
+    """√, ᵀ and ✓ on a GBK or cp1252 console, or a pipe with such an encoding."""
+    _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    code, out, err = _run_encoded(encoding, "check", "attention", "--workspace", workspace)
+    assert code == 1 and "d_k scale" in out, err
+    code, out, err = _run_encoded(encoding, "check", "attention", "--json", "--workspace", workspace)
+    assert code == 1, err
+    assert "without the 1/√d_k scale" in json.loads(out)["katas"][0]["diagnosis"], "JSON escapes, never loses"
+    for command in (["list", "--workspace", workspace], ["show", "attention"], ["show", "attention", "--lang", "zh"]):
+        code, out, err = _run_encoded(encoding, *command)
+        assert code == 0 and out.strip(), (command, err)
+
+
+@pytest.fixture
+def read_only(workspace):
+    """The workspace, read-only: a read-only bind mount for root (whom permissions do not stop), else chmod."""
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", str(workspace), str(workspace)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip("root without mount: a read-only folder cannot be made here")
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(workspace)], check=True)
+        try:
+            yield workspace
+        finally:
+            subprocess.run(["umount", str(workspace)], check=True)
+    else:
+        folders = [workspace, *(p for p in workspace.rglob("*") if p.is_dir())]
+        for folder in folders:
+            folder.chmod(0o555)
+        try:
+            yield workspace
+        finally:
+            for folder in folders:
+                folder.chmod(0o755)
+
+
+def test_a_read_only_workspace_is_read_and_every_refusal_says_why(workspace, request):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    assert run_kata("check", "attention", "--workspace", workspace).returncode == 0
+    assert run_kata("hint", "attention", "--workspace", workspace).returncode == 0
+    ws = request.getfixturevalue("read_only")
+    for command in (["list"], ["stats"], ["next"]):
+        proc, doc = run_json(*command, "--workspace", ws)
+        assert proc.returncode == 0 and not proc.stderr, (command, proc.stderr)
+        assert "attention" in proc.stdout, f"{command} lost the history"
+    listed = run_json("list", "--workspace", ws)[1]["katas"]
+    assert next(k for k in listed if k["name"] == "attention")["status"] == "pass"
+    for command, status in ((["check", "attention"], 0), (["hint", "attention"], 0),
+                            (["solution", "attention", "--yes"], 0), (["reset", "attention", "--yes"], 2),
+                            (["drill", "attention"], 2)):
+        proc = run_kata(*command, "--workspace", ws, input="")
+        assert proc.returncode == status, (command, proc.stderr)
+        assert "read-only" in proc.stderr, command
+    proc = run_kata("init", ws / "more")
+    assert proc.returncode == 2 and "read-only" in proc.stderr
+    assert (ws / "torch" / "attention.py").read_text(encoding="utf-8") == SOLUTION, "nothing the user wrote is lost"
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "attention", "--timeout", "nan"], ["check", "attention", "--timeout", "inf"],
+    ["check", "attention", "--memory", "-1"], ["check", "attention", "--memory", "1e300"],
+    ["check", "attention", "--case", "99999999999999999999"], ["drill", "attention", "--minutes", "inf"],
+    ["init", "/proc/no/such/folder"], ["init", "/dev/null"], ["show", ""], ["check", ""],
+    ["next", "--count", "-1"], ["list", "--workspace", "/nonexistent"],
+])
+def test_no_argument_list_is_an_internal_error(workspace, args):
+    proc = run_kata(*args, env={"KATA_WORKSPACE": str(workspace)}, input="", timeout=120)
+    assert proc.returncode in (0, 1, 2), (args, proc.stderr)
+    assert "internal error" not in proc.stderr
