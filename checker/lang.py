@@ -7,6 +7,7 @@ Statements and hints have their own files per language (checker/statements/TRACK
 from __future__ import annotations
 
 import os
+import sys
 
 LANGUAGES = ("en", "zh")
 
@@ -115,11 +116,38 @@ def say(lang: str, key: str, **values) -> str:
 
 
 def language(choice: str | None = None) -> str:
-    """--lang if given, else the locale (LC_ALL, LC_MESSAGES, LANG), else English."""
+    """--lang if given, else KATA_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG; on Windows, where
+    these are usually unset, the system's), else English."""
     if choice:
         return choice
+    chosen = os.environ.get("KATA_LANG", "").strip().lower()
+    if chosen in LANGUAGES:
+        return chosen
+    if chosen:
+        from checker.terminal import UsageError
+
+        raise UsageError(f"KATA_LANG={chosen} is not a language of kata; use one of {', '.join(LANGUAGES)}")
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    return "zh" if _chinese(_system_locale()) else "en"
+
+
+def _chinese(name: str) -> bool:
+    """zh_CN, zh-Hans, Chinese (Simplified)_China: the names locales go by on the three systems."""
+    return name.lower().startswith(("zh", "chinese"))
+
+
+def _system_locale() -> str:
+    """Windows: the user's locale name (e.g. zh-CN), which no environment variable holds. Elsewhere ''."""
+    if sys.platform != "win32":
+        return ""
+    import ctypes
+
+    name = ctypes.create_unicode_buffer(85)  # LOCALE_NAME_MAX_LENGTH
+    if ctypes.windll.kernel32.GetUserDefaultLocaleName(name, len(name)):
+        return name.value
+    import locale
+
+    return locale.getlocale()[0] or ""

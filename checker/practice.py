@@ -130,15 +130,15 @@ def active_drill(progress) -> dict | None:
 
 
 def _alive(pid: int | None) -> bool:
+    """Whether the process pid runs (psutil: os.kill(pid, 0) would send Ctrl-C on Windows)."""
     if not pid:
         return False
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
         return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _deadline(drill: dict) -> datetime:

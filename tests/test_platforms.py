@@ -259,3 +259,141 @@ def test_no_argument_list_is_an_internal_error(workspace, args):
     proc = run_kata(*args, env={"KATA_WORKSPACE": str(workspace)}, input="", timeout=120)
     assert proc.returncode in (0, 1, 2), (args, proc.stderr)
     assert "internal error" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- each platform branch, forced
+
+
+def _missing(monkeypatch, *names):
+    """Make modules unimportable in this process, as on a system without them."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_start_method_follows_the_system_and_kata_sandbox(monkeypatch):
+    from checker import processes
+
+    monkeypatch.delenv("KATA_SANDBOX", raising=False)
+    for platform, method in (("linux", "fork"), ("darwin", "forkserver"), ("win32", "spawn")):
+        monkeypatch.setattr(sys, "platform", platform)
+        assert processes.start_method() == method
+    monkeypatch.setenv("KATA_SANDBOX", "Spawn")
+    assert processes.start_method() == "spawn"
+
+
+def test_memory_is_capped_by_the_system_only_where_it_enforces_the_cap(monkeypatch):
+    from checker import processes
+
+    monkeypatch.setattr(sys, "platform", "darwin")  # accepts RLIMIT_AS and ignores it
+    assert processes.cap_memory(1.0) is False
+    monkeypatch.setattr(sys, "platform", "linux")
+    _missing(monkeypatch, "resource")  # as on Windows
+    assert processes.cap_memory(1.0) is False
+    assert processes.memory_used(os.getpid()) > 0
+
+
+def test_keys_come_from_msvcrt_on_windows_and_termios_elsewhere(monkeypatch):
+    from checker import live
+
+    class FakeMsvcrt:
+        pending = list("q")
+
+        @classmethod
+        def kbhit(cls):
+            return bool(cls.pending)
+
+        @classmethod
+        def getwch(cls):
+            return cls.pending.pop()
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stdin, "fileno", lambda: 0, raising=False)
+    monkeypatch.setitem(sys.modules, "msvcrt", FakeMsvcrt)
+    assert live._key_source() == "msvcrt"
+    watcher = live.Watcher([], events=False)
+    with live.Keys() as keys:
+        assert keys.fd is not None and keys.wait(watcher, 1.0) == "q"
+    _missing(monkeypatch, "msvcrt")
+    assert live._key_source() == "termios"
+    _missing(monkeypatch, "termios")
+    assert live._key_source() is None
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    assert live._key_source() is None
+
+
+def test_only_the_signals_a_system_has_end_a_watch(monkeypatch):
+    import signal as signals
+
+    from checker import live
+
+    monkeypatch.delattr(signals, "SIGHUP")  # as on Windows
+    monkeypatch.setattr(signals, "SIGBREAK", signals.SIGUSR1, raising=False)
+    assert signals.SIGTERM in live._ending_signals_here() and signals.SIGUSR1 in live._ending_signals_here()
+    with live._ending_signals():
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signals.SIGUSR1)
+            time.sleep(1)
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["watchfiles", "polling"])
+def test_a_save_is_noticed_with_file_events_and_without(tmp_path, monkeypatch, events):
+    from checker import live
+
+    if not events:
+        _missing(monkeypatch, "watchfiles")  # no native events: the stat comparison alone
+    mine = tmp_path / "attention.py"
+    mine.write_text("a")
+    watcher = live.Watcher([mine])
+    try:
+        assert watcher.events is events
+        time.sleep(0.3)  # the event thread is listening
+        mine.write_text("bb")
+        if events:
+            assert watcher.woken.wait(5), "no file event arrived"
+        assert watcher.changed() == [mine]
+        assert watcher.changed() == []
+    finally:
+        watcher.close()
+
+
+def test_a_running_drill_is_found_through_psutil(monkeypatch):
+    from checker import practice
+
+    monkeypatch.setattr(os, "kill", None)  # os.kill(pid, 0) is Ctrl-C on Windows: never used
+    assert practice._alive(os.getpid())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    assert not practice._alive(dead.pid) and not practice._alive(None)
+
+
+def test_the_language_comes_from_kata_lang_then_the_locale_then_windows(monkeypatch):
+    import ctypes
+
+    from checker import lang
+
+    for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    assert lang.language() == "en"
+    monkeypatch.setattr(sys, "platform", "win32")
+
+    class Kernel32:
+        @staticmethod
+        def GetUserDefaultLocaleName(buffer, size):
+            buffer.value = "zh-CN"
+            return 6
+
+    monkeypatch.setattr(ctypes, "windll", type("windll", (), {"kernel32": Kernel32}), raising=False)
+    assert lang.language() == "zh", "a Chinese Windows without LANG"
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert lang.language() == "en"
+    monkeypatch.setenv("KATA_LANG", "zh")
+    assert lang.language() == "zh" and lang.language("en") == "en"
+
+
+def test_the_default_workspace_is_in_the_platforms_data_folder(monkeypatch, tmp_path):
+    import platformdirs
+
+    from checker import workspace
+
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda name, appauthor=None: str(tmp_path / "AppData" / name))
+    assert workspace.default_location() == tmp_path / "AppData" / "kata" / "workspace"
