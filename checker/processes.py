@@ -48,7 +48,9 @@ def launch():
         ctx.set_forkserver_preload(["checker._preload"])
     ours, theirs = ctx.Pipe()
     # Under fork the child inherits our end too; it closes it, so that our death reads as EOF there.
-    proc = ctx.Process(target=serve, args=(theirs, ours if method == "fork" else None, os.getpid()), daemon=True)
+    # A spare of a long-lived process gets warm while it waits (fork: the checker itself is warm).
+    args = (theirs, ours if method == "fork" else None, os.getpid(), _keep_spare and method == "spawn")
+    proc = ctx.Process(target=serve, args=args, daemon=True)
     sys.stdout.flush()
     sys.stderr.flush()
     proc.start()
@@ -99,12 +101,12 @@ def take():
     return current
 
 
-def serve(conn, inherited, checker_pid: int) -> None:
+def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     """The child's entry point, imported by name under every start method."""
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
     from checker import sandbox
 
-    sandbox._child(conn, inherited, checker_pid)
+    sandbox._child(conn, inherited, checker_pid, warm_up)
 
 
 # ----------------------------------------------------------------------------- ending processes

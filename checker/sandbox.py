@@ -308,13 +308,18 @@ def warm() -> None:
     (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
 
 
-def _child(conn, inherited, checker_pid: int) -> None:
-    """Get ready while nobody waits (a spare child), then serve one user file: setup, then requests."""
+def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
+    """Get ready while nobody waits (a spare child), then serve one user file: setup, then requests.
+
+    warm_up: a spare of a long-lived process (watch, drill) imports the meta kernels while it waits;
+    a single check does not pay for them unless its checks need them.
+    """
     global _user_path, _memory_gb
     if inherited is not None:
         inherited.close()  # the checker's end (fork): once it is gone, recv() below sees EOF and the child exits
     torch.set_num_threads(1)  # one thread: the user's time and the reference's time stay comparable
-    warm()
+    if warm_up:
+        warm()
     try:
         setup = pickle.loads(conn.recv_bytes())
     except (EOFError, OSError):
