@@ -24,6 +24,7 @@ METHODS = ("fork", "forkserver", "spawn")
 PARENT_CHECK_SECONDS = 0.2  # how often a child looks whether the checker still lives
 
 _spare = None  # a _Starting: the next child, started ahead of time (spawn, forkserver)
+_keep_spare = False  # start the next spare whenever one is taken (watch, drill, several katas)
 
 
 def start_method() -> str:
@@ -56,9 +57,6 @@ def launch():
     proc.start()
     theirs.close()
     return proc, ours
-
-
-_keep_spare = False  # start the next spare whenever one is taken (watch, drill, several katas)
 
 
 class _Starting(threading.Thread):

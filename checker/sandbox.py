@@ -333,14 +333,16 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     except (OSError, ValueError):
         capped = False
     devnull = os.open(os.devnull, os.O_RDONLY)
-    capture = os.open(setup["capture"], os.O_WRONLY | os.O_APPEND)
+    capture = os.open(setup["capture"], os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
     os.dup2(devnull, 0)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
     # Fresh streams, UTF-8 on every system and console: what the user prints never fails to encode.
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
-    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
+                      closefd=False)  # noqa: SIM115 - line by line: a crash loses little
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
+                      closefd=False)  # noqa: SIM115 - line by line: a crash loses little
     sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
     _user_path = setup["path"]
     torch.manual_seed(0)

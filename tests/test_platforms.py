@@ -65,8 +65,8 @@ def without_posix_modules(tmp_path):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_verdicts_are_the_same_under_every_start_method(workspace, method):
-    _write(workspace, "torch/attention.py", SOLUTION)
+def test_verdicts_and_output_are_the_same_under_every_start_method(workspace, method):
+    _write(workspace, "torch/attention.py", _inject("print('from your code: 注意力 √')"))
     wrong = ROOT / "tests" / "variants" / "numpy_attention" / "wrong_softmax_axis.py"
     _write(workspace, "numpy/attention.py", wrong.read_text(encoding="utf-8"))
     proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
@@ -74,6 +74,7 @@ def test_verdicts_are_the_same_under_every_start_method(workspace, method):
     katas = _by_name(doc)
     assert proc.returncode == 1, proc.stderr
     assert katas["attention"]["status"] == "pass", _messages(katas["attention"])
+    assert "from your code: 注意力 √" in katas["attention"]["output"]
     assert katas["numpy/attention"]["status"] == "fail"
     assert "normalised over the queries" in katas["numpy/attention"]["diagnosis"]
 

@@ -1,0 +1,128 @@
+"""Decoder layer: masked self-attention, cross-attention, feed-forward; each with residual and post-LN.
+
+Shape legend:
+    B    batch size
+    T_t  target length (the decoder's own sequence)
+    T_s  source length (the encoder memory)
+    D    d_model
+    H    num_heads
+    d_k  D // H
+    d_ff hidden size of the feed-forward network
+
+Implement DecoderLayer (seed 003, post-LN as in the paper):
+
+    y1 = norm1(y  + dropout(self_attn(y, y, tgt_mask)))              masked self-attention
+    y2 = norm2(y1 + dropout(cross_attn(y1, memory, memory_mask)))    Q from the decoder, K/V from memory
+    y3 = norm3(y2 + dropout(ffn(y2)))                                position-wise FFN
+
+MultiHeadAttention and FeedForward below are GIVEN (the references of their own katas): use them,
+do not change them.
+
+__init__(d_model, num_heads, d_ff, dropout=0.0) must create these submodules; the checker loads its
+weights into them by name, so spell them exactly:
+    self_attn, cross_attn   MultiHeadAttention(d_model, num_heads, dropout)
+    ffn                     FeedForward(d_model, d_ff, dropout)
+    norm1, norm2, norm3     nn.LayerNorm(d_model)
+    dropout                 nn.Dropout(dropout), on each sublayer's output before the residual
+                            (the checker uses 0.0)
+
+forward(y, memory, tgt_mask=None, memory_mask=None) arguments:
+    y            (B, T_t, D) float tensor: the decoder's input (embedded target so far)
+    memory       (B, T_s, D) float tensor: the encoder's output
+    tgt_mask     None, or a bool tensor broadcastable to (B, H, T_t, T_t) for the self-attention:
+                 causal (1, 1, T_t, T_t), or causal AND target padding (B, 1, T_t, T_t)
+    memory_mask  None, or a bool tensor broadcastable to (B, H, T_t, T_s) for the cross-attention:
+                 source padding (B, 1, 1, T_s)
+                 Both masks: True = this query may attend to this key; False = hidden.
+Returns the flat tuple (y, self_weights, cross_weights):
+    y              (B, T_t, D), same dtype as y
+    self_weights   (B, H, T_t, T_t), the self-attention weights
+    cross_weights  (B, H, T_t, T_s), the cross-attention weights
+(seed 003 returns y, (self_weights, cross_weights) nested: here the tuple is flat).
+
+Rules: work in the dtype and on the device of the inputs; do not modify the inputs.
+Off limits: torch.nn.TransformerDecoderLayer, torch.nn.MultiheadAttention,
+torch.nn.functional.scaled_dot_product_attention.
+"""
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+# ============================================================================ given building blocks
+
+
+class MultiHeadAttention(nn.Module):
+    """Concat(head_1..head_H) W_o with head_h = softmax(Q_h K_hᵀ / √d_k) V_h; returns (out, attn)."""
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+        super().__init__()
+        assert d_model % num_heads == 0, "num_heads must divide d_model"
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, T, D) -> (B, T, H, d_k) -> (B, H, T, d_k)
+
+    def _combine_heads(self, x: Tensor) -> Tensor:
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, D)
+
+    def _attention(self, Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T_q, d_k) x (B, H, d_k, T_k) -> (B, H, T_q, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # hidden keys: -inf, so weight 0
+        weights = scores.softmax(dim=-1)  # over the keys
+        if mask is not None:
+            weights = weights.masked_fill(~mask, 0.0)  # a row with no visible key: NaN -> 0
+        return self.dropout(weights) @ V, weights  # (B, H, T_q, T_k) x (B, H, T_k, d_k) -> (B, H, T_q, d_k)
+
+    def forward(self, x_q: Tensor, x_kv: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        # 1) project: queries from x_q, keys and values from x_kv; then split into heads
+        Q = self._split_heads(self.W_q(x_q))  # (B, T_q, D) -> (B, H, T_q, d_k)
+        K = self._split_heads(self.W_k(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        V = self._split_heads(self.W_v(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        # 2) attend in every head at once
+        out, attn = self._attention(Q, K, V, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+        # 3) concatenate the heads and project back to d_model
+        out = self.W_o(self._combine_heads(out))  # (B, H, T_q, d_k) -> (B, T_q, D)
+        return out, attn
+
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # nn.GELU() is the exact erf form
+
+
+class FeedForward(nn.Module):
+    """Expands each position to d_ff, applies the activation, projects back to d_model."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.fc1 = nn.Linear(d_model, d_ff)  # weight (d_ff, D)
+        self.fc2 = nn.Linear(d_ff, d_model)  # weight (D, d_ff)
+        self.act = ACTIVATIONS[activation]()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = self.act(self.fc1(x))  # (..., D) @ (D, d_ff) -> (..., d_ff)
+        return self.fc2(self.dropout(hidden))  # (..., d_ff) @ (d_ff, D) -> (..., D)
+
+
+# ============================================================================ the kata
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        raise NotImplementedError("create self_attn, cross_attn, ffn, norm1, norm2, norm3 and dropout")
+
+    def forward(self, y: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        raise NotImplementedError("write DecoderLayer.forward: self-attention, cross-attention, FFN")

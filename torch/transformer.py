@@ -1,0 +1,200 @@
+"""The full Transformer: embeddings, positions, encoder, decoder, logits, masks from PAD.
+
+Shape legend:
+    B    batch size
+    T_s  source length
+    T_t  target length
+    D    d_model
+    H    num_heads
+    d_k  D // H
+    V_s  src_vocab, the source vocabulary size
+    V_t  tgt_vocab, the target vocabulary size
+
+Implement the Transformer class at the bottom (seed 003's encoder-decoder). The building blocks
+above it are GIVEN and complete: PositionalEncoding, MultiHeadAttention, FeedForward,
+EncoderLayer(d_model, num_heads, d_ff, dropout).forward(x, src_mask) -> (x, attn) and
+DecoderLayer(d_model, num_heads, d_ff, dropout).forward(y, memory, tgt_mask, memory_mask)
+-> (y, self_attn_weights, cross_attn_weights).
+
+Transformer(src_vocab, tgt_vocab, d_model=256, num_heads=8, d_ff=512, num_layers=4, dropout=0.1,
+            max_len=512, pad_id=0) holds these submodules (the checker loads weights into them by name):
+    src_embed       nn.Embedding(src_vocab, d_model)
+    tgt_embed       nn.Embedding(tgt_vocab, d_model)
+    pos_enc         PositionalEncoding(d_model, max_len, dropout), one, shared by both sides
+    encoder_layers  nn.ModuleList of num_layers EncoderLayer(d_model, num_heads, d_ff, dropout)
+    decoder_layers  nn.ModuleList of num_layers DecoderLayer(d_model, num_heads, d_ff, dropout)
+    out_proj        nn.Linear(d_model, tgt_vocab)
+and keeps pad_id as self.pad_id.
+
+Methods:
+    encode(src)                 src (B, T_s) long -> memory (B, T_s, D)
+    decode(tgt, memory, src)    tgt (B, T_t) long, memory (B, T_s, D), src (B, T_s) long -> (B, T_t, D)
+    forward(src, tgt)           -> logits (B, T_t, V_t), float, in the dtype of the weights
+
+Masks (built inside from the PAD id, on the device of the token ids; bool, True = this query may
+attend to this key; they hide KEYS only, never query rows):
+    encoder self-attention   (B, 1, 1, T_s)    the source key is not PAD
+    decoder self-attention   (B, 1, T_t, T_t)  the target key is not PAD AND key j <= query i
+    cross-attention          (B, 1, 1, T_s)    the source key is not PAD
+Each side: x = pos_enc(embed(ids)) (embeddings NOT multiplied by sqrt(d_model), as in seeds
+003 and 004), then the layers one after the other; no final LayerNorm after the stacks (seed 003).
+
+Off limits: torch.nn.Transformer, torch.nn.MultiheadAttention, torch.nn.functional.scaled_dot_product_attention.
+"""
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+# ============================================================================ given building blocks
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the fixed sin/cos table to x: forward(x) = dropout(x + pe[:, :T])."""
+
+    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        # 1) one angle per (position, column pair); float64 keeps the table exact to float32 rounding
+        position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(D/2),) even column indices 2i
+        angle = position / 10000.0 ** (two_i / d_model)  # (max_len, 1) / (ceil(D/2),) -> (max_len, ceil(D/2))
+        # 2) even columns sin, odd columns cos; an odd d_model has one cos column fewer
+        pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(angle)
+        pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+        # 3) a buffer, not a parameter: saved in state_dict, moved by .to(), never trained
+        self.register_buffer("pe", pe.unsqueeze(0).to(torch.get_default_dtype()))  # (1, max_len, D)
+
+    def forward(self, x: Tensor) -> Tensor:
+        T = x.size(1)
+        return self.dropout(x + self.pe[:, :T])  # (B, T, D) + (1, T, D) -> (B, T, D)
+
+
+class MultiHeadAttention(nn.Module):
+    """Concat(head_1..head_H) W_o with head_h = softmax(Q_h K_hᵀ / √d_k) V_h; returns (out, attn)."""
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+        super().__init__()
+        assert d_model % num_heads == 0, "num_heads must divide d_model"
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, T, D) -> (B, T, H, d_k) -> (B, H, T, d_k)
+
+    def _combine_heads(self, x: Tensor) -> Tensor:
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, D)
+
+    def _attention(self, Q: Tensor, K: Tensor, V: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T_q, d_k) x (B, H, d_k, T_k) -> (B, H, T_q, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # hidden keys: -inf, so weight 0
+        weights = scores.softmax(dim=-1)  # over the keys
+        if mask is not None:
+            weights = weights.masked_fill(~mask, 0.0)  # a row with no visible key: NaN -> 0
+        return self.dropout(weights) @ V, weights  # (B, H, T_q, T_k) x (B, H, T_k, d_k) -> (B, H, T_q, d_k)
+
+    def forward(self, x_q: Tensor, x_kv: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        # 1) project: queries from x_q, keys and values from x_kv; then split into heads
+        Q = self._split_heads(self.W_q(x_q))  # (B, T_q, D) -> (B, H, T_q, d_k)
+        K = self._split_heads(self.W_k(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        V = self._split_heads(self.W_v(x_kv))  # (B, T_k, D) -> (B, H, T_k, d_k)
+        # 2) attend in every head at once
+        out, attn = self._attention(Q, K, V, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+        # 3) concatenate the heads and project back to d_model
+        out = self.W_o(self._combine_heads(out))  # (B, H, T_q, d_k) -> (B, T_q, D)
+        return out, attn
+
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # nn.GELU() is the exact erf form
+
+
+class FeedForward(nn.Module):
+    """Expands each position to d_ff, applies the activation, projects back to d_model."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.fc1 = nn.Linear(d_model, d_ff)  # weight (d_ff, D)
+        self.fc2 = nn.Linear(d_ff, d_model)  # weight (D, d_ff)
+        self.act = ACTIVATIONS[activation]()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = self.act(self.fc1(x))  # (..., D) @ (D, d_ff) -> (..., d_ff)
+        return self.fc2(self.dropout(hidden))  # (..., d_ff) @ (d_ff, D) -> (..., D)
+
+
+class EncoderLayer(nn.Module):
+    """Seed 003's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, src_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        # 1) self-attention: queries, keys and values all come from x
+        sa_out, attn = self.self_attn(x, x, src_mask)  # (B, T, D), (B, H, T, T)
+        # 2) residual + LayerNorm (post-LN: normalize the sum)
+        x = self.norm1(x + self.dropout(sa_out))  # (B, T, D)
+        # 3) position-wise FFN on the normalized x, residual from that same x, LayerNorm
+        x = self.norm2(x + self.dropout(self.ffn(x)))  # (B, T, D) -> (B, T, d_ff) -> (B, T, D)
+        return x, attn
+
+
+class DecoderLayer(nn.Module):
+    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, y: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        # 1) masked self-attention: Q = K = V = y, position i sees only the target keys tgt_mask allows
+        sa_out, self_weights = self.self_attn(y, y, tgt_mask)  # (B, T_t, D), (B, H, T_t, T_t)
+        y = self.norm1(y + self.dropout(sa_out))  # residual from the sublayer's input, then LN
+        # 2) cross-attention: Q from the decoder, K and V from the encoder memory
+        ca_out, cross_weights = self.cross_attn(y, memory, memory_mask)  # (B, T_t, D), (B, H, T_t, T_s)
+        y = self.norm2(y + self.dropout(ca_out))
+        # 3) position-wise feed-forward network
+        y = self.norm3(y + self.dropout(self.ffn(y)))  # (B, T_t, D)
+        return y, self_weights, cross_weights
+
+
+# ============================================================================ the kata
+
+
+class Transformer(nn.Module):
+    def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int = 256, num_heads: int = 8, d_ff: int = 512,
+                 num_layers: int = 4, dropout: float = 0.1, max_len: int = 512, pad_id: int = 0):
+        super().__init__()
+        raise NotImplementedError("create pad_id, src_embed, tgt_embed, pos_enc, encoder_layers, decoder_layers, out_proj")
+
+    def encode(self, src: Tensor) -> Tensor:
+        raise NotImplementedError("write Transformer.encode")
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        raise NotImplementedError("write Transformer.decode")
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        raise NotImplementedError("write Transformer.forward")
