@@ -20,6 +20,8 @@ import signal
 import sys
 import threading
 
+import psutil  # imported here, once: a forked child inherits it instead of importing it again
+
 METHODS = ("fork", "forkserver", "spawn")
 PARENT_CHECK_SECONDS = 0.2  # how often a child looks whether the checker still lives
 
@@ -111,18 +113,18 @@ def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
 
 
 def kill_tree(pid: int) -> None:
-    """Kill a process and everything it started (its process group on POSIX, its descendants everywhere)."""
-    try:
-        import psutil
-
-        family = psutil.Process(pid).children(recursive=True)
-    except Exception:  # noqa: BLE001 - already gone, or psutil cannot see it
-        family = []
+    """Kill a process and everything it started: its process group on POSIX, its descendants on Windows."""
     if hasattr(os, "killpg"):  # the child leads its own process group (os.setsid)
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        family = []
+    else:
+        try:
+            family = psutil.Process(pid).children(recursive=True)
+        except Exception:  # noqa: BLE001 - already gone, or psutil cannot see it
+            family = []
     for p in family:
         try:
             p.kill()
@@ -141,8 +143,6 @@ def die_with(checker_pid: int) -> None:
     even while the user's code holds the interpreter lock.
     """
     _death_signal()
-    import psutil
-
     try:
         checker = psutil.Process(checker_pid)
     except psutil.NoSuchProcess:
@@ -229,6 +229,4 @@ def cap_memory(gigabytes: float) -> bool:
 
 def memory_used(pid: int) -> int:
     """Bytes of memory a process has reserved (virtual size; on Windows, its private commit)."""
-    import psutil
-
     return psutil.Process(pid).memory_info().vms

@@ -326,7 +326,6 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
         os._exit(0)
     if hasattr(os, "setsid"):
         os.setsid()  # one process group: everything the user's code spawns is killed with it
-        processes.guard_group()
     _memory_gb = setup["memory_gb"]
     try:
         capped = processes.cap_memory(_memory_gb)
@@ -347,6 +346,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     _user_path = setup["path"]
     torch.manual_seed(0)
     conn.send_bytes(pickle.dumps({"capped": capped, "baseline": processes.memory_used(os.getpid())}))
+    processes.guard_group()  # before any of the user's code runs; after the reply, while the checker works
     while True:
         try:
             req = pickle.loads(conn.recv_bytes())
