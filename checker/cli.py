@@ -22,9 +22,9 @@ from checker import __version__, catalogue, workspace
 from checker.catalogue import UnknownKata
 from checker.lang import LANGUAGES, language, say
 from checker.paths import SOLUTIONS
-from checker.progress import Progress, ProgressError
+from checker.progress import ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
-                              open_progress, open_workspace, print_json, warn)
+                              open_progress, open_workspace, print_json, safe_streams, warn)
 from checker.workspace import WorkspaceError
 
 EPILOG = """\
@@ -148,6 +148,10 @@ def cmd_check(args, console: Console) -> int:
         raise UsageError("name a kata to check (for example `kata check attention`) or use --all")
     if args.case is not None and len(katas) != 1:
         raise UsageError("--case needs exactly one kata")
+    if args.case is None:
+        from checker import processes
+
+        processes.prestart(keep=len(katas) > 1)  # spawn, forkserver: the child imports torch while we do
     from checker import engine  # torch is imported here, and only here
 
     if args.case is not None:
@@ -156,7 +160,7 @@ def cmd_check(args, console: Console) -> int:
     progress = None
     if ws is not None:
         try:
-            progress = Progress(workspace.database(ws))
+            progress = open_progress(ws)
         except ProgressError as err:
             warn(console, str(err))
     results = []
@@ -224,7 +228,7 @@ def _print_case(console: Console, engine, kata, number: int) -> int:
 
 def _summary(ws: Path, console: Console) -> dict:
     try:
-        progress = Progress(workspace.database(ws))
+        progress = open_progress(ws)
     except ProgressError as err:
         warn(console, str(err))
         return {}
@@ -256,6 +260,17 @@ def _command(name: str):
     return command
 
 
+def _positive(text: str) -> float:
+    """A number above 0 and at most a million (seconds, gigabytes, minutes); nan and inf are usage errors."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (0 < value <= 1e6):
+        raise argparse.ArgumentTypeError(f"'{text}' must be a number above 0 and at most 1000000")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kata", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
@@ -277,9 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
 
     def with_limits(p):
-        p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+        p.add_argument("--timeout", type=_positive, default=10.0, metavar="S",
                        help="seconds one call into your code may take (default: 10)")
-        p.add_argument("--memory", type=float, default=4.0, metavar="GB",
+        p.add_argument("--memory", type=_positive, default=4.0, metavar="GB",
                        help="memory your code may use on top of torch itself (default: 4)")
         p.add_argument("--strict", action="store_true",
                        help="the full contract: accepted variants and follow-up questions fail too")
@@ -332,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", metavar="PRESET|NAME",
                    help="a preset (see --list) or the katas to drill, e.g. attention multi_head_attention")
     p.add_argument("--list", action="store_true", help="list the presets")
-    p.add_argument("--minutes", type=float, metavar="M",
+    p.add_argument("--minutes", type=_positive, metavar="M",
                    help="time allowed (default: the preset's, or 10 minutes per star of difficulty)")
     p.add_argument("--allow-hints", action="store_true",
                    help="allow `kata hint` and `kata solution` during the drill (they cost points)")
@@ -429,8 +444,10 @@ def _suggest_command(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    safe_streams()
     console = Console(highlight=False)
     show_trace = "--traceback" in argv
+    args = None
     try:
         _suggest_command(argv)
         parser = build_parser()
@@ -451,6 +468,12 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
     except Exception as err:  # noqa: BLE001 - a bug in kata itself must still end cleanly
+        why = workspace.reason(err) if isinstance(err, OSError) else None
+        if why:  # a read-only folder or a full disk, wherever kata had to write: the real cause
+            folder = Path(err.filename).parent if err.filename else Path.cwd()
+            Console(stderr=True, highlight=False).print(Text(
+                f"kata: {workspace.refusal(folder, why, args.command if args else '')}", style="bold red"))
+            return EXIT_USAGE
         if show_trace:
             raise
         Console(stderr=True, highlight=False).print(Text(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextvars
 import os
 from contextlib import contextmanager
+import sys
 
 LANGUAGES = ("en", "zh")
 
@@ -166,6 +167,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "stage.gradients": ("gradients", "梯度"),
     "stage.properties": ("properties", "性质"),
     "stage.hygiene": ("hygiene", "规范"),
+    # a workspace that cannot be written: read-only, or on a full disk
+    "unwritable.readonly": ("{folder} is read-only: `kata {command}` needs to write there. Make it writable, "
+                            "or use another workspace (--workspace DIR).",
+                            "{folder} 是只读的：`kata {command}` 需要在这里写入。请把它改成可写，"
+                            "或者换一个工作区（--workspace DIR）。"),
+    "unwritable.full": ("the disk holding {folder} is full: `kata {command}` needs to write there. "
+                        "Free some space and run it again.",
+                        "{folder} 所在的磁盘已满：`kata {command}` 需要在这里写入。请腾出一些空间后再运行。"),
+    "unrecorded.readonly": ("{folder} is read-only, so nothing was recorded; everything else works as usual.",
+                            "{folder} 是只读的，所以这次没有记录；其他一切照常。"),
+    "unrecorded.full": ("the disk holding {folder} is full, so nothing was recorded; everything else works as usual.",
+                        "{folder} 所在的磁盘已满，所以这次没有记录；其他一切照常。"),
 }
 
 
@@ -175,14 +188,42 @@ def say(lang: str, key: str, **values) -> str:
 
 
 def language(choice: str | None = None) -> str:
-    """--lang if given, else the locale (LC_ALL, LC_MESSAGES, LANG), else English."""
+    """--lang if given, else KATA_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG; on Windows, where
+    these are usually unset, the system's), else English."""
     if choice:
         return choice
+    chosen = os.environ.get("KATA_LANG", "").strip().lower()
+    if chosen in LANGUAGES:
+        return chosen
+    if chosen:
+        from checker.terminal import UsageError
+
+        raise UsageError(f"KATA_LANG={chosen} is not a language of kata; use one of {', '.join(LANGUAGES)}")
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    return "zh" if _chinese(_system_locale()) else "en"
+
+
+def _chinese(name: str) -> bool:
+    """zh_CN, zh-Hans, Chinese (Simplified)_China: the names locales go by on the three systems."""
+    return name.lower().startswith(("zh", "chinese"))
+
+
+def _system_locale() -> str:
+    """Windows: the user's locale name (e.g. zh-CN), which no environment variable holds. Elsewhere ''."""
+    if sys.platform != "win32":
+        return ""
+    import ctypes
+
+    name = ctypes.create_unicode_buffer(85)  # LOCALE_NAME_MAX_LENGTH
+    if ctypes.windll.kernel32.GetUserDefaultLocaleName(name, len(name)):
+        return name.value
+    import locale
+
+    return locale.getlocale()[0] or ""
+
 
 
 # ----------------------------------------------------------------------------- the verdict's sentences

@@ -1,19 +1,20 @@
 """kata watch and kata drill: re-check on every save, from one long-lived process.
 
-This process imports torch once; each check still runs the user's code in its own forked child
-(engine.check_file), so a re-check costs only the checks themselves. A save is noticed through
-inotify where the system has it (Linux) and, always, by comparing the files' stat every
-POLL_SECONDS: the fallback where file events do not arrive (network drives, some containers).
-On a terminal, r or Enter re-checks and q quits. Every check is recorded as it happens.
+This process imports torch once; each check still runs the user's code in its own child
+(engine.check_file), so a re-check costs only the checks themselves. A save is noticed through the
+system's file events (inotify, FSEvents, ReadDirectoryChangesW, through watchfiles) and, always, by
+comparing the files' stat every POLL_SECONDS: the fallback where file events do not arrive
+(network drives, some containers, no watchfiles). On a terminal, r or Enter re-checks and q quits
+(keys through termios on POSIX, msvcrt on Windows). Every check is recorded as it happens.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,17 +26,15 @@ from rich.text import Text
 
 from checker import catalogue, practice, workspace
 from checker.lang import language, say
-from checker.progress import ProgressError
+from checker.progress import NotRecorded, ProgressError
 from checker.report import STATUS_LABEL, kata_panel, status_text
 from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError, open_progress,
-                              open_workspace, print_json, warn)
+                              open_workspace, print_json, warn, writable)
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish
+KEY_SECONDS = 0.02  # on a terminal, how often keys and file events are looked at while waiting
 RERUN_KEYS = ("r", "\n", "\r")
-
-# inotify event masks (linux/inotify.h): a file closed after writing, moved in (an editor's atomic save), deleted
-IN_CLOSE_WRITE, IN_MOVED_TO, IN_DELETE = 0x8, 0x80, 0x200
 
 
 # ----------------------------------------------------------------------------- noticing saves and keys
@@ -49,20 +48,26 @@ def _signature(path: Path):
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def _inotify(folders) -> int | None:
-    """A descriptor that turns readable when a file in folders is saved or deleted; None where there is no inotify."""
-    try:
-        import ctypes
+def _file_events(folders, woken: threading.Event, stop: threading.Event) -> bool:
+    """Set woken on every change in folders, from a thread (watchfiles: native events on every system).
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, AttributeError):
-        return None
-    if fd < 0:
-        return None
-    for folder in folders:
-        libc.inotify_add_watch(fd, os.fsencode(folder), IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE)
-    return fd
+    False where watchfiles cannot be imported: the stat comparison alone then notices saves.
+    """
+    try:
+        import watchfiles
+    except ImportError:
+        return False
+
+    def run():
+        try:
+            for _ in watchfiles.watch(*folders, watch_filter=None, debounce=200, step=10, stop_event=stop,
+                                      recursive=False, raise_interrupt=False):
+                woken.set()
+        except Exception:  # noqa: BLE001 - a folder vanished, the system refused: polling goes on
+            pass
+
+    threading.Thread(target=run, name="kata-file-events", daemon=True).start()
+    return True
 
 
 class Watcher:
@@ -71,13 +76,13 @@ class Watcher:
     def __init__(self, paths, *, events: bool = True):
         self.paths = list(paths)
         self.seen = {p: _signature(p) for p in self.paths}
-        self.fd = _inotify(sorted({str(p.parent) for p in self.paths})) if events else None
+        self.woken = threading.Event()
+        self._stop = threading.Event()
+        folders = sorted({str(p.parent) for p in self.paths if p.parent.is_dir()})
+        self.events = events and _file_events(folders, self.woken, self._stop)
 
     def changed(self) -> list[Path]:
-        if self.fd is not None:
-            with contextlib.suppress(BlockingIOError):
-                while os.read(self.fd, 65536):
-                    pass
+        self.woken.clear()
         if all(_signature(p) == self.seen[p] for p in self.paths):
             return []
         time.sleep(SETTLE_SECONDS)  # polling may have caught an editor between truncating and writing
@@ -90,17 +95,33 @@ class Watcher:
         return changed
 
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        self._stop.set()
+
+
+def _key_source() -> str | None:
+    """How single keys are read here: 'msvcrt' (Windows), 'termios' (a POSIX terminal), or None."""
+    if not sys.stdin.isatty():
+        return None
+    try:
+        import msvcrt  # noqa: F401
+        return "msvcrt"
+    except ImportError:
+        pass
+    try:
+        import termios  # noqa: F401
+        import tty  # noqa: F401
+        return "termios"
+    except ImportError:
+        return None
 
 
 class Keys:
     """Single key presses from the terminal (cbreak mode, restored on exit); none without a terminal."""
 
     def __enter__(self):
-        self.fd = sys.stdin.fileno() if sys.stdin.isatty() else None
-        if self.fd is not None:
+        self.source = _key_source()
+        self.fd = sys.stdin.fileno() if self.source else None  # not None: keys can be pressed
+        if self.source == "termios":
             import termios
             import tty
 
@@ -109,16 +130,43 @@ class Keys:
         return self
 
     def __exit__(self, *exc):
-        if self.fd is not None:
+        if self.source == "termios":
             import termios
 
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
 
     def wait(self, watcher: Watcher, timeout: float) -> str:
         """Sleep until a key, a file event or the timeout; the keys pressed, if any."""
-        fds = [fd for fd in (self.fd, watcher.fd) if fd is not None]
-        ready = select.select(fds, [], [], max(0.0, timeout))[0]
-        return os.read(self.fd, 64).decode(errors="ignore").lower() if self.fd in ready else ""
+        deadline = time.monotonic() + max(0.0, timeout)
+        if self.source is None:
+            watcher.woken.wait(max(0.0, timeout))
+            return ""
+        while True:
+            pressed = self._pressed(min(KEY_SECONDS, max(0.0, deadline - time.monotonic())))
+            if pressed or watcher.woken.is_set() or time.monotonic() >= deadline:
+                return pressed.lower()
+
+    def _pressed(self, timeout: float) -> str:
+        if self.source == "msvcrt":
+            import msvcrt
+
+            keys = ""
+            while msvcrt.kbhit():
+                keys += msvcrt.getwch()
+            if not keys:
+                time.sleep(timeout)
+            return keys
+        import select
+
+        if select.select([self.fd], [], [], timeout)[0]:
+            return os.read(self.fd, 64).decode(errors="ignore")
+        return ""
+
+
+def _ending_signals_here() -> list:
+    """The signals that end a watch or drill as Ctrl-C does, of those this system has."""
+    names = ("SIGTERM", "SIGHUP", "SIGBREAK")  # SIGHUP: POSIX only; SIGBREAK (Ctrl-Break): Windows only
+    return [getattr(signal, name) for name in names if hasattr(signal, name)]
 
 
 @contextlib.contextmanager
@@ -127,7 +175,7 @@ def _ending_signals():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    saved = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    saved = {s: signal.signal(s, interrupt) for s in _ending_signals_here()}
     try:
         yield
     finally:
@@ -139,6 +187,9 @@ class Checker:
     """Runs and records checks. Created once: importing the engine imports torch."""
 
     def __init__(self, progress, args, console: Console):
+        from checker import processes
+
+        processes.prestart(keep=True)  # spawn, forkserver: the next child is always ready
         from checker import engine  # torch is imported here
 
         engine.warm_up()  # a long-lived process pays once what every forked check would pay again
@@ -150,6 +201,9 @@ class Checker:
         if self.progress is not None:
             try:
                 self.progress.record(result, **where)
+            except NotRecorded as err:  # a read-only workspace: said once, then checks go on unrecorded
+                warn(self.console, str(err))
+                self.progress = None
             except ProgressError as err:
                 warn(self.console, f"{err}; this watch goes on without recording")
                 self.progress = None
@@ -223,6 +277,7 @@ def cmd_drill(args, console: Console) -> int:
         return practice.print_presets(console, lang, args.json)
     preset, katas, minutes = practice.choose_drill(args.names, args.minutes)
     ws = open_workspace(args, console)
+    writable(ws, "drill")  # its folder, its stubs and its history are written there
     progress = open_progress(ws)  # a drill without history would be pointless: its report reads it
     out = Console(stderr=True, no_color=console.no_color, highlight=False) if args.json else console
     out.print(Text(say(lang, "ready"), style="dim"))

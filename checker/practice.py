@@ -24,8 +24,9 @@ from checker import catalogue, history, statement, workspace
 from checker.catalogue import Kata
 from checker.lang import language, say
 from checker.paths import KATAS, SOLUTIONS
+from checker.progress import NotRecorded
 from checker.report import status_text
-from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json
+from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json, warn, writable
 
 # ----------------------------------------------------------------------------- drill presets
 
@@ -133,15 +134,15 @@ def active_drill(progress) -> dict | None:
 
 
 def _alive(pid: int | None) -> bool:
+    """Whether the process pid runs (psutil: os.kill(pid, 0) would send Ctrl-C on Windows)."""
     if not pid:
         return False
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
         return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _deadline(drill: dict) -> datetime:
@@ -232,7 +233,10 @@ def cmd_hint(args, console: Console) -> int:
         console.print(Text(say(lang, "hint.none", kata=kata.id), style="yellow"))
         return EXIT_OK
     level = min(progress.hints_seen(kata.id, drill) + 1, len(items))
-    progress.add_event(kata.id, "hint", str(level), drill)
+    try:
+        progress.add_event(kata.id, "hint", str(level), drill)
+    except NotRecorded as err:  # a read-only workspace: the hint all the same
+        warn(console, str(err))
     if args.json:
         print_json({"kata": kata.id, "level": level, "total": len(items), "hints": items[:level]})
         return EXIT_OK
@@ -280,7 +284,10 @@ def cmd_solution(args, console: Console) -> int:
                                   refusal=say(lang, "solution.needs_yes", kata=kata.id)):
         console.print(Text(say(lang, "not_shown"), style="dim"))
         return EXIT_OK
-    progress.add_event(kata.id, "solution", None, drill)
+    try:
+        progress.add_event(kata.id, "solution", None, drill)
+    except NotRecorded as err:  # a read-only workspace: the solution all the same
+        warn(console, str(err))
     from rich.syntax import Syntax  # pygments: only here
 
     source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
@@ -303,6 +310,7 @@ def cmd_reset(args, console: Console) -> int:
         raise UsageError("name the kata(s) to reset (for example `kata reset attention`) or use --all")
     lang = language(args.lang)
     ws = open_workspace(args, console)
+    writable(ws, "reset")  # refused before anything is touched, with the real cause
     progress = open_progress(ws)
     changed = []
     for kata in katas:

@@ -66,13 +66,22 @@ class ProgressError(Exception):
     """The database cannot be read or written; it is left as it is."""
 
 
+class NotRecorded(ProgressError):
+    """The workspace cannot be written (read-only, or its disk is full): history is read, nothing recorded."""
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Progress:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, unwritable: str | None = None):
+        """unwritable: 'readonly' or 'full' to read the history without writing anything (not even its schema)."""
         self.path = path
+        self.unwritable = unwritable
+        if unwritable:
+            self.db = self._read_only(path)
+            return
         try:
             self.db = sqlite3.connect(path, timeout=30)
             self.db.row_factory = sqlite3.Row
@@ -83,6 +92,28 @@ class Progress:
         except sqlite3.Error as err:
             raise ProgressError(f"cannot use the progress database {path}: {err}. "
                                 "It was left untouched; move it aside to start a new history.") from None
+
+    @staticmethod
+    def _read_only(path: Path) -> sqlite3.Connection:
+        """The history as it is, for reading; an empty one in memory if there is none yet."""
+        uri = Path(path).resolve().as_uri()
+        # immutable: a database in WAL mode cannot otherwise be opened where its -shm file cannot be made
+        for suffix in ("?mode=ro", "?immutable=1"):
+            try:
+                db = sqlite3.connect(uri + suffix, uri=True)
+                db.execute("SELECT COUNT(*) FROM checks").fetchone()
+                db.execute("SELECT COUNT(*) FROM drills").fetchone()
+                db.row_factory = sqlite3.Row
+                return db
+            except sqlite3.Error:
+                continue
+        db = sqlite3.connect(":memory:")
+        db.executescript(SCHEMA)
+        for migration in MIGRATIONS:
+            for statement in migration:
+                db.execute(statement)
+        db.row_factory = sqlite3.Row
+        return db
 
     def _migrate(self) -> None:
         """Apply the missing migrations in one write transaction (another process may race us)."""
@@ -101,6 +132,10 @@ class Progress:
             raise
 
     def _write(self, sql: str, values: tuple) -> int:
+        if self.unwritable:
+            from checker.lang import language, say
+
+            raise NotRecorded(say(language(), f"unrecorded.{self.unwritable}", folder=self.path.parent.parent))
         try:
             with self.db:
                 return self.db.execute(sql, values).lastrowid

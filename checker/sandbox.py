@@ -1,9 +1,10 @@
-"""Runs the user's code in a forked child process and carries values back safely.
+"""Runs the user's code in a child process and carries values back safely.
 
-The parent (the checker) imports torch once, then forks one child per kata check. The child
-imports the user's file and serves requests: `load`, `inspect`, `call`. Everything the child
-sends back is a tree of plain values (no classes), unpickled with a loader that refuses every
-global, so nothing the user's code does can reach the parent, the references or the comparisons.
+The parent (the checker) starts one child per kata check (checker.processes: fork on Linux,
+forkserver on macOS, spawn on Windows). The child imports the user's file and serves requests:
+`load`, `inspect`, `call`. Everything the child sends back is a tree of plain values (no classes),
+unpickled with a loader that refuses every global, so nothing the user's code does can reach the
+parent, the references or the comparisons.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import io
 import multiprocessing
 import os
 import pickle
-import resource
 import signal
 import sys
 import tempfile
@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from checker import processes
+
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
 # Memory the user's code may allocate on top of what the child holds after importing torch.
@@ -34,6 +36,10 @@ DEFAULT_MEMORY_GB = 4.0
 MAX_OUTPUT_CHARS = 4_000
 # The only package whose functions the child runs as drivers (see Kit.drive).
 CHILD_PACKAGE = "checker.checks.child"
+# Where the system does not cap the child's memory, the checker looks at it this often.
+MEMORY_CHECK_SECONDS = 0.05
+# A child still importing torch (spawn) may take this long to become ready; no user code runs yet.
+READY_SECONDS = 300
 
 
 class Timeout(Exception):
@@ -143,8 +149,7 @@ _memory_gb = 0.0
 def _describe(exc: BaseException) -> dict:
     """The user's own frames only: their file and line, never the checker's."""
     if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or "Unable to allocate" in str(exc):
-        return {"kind": "MemoryError", "message": f"your code used more than {_memory_gb:g} GB of memory, the limit "
-                "of a check (raise it with --memory GB); is something T x T or bigger than it should be?",
+        return {"kind": "MemoryError", "message": _memory_message(_memory_gb),
                 "traceback": _user_frames(exc), "not_implemented": False}
     if isinstance(exc, SystemExit):
         return {"kind": "SystemExit", "message": f"your code called sys.exit({exc.code!r}); a kata must return its result",
@@ -154,6 +159,11 @@ def _describe(exc: BaseException) -> dict:
         return {"kind": "SyntaxError", "message": f"line {exc.lineno}: {exc.msg}", "traceback": text, "not_implemented": False}
     return {"kind": type(exc).__name__, "message": str(exc), "traceback": _user_frames(exc),
             "not_implemented": isinstance(exc, NotImplementedError)}
+
+
+def _memory_message(gigabytes: float) -> str:
+    return (f"your code used more than {gigabytes:g} GB of memory, the limit of a check (raise it with --memory GB); "
+            "is something T x T or bigger than it should be?")
 
 
 def _user_frames(exc: BaseException) -> str:
@@ -295,45 +305,51 @@ _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive,
              "trapped": _trapped}
 
 
-def _limit_memory(gigabytes: float) -> None:
-    """Cap the child's address space at what it uses now plus `gigabytes`."""
-    with open("/proc/self/status") as status:
-        now_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
-    limit = now_kb * 1024 + int(gigabytes * 2**30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def warm() -> None:
+    """Import torch's meta kernels now (the device check runs the user's code on the meta device): about 1 s."""
+    probe = torch.ones(2, 3, device="meta")
+    (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Linux: SIGKILL this process when the checker dies, even in the middle of the user's code."""
-    try:
-        import ctypes
+def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
+    """Get ready while nobody waits (a spare child), then serve one user file: setup, then requests.
 
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the closed pipe still ends an idle child
-        pass
-    if os.getppid() != parent_pid:  # the checker died before prctl took effect
-        os._exit(0)
-
-
-def _child(conn, parent_conn, parent_pid: int, path: str, capture_fd: int, memory_gb: float) -> None:
+    warm_up: a spare of a long-lived process (watch, drill) imports the meta kernels while it waits;
+    a single check does not pay for them unless its checks need them.
+    """
     global _user_path, _memory_gb
-    parent_conn.close()  # the checker's end: once it is gone, recv() below sees EOF and the child exits
-    _die_with_parent(parent_pid)
-    os.setsid()  # one process group: everything the user's code spawns is killed with it
-    _memory_gb = memory_gb
+    if inherited is not None:
+        inherited.close()  # the checker's end (fork): once it is gone, recv() below sees EOF and the child exits
+    torch.set_num_threads(1)  # one thread: the user's time and the reference's time stay comparable
+    if warm_up:
+        warm()
     try:
-        _limit_memory(memory_gb)
-    except (OSError, ValueError, StopIteration):  # no /proc (not Linux): run without a cap
-        pass
+        setup = pickle.loads(conn.recv_bytes())
+    except (EOFError, OSError):
+        os._exit(0)
+    if hasattr(os, "setsid"):
+        os.setsid()  # one process group: everything the user's code spawns is killed with it
+    _memory_gb = setup["memory_gb"]
+    try:
+        capped = processes.cap_memory(_memory_gb)
+    except (OSError, ValueError):
+        capped = False
     devnull = os.open(os.devnull, os.O_RDONLY)
+    capture = os.open(setup["capture"], os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
     os.dup2(devnull, 0)
-    os.dup2(capture_fd, 1)
-    os.dup2(capture_fd, 2)
+    os.dup2(capture, 1)
+    os.dup2(capture, 2)
+    # Fresh streams, UTF-8 on every system and console: what the user prints never fails to encode.
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
+                      closefd=False)  # noqa: SIM115 - line by line: a crash loses little
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
+                      closefd=False)  # noqa: SIM115 - line by line: a crash loses little
     sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
-    _user_path = path
+    _user_path = setup["path"]
     torch.manual_seed(0)
+    conn.send_bytes(pickle.dumps({"capped": capped, "baseline": processes.memory_used(os.getpid())}))
+    processes.guard_group()  # before any of the user's code runs; after the reply, while the checker works
     while True:
         try:
             req = pickle.loads(conn.recv_bytes())
@@ -360,38 +376,81 @@ class Sandbox:
     def __init__(self, path: Path, timeout: float, memory_gb: float = DEFAULT_MEMORY_GB):
         self.path = Path(path).resolve()
         self.timeout = timeout
-        self._capture = tempfile.TemporaryFile()
-        ctx = multiprocessing.get_context("fork")
-        self._conn, child_conn = ctx.Pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self._proc = ctx.Process(target=_child, args=(child_conn, self._conn, os.getpid(), str(self.path),
-                                                      self._capture.fileno(), memory_gb))
-        self._proc.start()
-        child_conn.close()
+        self.memory_gb = memory_gb
+        fd, self._capture_path = tempfile.mkstemp(prefix="kata-output-")
+        self._capture = os.fdopen(fd, "rb")
+        self._proc, self._conn = processes.take()
+        self._ready = False
+        self._memory_limit = None  # bytes, where the checker itself watches the child's memory
+        self._ended = ""  # why the child was stopped, for every later request
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+        self._capture.close()
+        try:
+            os.unlink(self._capture_path)
+        except OSError:
+            pass
 
-    def request(self, op: str, **req):
-        """Send one request; return the decoded reply or raise UserError / Timeout / Crashed."""
+    def _setup(self) -> None:
+        """Tell the child which file it serves; it may still be importing torch (spawn)."""
+        self._ready = True
+        self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb})
+        if not self._conn.poll(READY_SECONDS):
+            self.close()
+            raise Crashed("the process that runs your code did not start")
+        reply = self._receive()
+        if not reply["capped"]:
+            self._memory_limit = reply["baseline"] + int(self.memory_gb * 2**30)
+
+    def _send(self, req: dict) -> None:
         try:
             # Plain pickle copies tensors by value; Connection.send would share their memory
             # (torch registers shared-memory reductions), letting the user's code write into ours.
-            self._conn.send_bytes(pickle.dumps({"op": op, **req}, protocol=pickle.HIGHEST_PROTOCOL))
+            self._conn.send_bytes(pickle.dumps(req, protocol=pickle.HIGHEST_PROTOCOL))
         except (BrokenPipeError, OSError):
             raise Crashed(self._death()) from None
-        if not self._conn.poll(self.timeout):
-            self.close()
-            raise Timeout(f"timed out after {self.timeout:g} s")
+
+    def _receive(self) -> dict:
         try:
             raw = self._conn.recv_bytes()
         except (EOFError, OSError):
             raise Crashed(self._death()) from None
-        reply = _safe_loads(raw)
+        return _safe_loads(raw)
+
+    def _answered(self) -> bool:
+        """Wait up to the time limit for a reply; where the system caps no memory, watch the child's."""
+        if self._memory_limit is None:
+            return self._conn.poll(self.timeout)
+        deadline = time.monotonic() + self.timeout
+        while not self._conn.poll(min(MEMORY_CHECK_SECONDS, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                return False
+            try:
+                used = processes.memory_used(self._proc.pid)
+            except Exception:  # noqa: BLE001 - gone: the next poll sees the pipe closed
+                continue
+            if used > self._memory_limit:
+                self.close()
+                self._ended = f"the process running your code was stopped: {_memory_message(self.memory_gb)}"
+                raise UserError("MemoryError", _memory_message(self.memory_gb), "")
+        return True
+
+    def request(self, op: str, **req):
+        """Send one request; return the decoded reply or raise UserError / Timeout / Crashed."""
+        if self._ended:
+            raise Crashed(self._ended)
+        if not self._ready:
+            self._setup()
+        self._send({"op": op, **req})
+        if not self._answered():
+            self.close()
+            self._ended = f"timed out after {self.timeout:g} s"
+            raise Timeout(self._ended)
+        reply = self._receive()
         if not reply.pop("ok"):
             raise UserError(**reply["error"])
         for key in ("value", "args_after"):
@@ -420,10 +479,7 @@ class Sandbox:
         return data
 
     def close(self) -> None:
-        if self._proc.pid and self._proc.exitcode is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self._proc.kill()
+        if self._proc.exitcode is None:
+            processes.kill_tree(self._proc.pid)
         self._proc.join(5)
         self._conn.close()

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checker import workspace
-from checker.progress import Progress
+from checker.progress import Progress, ProgressError
 
 EXIT_OK, EXIT_NOT_PASSED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -27,8 +27,22 @@ def warn(console: Console, message: str, style: str = "yellow") -> None:
     Console(stderr=True, no_color=console.no_color, highlight=False).print(Text(message, style=style))
 
 
+def safe_streams() -> None:
+    """A console or pipe that cannot encode a character (GBK, cp1252, ASCII) gets a replacement, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError, OSError):  # replaced, closed, or not a text stream
+            pass
+
+
+def _utf(stream) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "").startswith("utf")
+
+
 def print_json(document) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    """One JSON document on stdout: characters the stream cannot encode are escaped (\\uXXXX), never lost."""
+    sys.stdout.write(json.dumps(document, ensure_ascii=not _utf(sys.stdout), indent=2) + "\n")
 
 
 def open_workspace(args, console: Console) -> Path:
@@ -36,8 +50,25 @@ def open_workspace(args, console: Console) -> Path:
 
 
 def open_progress(ws: Path) -> Progress:
-    """The workspace's history; a ProgressError (exit status 2) if it cannot be used."""
-    return Progress(workspace.database(ws))
+    """The workspace's history; a ProgressError (exit status 2) if it cannot be used.
+
+    In a workspace that cannot be written (read-only, a full disk) the history is still read;
+    recording then raises NotRecorded, whose message says so.
+    """
+    try:
+        return Progress(workspace.database(ws))
+    except ProgressError:
+        why = workspace.unwritable(ws)
+        if why is None:
+            raise
+        return Progress(workspace.database(ws), unwritable=why)
+
+
+def writable(ws: Path, command: str) -> None:
+    """Refuse (exit status 2, the real cause) a command that must write in a workspace that cannot be written."""
+    why = workspace.unwritable(ws)
+    if why:
+        raise UsageError(workspace.refusal(ws, why, command))
 
 
 def confirm(console: Console, question: str, *, yes: bool, refusal: str) -> bool:

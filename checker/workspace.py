@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from checker.catalogue import Kata, all_katas
@@ -16,13 +18,49 @@ class WorkspaceError(Exception):
     """The workspace cannot be used; the message says why and what to do."""
 
 
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why nothing can be written in folder: 'readonly', 'full', or None when it can be."""
+    folder = Path(folder)
+    target = folder / MARKER if (folder / MARKER).is_dir() else folder
+    try:
+        with tempfile.TemporaryFile(dir=target) as probe:
+            probe.write(b"kata")
+            probe.flush()
+    except OSError as err:
+        return reason(err)
+    return None
+
+
+def reason(err: OSError) -> str | None:
+    """'readonly' or 'full' for an error that means so, else None."""
+    if err.errno in READ_ONLY:
+        return "readonly"
+    if err.errno in FULL:
+        return "full"
+    return None
+
+
+def refusal(folder: Path, why: str, command: str) -> str:
+    """The message of a command that must write in folder and cannot (say(..., 'unwritable.*'))."""
+    from checker.lang import language, say
+
+    return say(language(), f"unwritable.{why}", folder=folder, command=command)
+
+
 def is_workspace(path: Path) -> bool:
     return (path / MARKER).is_dir()
 
 
 def default_location() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "kata" / "workspace"
+    """The platform's data folder: ~/.local/share (or $XDG_DATA_HOME) on Linux,
+    ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows; then kata/workspace."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kata", appauthor=False)) / "workspace"
 
 
 def locate(explicit: str | None, *, announce=print) -> Path:
@@ -60,8 +98,11 @@ def init(path: Path) -> list[Path]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(KATAS / kata.file, target)
                 created.append(target)
-    except PermissionError as err:
-        raise WorkspaceError(f"cannot write to {err.filename}: permission denied") from None
+    except OSError as err:
+        why = reason(err)
+        if why:
+            raise WorkspaceError(refusal(path, why, "init")) from None
+        raise WorkspaceError(f"cannot create a workspace at {path}: {err.strerror or err}") from None
     return created
 
 

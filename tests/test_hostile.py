@@ -159,7 +159,7 @@ def test_read_only_workspace_still_gives_a_verdict(workspace):
         db_dir.chmod(stat.S_IRWXU)
     assert proc.returncode == 0
     if proc.stderr:  # root can write anyway; anyone else is told why nothing was recorded
-        assert "progress database" in proc.stderr
+        assert "read-only" in proc.stderr
 
 
 def test_init_into_a_file_is_a_usage_error(tmp_path):
@@ -202,27 +202,3 @@ def test_a_check_killed_midway_leaves_the_database_readable(workspace):
     proc, doc = run_json("list", "--workspace", workspace)
     assert proc.returncode == 0
     assert {k["name"]: k["status"] for k in doc["katas"]}["attention"] == "pass"
-
-
-def test_the_child_dies_with_a_killed_checker(workspace, tmp_path):
-    """SIGKILL of `kata` while the user's code loops leaves no process behind (the child once lived on)."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    pid_file = tmp_path / "child.pid"
-    (workspace / "torch" / "attention.py").write_text(
-        f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    pass\n", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--timeout", "60",
-                             "--workspace", str(workspace)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    status = Path(f"/proc/{int(pid_file.read_text())}/status")
-    deadline = time.monotonic() + 10
-    while status.exists() and "\nState:\tZ" not in status.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not status.exists() or "\nState:\tZ" in status.read_text(), "the user's code still runs"

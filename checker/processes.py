@@ -1,0 +1,232 @@
+"""Starting, watching and ending the process that runs the user's code, the same way on every system.
+
+Never imports torch: `kata check` starts a spawn child before it imports torch itself.
+
+Three start methods, one behaviour (KATA_SANDBOX=fork|forkserver|spawn overrides the default):
+  fork        Linux: the child is a copy of the checker, torch already imported.
+  forkserver  macOS: forking a process whose numpy/torch/Accelerate threads have run is unsafe
+              there, so a server that imported torch (checker._preload) but ran nothing forks
+              each child.
+  spawn       Windows (no fork): a fresh interpreter; one is started ahead of time (the spare),
+              so the user does not wait for torch to be imported twice in a row.
+Whatever runs in the child is imported by name (serve, checker.sandbox), never a closure.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+
+import psutil  # imported here, once: a forked child inherits it instead of importing it again
+
+METHODS = ("fork", "forkserver", "spawn")
+PARENT_CHECK_SECONDS = 0.2  # how often a child looks whether the checker still lives
+
+_spare = None  # a _Starting: the next child, started ahead of time (spawn, forkserver)
+_keep_spare = False  # start the next spare whenever one is taken (watch, drill, several katas)
+
+
+def start_method() -> str:
+    """KATA_SANDBOX if set, else the system's safe default."""
+    chosen = os.environ.get("KATA_SANDBOX", "").strip().lower()
+    if not chosen:
+        return {"linux": "fork", "darwin": "forkserver"}.get(sys.platform, "spawn")
+    available = multiprocessing.get_all_start_methods()
+    if chosen not in METHODS or chosen not in available:
+        from checker.terminal import UsageError
+
+        raise UsageError(f"KATA_SANDBOX={chosen} is not a start method this system has; "
+                         f"use one of {', '.join(m for m in METHODS if m in available)}")
+    return chosen
+
+
+def launch():
+    """A new child, serving nothing yet: (process, the checker's end of its pipe)."""
+    method = start_method()
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(["checker._preload"])
+    ours, theirs = ctx.Pipe()
+    # Under fork the child inherits our end too; it closes it, so that our death reads as EOF there.
+    # A spare of a long-lived process gets warm while it waits (fork: the checker itself is warm).
+    args = (theirs, ours if method == "fork" else None, os.getpid(), _keep_spare and method == "spawn")
+    proc = ctx.Process(target=serve, args=args, daemon=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    proc.start()
+    theirs.close()
+    return proc, ours
+
+
+class _Starting(threading.Thread):
+    """launch() in the background: under forkserver it waits until the server has imported torch."""
+
+    def __init__(self):
+        super().__init__(name="kata-prestart", daemon=True)
+        self.child = None
+        self.start()
+
+    def run(self):
+        self.child = launch()
+
+
+def prestart(keep: bool = False) -> None:
+    """Under spawn or forkserver, start the next child now, while this process imports torch.
+
+    keep: also start a new spare each time one is taken, for a process that checks many times.
+    """
+    global _spare, _keep_spare
+    _keep_spare = _keep_spare or keep
+    if _spare is None and start_method() != "fork":
+        _spare = _Starting()
+
+
+def take():
+    """The spare child if there is a live one, else a new child: (process, the checker's end of its pipe)."""
+    global _spare
+    starting, _spare = _spare, None
+    spare = None
+    if starting is not None:
+        starting.join()
+        spare = starting.child
+    if spare is not None and not spare[0].is_alive():
+        spare[1].close()
+        spare = None
+    current = spare or launch()
+    if _keep_spare and start_method() != "fork":
+        _spare = _Starting()
+    return current
+
+
+def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
+    """The child's entry point, imported by name under every start method."""
+    die_with(checker_pid)  # first: importing torch (spawn) takes seconds
+    from checker import sandbox
+
+    sandbox._child(conn, inherited, checker_pid, warm_up)
+
+
+# ----------------------------------------------------------------------------- ending processes
+
+
+def kill_tree(pid: int) -> None:
+    """Kill a process and everything it started: its process group on POSIX, its descendants on Windows."""
+    if hasattr(os, "killpg"):  # the child leads its own process group (os.setsid)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        family = []
+    else:
+        try:
+            family = psutil.Process(pid).children(recursive=True)
+        except Exception:  # noqa: BLE001 - already gone, or psutil cannot see it
+            family = []
+    for p in family:
+        try:
+            p.kill()
+        except Exception:  # noqa: BLE001 - gone meanwhile
+            pass
+    try:
+        os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def die_with(checker_pid: int) -> None:
+    """In the child: end this process and all it started as soon as the checker is gone.
+
+    A thread checks the checker's liveness (every system); Linux adds PR_SET_PDEATHSIG, which acts
+    even while the user's code holds the interpreter lock.
+    """
+    _death_signal()
+    try:
+        checker = psutil.Process(checker_pid)
+    except psutil.NoSuchProcess:
+        os._exit(0)
+
+    def alive() -> bool:
+        try:
+            return checker.is_running() and checker.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def watch():
+        while alive():
+            threading.Event().wait(PARENT_CHECK_SECONDS)
+        for p in psutil.Process().children(recursive=True):
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="kata-parent-watch", daemon=True).start()
+
+
+def _death_signal(signum=signal.SIGKILL if hasattr(signal, "SIGKILL") else None) -> bool:
+    """Linux: the kernel sends signum to this process when its parent dies. False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def guard_group() -> None:
+    """In the child, once it leads its own process group: kill the group when the child dies.
+
+    Linux's death signal kills the child at once when the checker dies, before its own watch could
+    end what the user's code started; a small forked guard, told by the same signal, does that.
+    """
+    if not sys.platform.startswith("linux"):
+        return  # elsewhere the child's watch (die_with) ends its descendants itself
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the guard runs no Python of theirs
+        child = os.getpid()
+        if os.fork():
+            return
+    try:
+        signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+        if not _death_signal(signal.SIGTERM):
+            os._exit(0)
+        if os.getppid() != child:  # the child died before the signal was set
+            os.killpg(0, signal.SIGKILL)
+        while True:
+            signal.pause()
+    finally:
+        os._exit(0)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def cap_memory(gigabytes: float) -> bool:
+    """In the child: cap the address space at what it uses now plus gigabytes (RLIMIT_AS).
+
+    Only Linux enforces RLIMIT_AS (Darwin accepts and ignores it; Windows has no `resource`);
+    elsewhere this returns False and the checker watches the child's memory instead (memory_used).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import resource
+    except ImportError:
+        return False
+    limit = memory_used(os.getpid()) + int(gigabytes * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return True
+
+
+def memory_used(pid: int) -> int:
+    """Bytes of memory a process has reserved (virtual size; on Windows, its private commit)."""
+    return psutil.Process(pid).memory_info().vms

@@ -1,0 +1,400 @@
+"""Every laptop: the three start methods, and the paths of systems this machine is not.
+
+The sandbox's promises are checked under fork, forkserver and spawn (KATA_SANDBOX) through the real
+CLI. What differs on macOS or Windows is tested here by taking away what Linux has: a
+sitecustomize on PYTHONPATH makes resource, termios, fcntl and tty unimportable, in kata and in
+every child it starts.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from conftest import _DATA_HOME, ROOT, run_json, run_kata
+
+METHODS = ("fork", "forkserver", "spawn")
+SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+HOOK = "        d_k = Q.size(-1)"
+BLOCKED = ("resource", "termios", "fcntl", "tty")
+BLOCKER = f"""
+import sys
+import psutil  # its Linux backend needs resource; on Windows and macOS it does not
+for name in {BLOCKED!r}:
+    sys.modules.pop(name, None)
+
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name in {BLOCKED!r}:
+            raise ImportError(f"simulated: no module named {{name!r}} on this system")
+
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+def _inject(line: str) -> str:
+    return SOLUTION.replace(HOOK, f"        {line}\n{HOOK}")
+
+
+def _write(ws, name: str, source: str) -> None:
+    (ws / name).write_text(source, encoding="utf-8")
+
+
+def _by_name(doc) -> dict:
+    return {k["name"]: k for k in doc["katas"]}
+
+
+def _messages(kata) -> str:
+    return "\n".join([kata["error"]] + [c["message"] for c in kata["checks"]])
+
+
+@pytest.fixture
+def without_posix_modules(tmp_path):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+# ----------------------------------------------------------------------------- the three start methods
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_verdicts_and_output_are_the_same_under_every_start_method(workspace, method):
+    _write(workspace, "torch/attention.py", _inject("print('from your code: 注意力 √')"))
+    wrong = ROOT / "tests" / "variants" / "numpy_attention" / "wrong_softmax_axis.py"
+    _write(workspace, "numpy/attention.py", wrong.read_text(encoding="utf-8"))
+    proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
+                         env={"KATA_SANDBOX": method})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] == "pass", _messages(katas["attention"])
+    assert "from your code: 注意力 √" in katas["attention"]["output"]
+    assert katas["numpy/attention"]["status"] == "fail"
+    assert "normalised over the queries" in katas["numpy/attention"]["diagnosis"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_endless_loops_and_huge_allocations_end_as_verdicts(workspace, method):
+    _write(workspace, "torch/attention.py", _inject("torch.zeros(3 * 2**30)  # 12 GB of float32"))
+    _write(workspace, "numpy/attention.py", "while True:\n    pass\n")
+    proc, doc = run_json("check", "attention", "numpy/attention", "--timeout", "3", "--workspace", workspace,
+                         env={"KATA_SANDBOX": method})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] in ("fail", "error")
+    assert "more than 4 GB of memory" in _messages(katas["attention"])
+    assert katas["numpy/attention"]["status"] == "timeout"
+
+
+def _user_code_pids(marker_dir):
+    return [int(p.read_text()) for p in marker_dir.glob("*.pid") if p.read_text()]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_users_code_dies_with_a_killed_checker(workspace, tmp_path, method):
+    """SIGKILL of `kata` while the user's code loops leaves none of it running, nor what it started."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    grandchild = (f"import os, pathlib, time; pathlib.Path({str(marks / 'grandchild.pid')!r})"
+                  ".write_text(str(os.getpid())); time.sleep(600)")
+    _write(workspace, "torch/attention.py",
+           f"import os, pathlib, subprocess, sys\n"
+           f"subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+           f"pathlib.Path({str(marks / 'child.pid')!r}).write_text(str(os.getpid()))\n"
+           "while True:\n    pass\n")
+    kata = subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--timeout", "120",
+                             "--workspace", str(workspace)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "KATA_SANDBOX": method})
+    deadline = time.monotonic() + 120
+    while len(_user_code_pids(marks)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = _user_code_pids(marks)
+    assert len(pids) == 2, "the user's code never started"
+    kata.send_signal(signal.SIGKILL)
+    kata.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pids), "the user's code still runs"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# ----------------------------------------------------------------------------- other systems, simulated
+
+
+def test_a_check_runs_under_spawn_without_resource_termios_fcntl_and_tty(workspace, without_posix_modules):
+    """As on Windows: no resource (the checker watches the memory itself), no termios, fcntl or tty."""
+    _write(workspace, "torch/attention.py", SOLUTION)
+    _write(workspace, "numpy/attention.py", "import numpy as np\n" + "np.ones(3 * 2**30, dtype=np.float32)\n")
+    proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
+                         env={"KATA_SANDBOX": "spawn", **without_posix_modules})
+    katas = _by_name(doc)
+    assert proc.returncode == 1, proc.stderr
+    assert katas["attention"]["status"] == "pass", _messages(katas["attention"])
+    assert katas["numpy/attention"]["status"] == "error"
+    assert "more than 4 GB of memory" in _messages(katas["numpy/attention"])
+
+
+def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
+    """As on macOS and Windows (no prctl): the child's own watch ends it and what it started."""
+    marker = tmp_path / "grandchild.pid"
+    child = (f"import os, pathlib, subprocess, sys, time\n"
+             f"from checker import processes\n"
+             f"processes._death_signal = lambda: False\n"
+             f"processes.die_with(os.getppid())\n"
+             f"g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+             f"pathlib.Path({str(marker)!r}).write_text(f'{{os.getpid()}} {{g.pid}}')\n"
+             f"while True:\n    pass\n")
+    checker = subprocess.Popen([sys.executable, "-c",
+                                f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\n"
+                                "time.sleep(600)"], cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = [int(p) for p in marker.read_text().split()]
+    assert all(_running(pid) for pid in pids)
+    checker.send_signal(signal.SIGKILL)
+    checker.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pids), "the child outlived the checker"
+
+
+def test_an_unknown_start_method_is_a_usage_error(workspace):
+    proc = run_kata("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": "thread"})
+    assert proc.returncode == 2 and "KATA_SANDBOX=thread" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- consoles and folders
+
+
+def _run_encoded(encoding, *args):
+    """The real CLI with stdout and stderr in encoding (a pipe, as a redirected GBK console would be)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "",
+           "PYTHONIOENCODING": encoding}
+    proc = subprocess.run([sys.executable, "-m", "checker", *map(str, args)], env=env, capture_output=True,
+                          timeout=300)
+    return proc.returncode, proc.stdout.decode(encoding), proc.stderr.decode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "cp1252", "ascii"])
+def test_a_console_that_cannot_encode_gets_replacements_not_a_crash(workspace, encoding):
+    """√, ᵀ and ✓ on a GBK or cp1252 console, or a pipe with such an encoding."""
+    _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    code, out, err = _run_encoded(encoding, "check", "attention", "--workspace", workspace)
+    assert code == 1 and "d_k scale" in out, err
+    code, out, err = _run_encoded(encoding, "check", "attention", "--json", "--workspace", workspace)
+    assert code == 1, err
+    assert "without the 1/√d_k scale" in json.loads(out)["katas"][0]["diagnosis"], "JSON escapes, never loses"
+    for command in (["list", "--workspace", workspace], ["show", "attention"], ["show", "attention", "--lang", "zh"]):
+        code, out, err = _run_encoded(encoding, *command)
+        assert code == 0 and out.strip(), (command, err)
+
+
+@pytest.fixture
+def read_only(workspace):
+    """The workspace, read-only: a read-only bind mount for root (whom permissions do not stop), else chmod."""
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", str(workspace), str(workspace)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip("root without mount: a read-only folder cannot be made here")
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(workspace)], check=True)
+        try:
+            yield workspace
+        finally:
+            subprocess.run(["umount", str(workspace)], check=True)
+    else:
+        folders = [workspace, *(p for p in workspace.rglob("*") if p.is_dir())]
+        for folder in folders:
+            folder.chmod(0o555)
+        try:
+            yield workspace
+        finally:
+            for folder in folders:
+                folder.chmod(0o755)
+
+
+def test_a_read_only_workspace_is_read_and_every_refusal_says_why(workspace, request):
+    _write(workspace, "torch/attention.py", SOLUTION)
+    assert run_kata("check", "attention", "--workspace", workspace).returncode == 0
+    assert run_kata("hint", "attention", "--workspace", workspace).returncode == 0
+    ws = request.getfixturevalue("read_only")
+    for command in (["list"], ["stats"], ["next"]):
+        proc, doc = run_json(*command, "--workspace", ws)
+        assert proc.returncode == 0 and not proc.stderr, (command, proc.stderr)
+        assert "attention" in proc.stdout, f"{command} lost the history"
+    listed = run_json("list", "--workspace", ws)[1]["katas"]
+    assert next(k for k in listed if k["name"] == "attention")["status"] == "pass"
+    for command, status in ((["check", "attention"], 0), (["hint", "attention"], 0),
+                            (["solution", "attention", "--yes"], 0), (["reset", "attention", "--yes"], 2),
+                            (["drill", "attention"], 2)):
+        proc = run_kata(*command, "--workspace", ws, input="")
+        assert proc.returncode == status, (command, proc.stderr)
+        assert "read-only" in proc.stderr, command
+    proc = run_kata("init", ws / "more")
+    assert proc.returncode == 2 and "read-only" in proc.stderr
+    assert (ws / "torch" / "attention.py").read_text(encoding="utf-8") == SOLUTION, "nothing the user wrote is lost"
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "attention", "--timeout", "nan"], ["check", "attention", "--timeout", "inf"],
+    ["check", "attention", "--memory", "-1"], ["check", "attention", "--memory", "1e300"],
+    ["check", "attention", "--case", "99999999999999999999"], ["drill", "attention", "--minutes", "inf"],
+    ["init", "/proc/no/such/folder"], ["init", "/dev/null"], ["show", ""], ["check", ""],
+    ["next", "--count", "-1"], ["list", "--workspace", "/nonexistent"],
+])
+def test_no_argument_list_is_an_internal_error(workspace, args):
+    proc = run_kata(*args, env={"KATA_WORKSPACE": str(workspace)}, input="", timeout=120)
+    assert proc.returncode in (0, 1, 2), (args, proc.stderr)
+    assert "internal error" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- each platform branch, forced
+
+
+def _missing(monkeypatch, *names):
+    """Make modules unimportable in this process, as on a system without them."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_start_method_follows_the_system_and_kata_sandbox(monkeypatch):
+    from checker import processes
+
+    monkeypatch.delenv("KATA_SANDBOX", raising=False)
+    for platform, method in (("linux", "fork"), ("darwin", "forkserver"), ("win32", "spawn")):
+        monkeypatch.setattr(sys, "platform", platform)
+        assert processes.start_method() == method
+    monkeypatch.setenv("KATA_SANDBOX", "Spawn")
+    assert processes.start_method() == "spawn"
+
+
+def test_memory_is_capped_by_the_system_only_where_it_enforces_the_cap(monkeypatch):
+    from checker import processes
+
+    monkeypatch.setattr(sys, "platform", "darwin")  # accepts RLIMIT_AS and ignores it
+    assert processes.cap_memory(1.0) is False
+    monkeypatch.setattr(sys, "platform", "linux")
+    _missing(monkeypatch, "resource")  # as on Windows
+    assert processes.cap_memory(1.0) is False
+    assert processes.memory_used(os.getpid()) > 0
+
+
+def test_keys_come_from_msvcrt_on_windows_and_termios_elsewhere(monkeypatch):
+    from checker import live
+
+    class FakeMsvcrt:
+        pending = list("q")
+
+        @classmethod
+        def kbhit(cls):
+            return bool(cls.pending)
+
+        @classmethod
+        def getwch(cls):
+            return cls.pending.pop()
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stdin, "fileno", lambda: 0, raising=False)
+    monkeypatch.setitem(sys.modules, "msvcrt", FakeMsvcrt)
+    assert live._key_source() == "msvcrt"
+    watcher = live.Watcher([], events=False)
+    with live.Keys() as keys:
+        assert keys.fd is not None and keys.wait(watcher, 1.0) == "q"
+    _missing(monkeypatch, "msvcrt")
+    assert live._key_source() == "termios"
+    _missing(monkeypatch, "termios")
+    assert live._key_source() is None
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    assert live._key_source() is None
+
+
+def test_only_the_signals_a_system_has_end_a_watch(monkeypatch):
+    import signal as signals
+
+    from checker import live
+
+    monkeypatch.delattr(signals, "SIGHUP")  # as on Windows
+    monkeypatch.setattr(signals, "SIGBREAK", signals.SIGUSR1, raising=False)
+    assert signals.SIGTERM in live._ending_signals_here() and signals.SIGUSR1 in live._ending_signals_here()
+    with live._ending_signals():
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signals.SIGUSR1)
+            time.sleep(1)
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["watchfiles", "polling"])
+def test_a_save_is_noticed_with_file_events_and_without(tmp_path, monkeypatch, events):
+    from checker import live
+
+    if not events:
+        _missing(monkeypatch, "watchfiles")  # no native events: the stat comparison alone
+    mine = tmp_path / "attention.py"
+    mine.write_text("a")
+    watcher = live.Watcher([mine])
+    try:
+        assert watcher.events is events
+        time.sleep(0.3)  # the event thread is listening
+        mine.write_text("bb")
+        if events:
+            assert watcher.woken.wait(5), "no file event arrived"
+        assert watcher.changed() == [mine]
+        assert watcher.changed() == []
+    finally:
+        watcher.close()
+
+
+def test_a_running_drill_is_found_through_psutil(monkeypatch):
+    from checker import practice
+
+    monkeypatch.setattr(os, "kill", None)  # os.kill(pid, 0) is Ctrl-C on Windows: never used
+    assert practice._alive(os.getpid())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    assert not practice._alive(dead.pid) and not practice._alive(None)
+
+
+def test_the_language_comes_from_kata_lang_then_the_locale_then_windows(monkeypatch):
+    import ctypes
+
+    from checker import lang
+
+    for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    assert lang.language() == "en"
+    monkeypatch.setattr(sys, "platform", "win32")
+
+    class Kernel32:
+        @staticmethod
+        def GetUserDefaultLocaleName(buffer, size):
+            buffer.value = "zh-CN"
+            return 6
+
+    monkeypatch.setattr(ctypes, "windll", type("windll", (), {"kernel32": Kernel32}), raising=False)
+    assert lang.language() == "zh", "a Chinese Windows without LANG"
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert lang.language() == "en"
+    monkeypatch.setenv("KATA_LANG", "zh")
+    assert lang.language() == "zh" and lang.language("en") == "en"
+
+
+def test_the_default_workspace_is_in_the_platforms_data_folder(monkeypatch, tmp_path):
+    import platformdirs
+
+    from checker import workspace
+
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda name, appauthor=None: str(tmp_path / "AppData" / name))
+    assert workspace.default_location() == tmp_path / "AppData" / "kata" / "workspace"
