@@ -3,7 +3,8 @@
 import psutil  # noqa: F401 - the children watch the checker through it
 import torch
 
-from checker import processes, rules, sandbox  # noqa: F401 - imported for the children
+from checker import processes, sandbox  # noqa: F401 - imported for the children
+from checker.checks import rules  # noqa: F401
 
 torch.set_num_threads(1)
 sandbox.warm()

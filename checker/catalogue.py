@@ -9,7 +9,18 @@ from functools import cache
 from pathlib import Path
 
 from checker.lang import LANGUAGES  # noqa: F401 - the languages statements come in
-from checker.paths import PACKAGE
+
+# Where the pristine stubs and the references live: inside the wheel, or beside the package in a clone.
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _bundled(name: str) -> Path:
+    inside = PACKAGE / f"_{name}"  # a wheel built by `pip install .`
+    return inside if inside.is_dir() else PACKAGE.parent / name  # a clone or an editable install
+
+
+KATAS = _bundled("katas")
+SOLUTIONS = _bundled("solutions")
 
 TRACKS = ("numpy", "torch")
 PARTS = ("seeds", "llm")  # the seed tutorials' catalogue, then the modern LLM set beyond them

@@ -21,7 +21,7 @@ from rich.text import Text
 from checker import __version__, catalogue, workspace
 from checker.catalogue import UnknownKata
 from checker.lang import LANGUAGES, language, say
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
                               open_progress, open_workspace, print_json, safe_streams, warn)

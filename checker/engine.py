@@ -10,10 +10,10 @@ from pathlib import Path
 import torch
 
 from checker import kit as kitmod
-from checker import rules
+from checker.checks import rules
 from checker.catalogue import Kata
 from checker.lang import register, speaking, t
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
 

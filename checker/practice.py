@@ -23,7 +23,7 @@ from rich.text import Text
 from checker import catalogue, history, statement, workspace
 from checker.catalogue import Kata
 from checker.lang import language, say
-from checker.paths import KATAS, SOLUTIONS
+from checker.catalogue import KATAS, SOLUTIONS
 from checker.progress import NotRecorded
 from checker.report import status_text
 from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json, warn, writable

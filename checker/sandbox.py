@@ -289,14 +289,14 @@ def _drive(req):
 
 
 def _trap(req):
-    from checker import rules
+    from checker.checks import rules
 
     rules.install_traps(tuple(req["names"]), _user_path)
     return {}
 
 
 def _trapped(req):
-    from checker import rules
+    from checker.checks import rules
 
     return {"value": encode([list(entry) for entry in rules.TRAPPED])}
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from checker.catalogue import Kata, all_katas
-from checker.paths import KATAS
+from checker.catalogue import KATAS
 
 MARKER = ".kata"
 

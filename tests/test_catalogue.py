@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from checker import catalogue, engine, statement
-from checker.paths import KATAS, PACKAGE, SOLUTIONS
+from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 KATAS_ALL = catalogue.all_katas()
@@ -154,3 +154,12 @@ def test_a_driver_outside_the_child_package_is_refused():
 
 class SimpleModule:
     TARGET, CASES = "X", ()
+
+
+def test_the_package_top_level_keeps_only_the_app_and_the_engine():
+    """At most 20 modules beside the checks wing, and no per-kata support file among them."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 20, f"{len(top)} top-level modules: {top}"
+    kata_names = {k.name for k in KATAS_ALL}
+    per_kata = [name for name in top if any(kata in name for kata in kata_names) or name.startswith(("fixtures", "drivers"))]
+    assert not per_kata, f"per-kata support files belong in checker/checks/child or shared: {per_kata}"

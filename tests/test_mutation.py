@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checker import catalogue, engine
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 from mutation import mutants
 
 EQUIVALENT = tomllib.loads((Path(__file__).parent / "equivalent_mutants.toml").read_text(encoding="utf-8"))

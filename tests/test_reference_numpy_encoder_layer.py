@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 
 
 def _reference():

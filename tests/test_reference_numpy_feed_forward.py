@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 
 
 def _reference():

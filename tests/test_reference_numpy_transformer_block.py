@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from checker.checks.child import numpy_classes
-from checker.paths import SOLUTIONS
+from checker.catalogue import SOLUTIONS
 
 
 def _reference():

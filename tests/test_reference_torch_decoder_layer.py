@@ -15,7 +15,7 @@ from torch import nn
 
 from checker import catalogue, engine
 from checker.checks import torch_decoder_layer as spec
-from checker.paths import KATAS, SOLUTIONS
+from checker.catalogue import KATAS, SOLUTIONS
 
 solution = engine.load_solution(catalogue.find("decoder_layer"))
 

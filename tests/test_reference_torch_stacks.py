@@ -16,7 +16,7 @@ from torch import nn
 
 from checker import catalogue, engine
 from checker.checks import torch_stacks as spec
-from checker.paths import KATAS, PACKAGE, SOLUTIONS
+from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
 
 solution = engine.load_solution(catalogue.find("stacks"))
 

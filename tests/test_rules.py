@@ -2,7 +2,7 @@
 
 import pytest
 
-from checker.rules import scan
+from checker.checks.rules import scan
 
 SDPA = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention")
 
