@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from checker.lang import register, t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 _TRACK = "numpy"
@@ -128,7 +129,7 @@ MISTAKES = [
 
 def _triple(value, label):
     if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(f"{label}: should return a tuple (dx, dgamma, dbeta) of NumPy arrays")
+        raise Fail(t("{label}: should return a tuple (dx, dgamma, dbeta) of NumPy arrays", label=label))
     return tuple(value)
 
 
@@ -138,7 +139,7 @@ def _compare_all(kit, args, got, expected, label):
             compare(u, e, name, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{label}: {fail}", found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -158,16 +159,19 @@ def shared_parameters(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            raise Fail(f"{c.label}, {args[1].ndim}-D input: your code raised {err}. x may have any number of leading "
-                       "axes, even none: reduce over axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum "
-                       "over axis 0; statistics over the last axis keep it (keepdims=True)") from None
+            raise Fail(t("{label}, {rank}-D input: your code raised {err}. x may have any number of leading axes, even "
+                         "none: reduce over axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0; "
+                         "statistics over the last axis keep it (keepdims=True)", label=c.label, rank=args[1].ndim,
+                         err=err)) from None
         for name, value in (("dgamma", dgamma), ("dbeta", dbeta)):
             if value.shape != (c.D,):
-                raise Fail(f"{c.label}, {args[1].ndim}-D input: {name} should have shape (D,) = {(c.D,)}, got "
-                           f"{value.shape}: gamma and beta are shared by every vector, so sum over EVERY leading "
-                           "axis (axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)")
+                raise Fail(t("{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}: gamma and beta "
+                             "are shared by every vector, so sum over EVERY leading axis (axis=tuple(range(x.ndim - 1)), "
+                             "or reshape to (-1, D) and sum over axis 0)", label=c.label, rank=args[1].ndim, name=name,
+                             want=(c.D,), got=value.shape))
         if dx.shape != args[1].shape:
-            raise Fail(f"{c.label}: dx should have x's shape (..., D) = {args[1].shape}, got {dx.shape}")
+            raise Fail(t("{label}: dx should have x's shape (..., D) = {want}, got {got}", label=c.label,
+                         want=args[1].shape, got=dx.shape))
 
 
 @check("numerics", "float32 in gives float32 dx, dgamma and dbeta")
@@ -176,10 +180,12 @@ def keeps_float32(kit):
         got = _triple(kit.user(kit.inputs(c, "float32"), case=c, dtype="float32"), c.label)
         wide = [name for (name, _), value in zip(OUTPUTS, got) if value.dtype != np.float32]
         if wide:
-            raise Fail(f"{c.label}: float32 inputs gave {' and '.join(f'a {got[[n for n, _ in OUTPUTS].index(n)].dtype} {n}' for n in wide)}. "
-                       "Keep x's dtype: no .astype(np.float64), and no NumPy float64 scalar in the arithmetic "
-                       "(np.float64(D), np.sqrt(eps) of a Python float...): since NumPy 2 it turns float32 arrays "
-                       "into float64. Python floats and ints (x.shape[-1], 1.0, eps) keep float32")
+            names = [n for n, _ in OUTPUTS]
+            gave = t(" and ").join(t("a {dtype} {name}", dtype=got[names.index(n)].dtype, name=n) for n in wide)
+            raise Fail(t("{label}: float32 inputs gave {gave}. Keep x's dtype: no .astype(np.float64), and no NumPy "
+                         "float64 scalar in the arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): since "
+                         "NumPy 2 it turns float32 arrays into float64. Python floats and ints (x.shape[-1], 1.0, eps) "
+                         "keep float32", label=c.label, gave=gave))
 
 
 @check("gradients", "dx, dgamma and dbeta equal torch autograd's through F.layer_norm, on every case")
@@ -187,7 +193,7 @@ def against_autograd(kit):
     for c in CASES:
         args = kit.inputs(c)
         got = _triple(kit.user(args, case=c), c.label)
-        _compare_all(kit, args, got, autograd(*args), f"{c.label}, compared with autograd")
+        _compare_all(kit, args, got, autograd(*args), t("{label}, compared with autograd", label=c.label))
 
 
 @check("gradients", "dy one-hot at one entry: dx is that entry's row of the Jacobian, every entry of the vector moves")
@@ -199,7 +205,8 @@ def one_hot(kit):
     dy = np.zeros_like(x)
     dy[0, 3] = 1.0
     got = _triple(kit.user((dy, x, gamma), case=c), c.label)
-    _compare_all(kit, (dy, x, gamma), got, autograd(dy, x, gamma), f"{c.label}, dy = 1 at [0, 3] and 0 elsewhere")
+    _compare_all(kit, (dy, x, gamma), got, autograd(dy, x, gamma),
+                 t("{label}, dy = 1 at [0, 3] and 0 elsewhere", label=c.label))
 
 
 @check("numerics", "a constant vector (variance 0) gives finite gradients, not NaN")
@@ -208,9 +215,9 @@ def constant_row(kit):
     dx = _triple(kit.user(kit.inputs(c), case=c), c.label)[0]
     row = dx[0, 0, 0] if dx.ndim == 4 else dx
     if not np.all(np.isfinite(row)):
-        raise Fail(f"{c.label}: x[0, 0, 0] = [2.5, 2.5, ...] has variance 0 and its dx came out {row[:3].tolist()}...: "
-                   "keep eps inside the square root, rstd = 1 / np.sqrt(var + eps), so a zero variance gives "
-                   "rstd = 1 / sqrt(eps), and x_hat = 0")
+        raise Fail(t("{label}: x[0, 0, 0] = [2.5, 2.5, ...] has variance 0 and its dx came out {row}...: keep eps "
+                     "inside the square root, rstd = 1 / np.sqrt(var + eps), so a zero variance gives "
+                     "rstd = 1 / sqrt(eps), and x_hat = 0", label=c.label, row=row[:3].tolist()))
 
 
 @check("numerics", "the default eps is 1e-5 (nn.LayerNorm's) and the eps argument is used")
@@ -219,8 +226,8 @@ def default_eps(kit):
     x = (torch.randn(3, 4, 6, generator=g, dtype=torch.float64) * 0.003).numpy()  # var ~1e-5: eps matters
     gamma, dy = (torch.randn(*s, generator=g, dtype=torch.float64).numpy() for s in ((6,), (3, 4, 6)))
     for args, what in (((dy, x, gamma), "called without eps"), ((dy, x, gamma, 1e-3), "eps=1e-3")):
-        got = _triple(kit.user(args), what)
-        _compare_all(kit, args, got, autograd(*args), f"x of variance ~1e-5, {what}")
+        got = _triple(kit.user(args), t(what))
+        _compare_all(kit, args, got, autograd(*args), t("x of variance ~1e-5, {what}", what=t(what)))
 
 
 @check("properties", "every vector of dx sums to 0 (adding a constant to a vector leaves y unchanged)")
@@ -233,9 +240,10 @@ def rows_sum_to_zero(kit):
         worst = np.unravel_index(np.argmax(np.abs(sums) / scale), sums.shape) if sums.ndim else ()
         if not np.isfinite(sums).all() or abs(sums[worst]) > 1e-9 * scale[worst]:
             found = kit.name_mistake(args, _triple(kit.user(args, case=c), c.label))
-            raise Fail(f"{c.label}: dx[{', '.join(map(str, worst))}] sums to {float(sums[worst]):.3g} over the last "
-                       "axis, not 0: y is unchanged when the same number is added to every entry of x's vector, so "
-                       "the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes it", found)
+            raise Fail(t("{label}: dx[{index}] sums to {total:.3g} over the last axis, not 0: y is unchanged when the "
+                         "same number is added to every entry of x's vector, so the gradient has no component along "
+                         "(1, 1, ..., 1); the − mean(g) term removes it", label=c.label,
+                         index=', '.join(map(str, worst)), total=float(sums[worst])), found)
 
 
 @check("properties", "adding 10⁶ to every input leaves the gradients unchanged (variance computed stably)")
@@ -249,7 +257,102 @@ def shift_invariance(kit):
     shifted = _triple(kit.user((dy, x + 1e6, gamma)), c.label)
     try:
         for (name, legend), s, p in zip(OUTPUTS, shifted, plain):
-            compare(s, p, f"{name} for x + 1e6", legend, tol=(1e-6, 1e-6))
+            compare(s, p, t("{name} for x + 1e6", name=name), legend, tol=(1e-6, 1e-6))
     except Fail as fail:
-        raise Fail(f"{c.label}: compared with your own gradients for x: {fail}. Subtract the mean before squaring: "
-                   "var = mean((x − mean)²); mean(x²) − mean² cancels catastrophically when the mean is large") from None
+        raise Fail(t("{label}: compared with your own gradients for x: {fail}. Subtract the mean before squaring: "
+                     "var = mean((x − mean)²); mean(x²) − mean² cancels catastrophically when the mean is large",
+                     label=c.label, fail=fail)) from None
+
+
+_ZH = register({
+    _FORMULA: "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dx equals dy · gamma / sqrt(var + eps): you treated the mean and the variance as constants, but both depend "
+    f"on every x of the vector; {_FORMULA}": "你的 dx 等于 dy · gamma / sqrt(var + eps)：你把均值和方差当成了常数，"
+                                             "但它们都依赖于向量中的每个 x；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dx equals rstd · (g − mean(g)): the path through the variance is missing; subtract x_hat · mean(g · x_hat) "
+    f"too: {_FORMULA}": "你的 dx 等于 rstd · (g − mean(g))：缺少经过方差的那条路径；还要减去 x_hat · mean(g · x_hat)："
+                        "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    f"your dx equals rstd · (g − x_hat · mean(g · x_hat)): the path through the mean is missing; {_FORMULA}":
+        "你的 dx 等于 rstd · (g − x_hat · mean(g · x_hat))：缺少经过均值的那条路径；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dx ADDS x_hat · mean(g · x_hat): the variance term has the wrong sign (d var / d x = 2(x − mean)/D, and "
+    f"d rstd / d var = −rstd³/2); {_FORMULA}": "你的 dx【加上】了 x_hat · mean(g · x_hat)：方差项的符号错了"
+                                               "（d var / d x = 2(x − mean)/D，d rstd / d var = −rstd³/2）；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dx leaves gamma out: the gradient reaching x_hat is g = dy · gamma (y = gamma · x_hat + beta); use g "
+    "everywhere in dx": "你的 dx 漏掉了 gamma：传到 x_hat 的梯度是 g = dy · gamma（y = gamma · x_hat + beta）；dx 里处处"
+                        "都要用 g",
+    "your dx takes mean(g) and mean(g · x_hat) over axis 0, the batch, as in batch norm's backward: layer norm's "
+    "statistics are over the LAST axis, so these means are too (axis=-1, keepdims=True)":
+        "你的 dx 在 axis 0（批次）上取 mean(g) 和 mean(g · x_hat)，这是批归一化反向传播的做法：层归一化的统计量是在"
+        "【最后一维】上取的，所以这些均值也是（axis=-1, keepdims=True）",
+    "your gradients use the unbiased variance (divide by D − 1, ddof=1): layer norm's forward divides by D":
+        "你的梯度用的是无偏方差（除以 D − 1，ddof=1）：层归一化的前向传播除以的是 D",
+    "your gradients use 1 / (std + eps): eps goes inside the square root, rstd = 1 / np.sqrt(var + eps)":
+        "你的梯度用的是 1 / (std + eps)：eps 要放在平方根里面，rstd = 1 / np.sqrt(var + eps)",
+    "your default eps is 1e-6 (the numpy/layer_norm kata's): this kata's default is nn.LayerNorm's, eps=1e-5":
+        "你的 eps 默认值是 1e-6（numpy/layer_norm 练习的默认值）：本题的默认值和 nn.LayerNorm 一样，eps=1e-5",
+    "your gradients ignore the eps argument (they equal eps=1e-5 when 0.01 was passed): use the eps parameter":
+        "你的梯度忽略了 eps 参数（传入 0.01 时，结果等于 eps=1e-5 的结果）：请使用 eps 参数",
+    "your dgamma equals the sum of dy · x: gamma multiplies the NORMALISED x, so dgamma is the sum of dy · x_hat":
+        "你的 dgamma 等于 dy · x 的和：gamma 乘的是【归一化之后】的 x，所以 dgamma 是 dy · x_hat 的和",
+    "your dgamma and dbeta are averaged over the leading axes: every vector adds its own contribution to the shared "
+    "gamma and beta, so SUM over every leading axis": "你的 dgamma 和 dbeta 是在前导维度上取的平均：每个向量都给共享的 "
+                                                      "gamma 和 beta 加上自己的贡献，所以要在每个前导维度上【求和】",
+    "your dgamma and dbeta are swapped: return (dx, dgamma, dbeta), dgamma = sum(dy · x_hat), dbeta = sum(dy)":
+        "你的 dgamma 和 dbeta 弄反了：返回 (dx, dgamma, dbeta)，dgamma = sum(dy · x_hat)，dbeta = sum(dy)",
+    "your values are right but float32 inputs give float64 gradients: keep x's dtype (no .astype(np.float64), no NumPy "
+    "float64 scalar such as np.float64(eps) in the arithmetic)":
+        "数值是对的，但 float32 的输入得到了 float64 的梯度：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "
+        "np.float64(eps) 这样的 NumPy float64 标量）",
+    "layer_norm_backward is a function taking (dy, x, gamma, eps)": "layer_norm_backward 是一个接受 (dy, x, gamma, eps) 的函数",
+    "dgamma and dbeta are (D,) for inputs of rank 1 to 4: summed over every leading axis":
+        "对 1 到 4 维的输入，dgamma 和 dbeta 都是 (D,)：在每个前导维度上求和",
+    "float32 in gives float32 dx, dgamma and dbeta": "输入 float32 得到 float32 的 dx、dgamma 和 dbeta",
+    "dx, dgamma and dbeta equal torch autograd's through F.layer_norm, on every case":
+        "每组输入上，dx、dgamma 和 dbeta 都等于 torch autograd 通过 F.layer_norm 求出的梯度",
+    "dy one-hot at one entry: dx is that entry's row of the Jacobian, every entry of the vector moves":
+        "dy 只在一个元素处为 1：dx 是雅可比矩阵中该元素对应的一行，向量的每个元素都会变化",
+    "a constant vector (variance 0) gives finite gradients, not NaN": "常数向量（方差为 0）给出有限的梯度，而不是 NaN",
+    "the default eps is 1e-5 (nn.LayerNorm's) and the eps argument is used": "eps 默认值是 1e-5（nn.LayerNorm 的默认值），并且用到了 eps 参数",
+    "every vector of dx sums to 0 (adding a constant to a vector leaves y unchanged)":
+        "dx 的每个向量和为 0（给一个向量加上常数，y 不变）",
+    "adding 10⁶ to every input leaves the gradients unchanged (variance computed stably)":
+        "每个输入都加上 10⁶，梯度不变（方差的计算数值稳定）",
+    "{label}: should return a tuple (dx, dgamma, dbeta) of NumPy arrays": "{label}：应该返回由 NumPy 数组组成的元组 (dx, dgamma, dbeta)",
+    "{label}: {fail}": "{label}：{fail}",
+    "{label}, {rank}-D input: your code raised {err}. x may have any number of leading axes, even none: reduce over "
+    "axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0; statistics over the last axis keep it "
+    "(keepdims=True)": "{label}，{rank} 维输入：你的代码抛出了 {err}。x 可以有任意数量的前导维度，甚至没有：在 "
+                       "axis=tuple(range(x.ndim - 1)) 上归约，或者 reshape 成 (-1, D) 后在 axis 0 上求和；在最后一维上"
+                       "求的统计量要保留这一维（keepdims=True）",
+    "{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}: gamma and beta are shared by every "
+    "vector, so sum over EVERY leading axis (axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)":
+        "{label}，{rank} 维输入：{name} 的形状应为 (D,) = {want}，实际是 {got}：gamma 和 beta 由所有向量共享，所以要在"
+        "【每个】前导维度上求和（axis=tuple(range(x.ndim - 1))，或者 reshape 成 (-1, D) 后在 axis 0 上求和）",
+    "{label}: dx should have x's shape (..., D) = {want}, got {got}": "{label}：dx 的形状应与 x 相同 (..., D) = {want}，实际是 {got}",
+    " and ": " 和 ",
+    "a {dtype} {name}": "{dtype} 的 {name}",
+    "{label}: float32 inputs gave {gave}. Keep x's dtype: no .astype(np.float64), and no NumPy float64 scalar in the "
+    "arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): since NumPy 2 it turns float32 arrays into "
+    "float64. Python floats and ints (x.shape[-1], 1.0, eps) keep float32":
+        "{label}：float32 的输入得到了 {gave}。保持 x 的 dtype：不要 .astype(np.float64)，运算中也不要有 NumPy float64 "
+        "标量（np.float64(D)、对 Python float 做 np.sqrt(eps)……）：从 NumPy 2 起它会把 float32 数组变成 float64。Python "
+        "的 float 和 int（x.shape[-1]、1.0、eps）会保持 float32",
+    "{label}, compared with autograd": "{label}，与 autograd 比较",
+    "{label}, dy = 1 at [0, 3] and 0 elsewhere": "{label}，dy 在 [0, 3] 处为 1，其他地方为 0",
+    "{label}: x[0, 0, 0] = [2.5, 2.5, ...] has variance 0 and its dx came out {row}...: keep eps inside the square "
+    "root, rstd = 1 / np.sqrt(var + eps), so a zero variance gives rstd = 1 / sqrt(eps), and x_hat = 0":
+        "{label}：x[0, 0, 0] = [2.5, 2.5, ...] 的方差为 0，它的 dx 却是 {row}...：eps 要放在平方根里面，"
+        "rstd = 1 / np.sqrt(var + eps)，这样方差为 0 时 rstd = 1 / sqrt(eps)，x_hat = 0",
+    "called without eps": "调用时不传 eps",
+    "eps=1e-3": "eps=1e-3",
+    "x of variance ~1e-5, {what}": "方差约为 1e-5 的 x，{what}",
+    "{label}: dx[{index}] sums to {total:.3g} over the last axis, not 0: y is unchanged when the same number is added "
+    "to every entry of x's vector, so the gradient has no component along (1, 1, ..., 1); the − mean(g) term removes "
+    "it": "{label}：dx[{index}] 在最后一维上的和是 {total:.3g}，而不是 0：给 x 的向量的每个元素加上同一个数，y 不变，"
+          "所以梯度在 (1, 1, ..., 1) 方向上没有分量；− mean(g) 这一项就是把它去掉的",
+    "{name} for x + 1e6": "x + 1e6 对应的 {name}",
+    "{label}: compared with your own gradients for x: {fail}. Subtract the mean before squaring: "
+    "var = mean((x − mean)²); mean(x²) − mean² cancels catastrophically when the mean is large":
+        "{label}：与你自己对 x 求出的梯度比较：{fail}。请先减去均值再平方：var = mean((x − mean)²)；均值很大时 "
+        "mean(x²) − mean² 会发生灾难性抵消",
+})
