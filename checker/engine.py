@@ -243,7 +243,7 @@ _ZH = register({
     "your code raised {error}{where} on this edge case": "你的代码在这个边界情况下抛出了 {error}{where}",
     "not written yet (raises NotImplementedError)": "还没写（抛出 NotImplementedError）",
     "your code raised {error}": "你的代码抛出了 {error}",
-    "skipped: the previous check {error}": "已跳过：上一项检查{error}",
+    "skipped: the previous check {error}": "已跳过：上一项检查{error}",  # {error}: "timed out after 10 s"
     "skipped: the process running your code died": "已跳过：运行你代码的进程已经退出",
     "internal error of this check, please report it: {kind}: {error}": "这项检查自身出错，请报告：{kind}: {error}",
 })

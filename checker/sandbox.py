@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from checker import processes
+from checker.lang import register, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
@@ -162,8 +163,8 @@ def _describe(exc: BaseException) -> dict:
 
 
 def _memory_message(gigabytes: float) -> str:
-    return (f"your code used more than {gigabytes:g} GB of memory, the limit of a check (raise it with --memory GB); "
-            "is something T x T or bigger than it should be?")
+    return t("your code used more than {gigabytes:g} GB of memory, the limit of a check (raise it with --memory GB); "
+             "is something T x T or bigger than it should be?", gigabytes=gigabytes)
 
 
 def _user_frames(exc: BaseException) -> str:
@@ -401,7 +402,7 @@ class Sandbox:
         self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb})
         if not self._conn.poll(READY_SECONDS):
             self.close()
-            raise Crashed("the process that runs your code did not start")
+            raise Crashed(t("the process that runs your code did not start"))
         reply = self._receive()
         if not reply["capped"]:
             self._memory_limit = reply["baseline"] + int(self.memory_gb * 2**30)
@@ -435,7 +436,7 @@ class Sandbox:
                 continue
             if used > self._memory_limit:
                 self.close()
-                self._ended = f"the process running your code was stopped: {_memory_message(self.memory_gb)}"
+                self._ended = t("the process running your code was stopped: {why}", why=_memory_message(self.memory_gb))
                 raise UserError("MemoryError", _memory_message(self.memory_gb), "")
         return True
 
@@ -448,11 +449,14 @@ class Sandbox:
         self._send({"op": op, **req})
         if not self._answered():
             self.close()
-            self._ended = f"timed out after {self.timeout:g} s"
+            self._ended = t("timed out after {seconds:g} s", seconds=self.timeout)
             raise Timeout(self._ended)
         reply = self._receive()
         if not reply.pop("ok"):
-            raise UserError(**reply["error"])
+            error = reply["error"]
+            if error["kind"] == "MemoryError":  # said again here, in the language spoken (the child may not know it)
+                error = {**error, "message": _memory_message(self.memory_gb)}
+            raise UserError(**error)
         for key in ("value", "args_after"):
             if key in reply:
                 reply[key] = decode(reply[key])
@@ -462,12 +466,12 @@ class Sandbox:
         self._proc.join(2)
         code = self._proc.exitcode
         if code is None:
-            return "the process running your code stopped answering"
+            return t("the process running your code stopped answering")
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            return f"the process running your code was killed by signal {name}" + (
-                " (a segmentation fault)" if name == "SIGSEGV" else "")
-        return f"the process running your code exited with status {code} (os._exit or a crash)"
+            return t("the process running your code was killed by signal {name}", name=name) + (
+                t(" (a segmentation fault)") if name == "SIGSEGV" else "")
+        return t("the process running your code exited with status {code} (os._exit or a crash)", code=code)
 
     def output(self) -> str:
         """What the user's code printed, cut to a readable size."""
@@ -483,3 +487,18 @@ class Sandbox:
             processes.kill_tree(self._proc.pid)
         self._proc.join(5)
         self._conn.close()
+
+
+_ZH = register({
+    "your code used more than {gigabytes:g} GB of memory, the limit of a check (raise it with --memory GB); is "
+    "something T x T or bigger than it should be?": "你的代码用了超过 {gigabytes:g} GB 内存，这是一次检查的上限（可用 --memory GB "
+                                                    "调高）；是不是有什么东西达到了 T x T 或者更大？",
+    "the process running your code was stopped: {why}": "运行你代码的进程被停止了：{why}",
+    "timed out after {seconds:g} s": "{seconds:g} 秒后超时",
+    "the process running your code stopped answering": "运行你代码的进程不再响应",
+    "the process running your code was killed by signal {name}": "运行你代码的进程被信号 {name} 终止",
+    " (a segmentation fault)": "（段错误）",
+    "the process running your code exited with status {code} (os._exit or a crash)":
+        "运行你代码的进程以状态 {code} 退出（os._exit 或崩溃）",
+    "the process that runs your code did not start": "运行你代码的进程没有启动",
+})
