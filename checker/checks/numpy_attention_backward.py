@@ -6,6 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from checker.lang import register, t
 from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import softmax
 
@@ -151,11 +152,12 @@ MISTAKES = [
 
 def _triple(value, c):
     if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(f"{c.label}: should return a tuple (dq, dk, dv) of NumPy arrays")
+        raise Fail(t("{label}: should return a tuple (dq, dk, dv) of NumPy arrays", label=c.label))
     dout, q, k, v, _ = inputs(c, "float64")
     for (name, legend), got, like in zip(OUTPUTS, value, (q, k, v)):
         if got.shape != like.shape:
-            raise Fail(f"{c.label}: {name} should have the shape of {name[1]}, {legend} = {like.shape}, got {got.shape}")
+            raise Fail(t("{label}: {name} should have the shape of {of}, {legend} = {want}, got {got}", label=c.label,
+                         name=name, of=name[1], legend=legend, want=like.shape, got=got.shape))
     return tuple(value)
 
 
@@ -165,7 +167,7 @@ def _compare_all(kit, args, got, expected, label, tol=None):
             compare(u, e, name, legend, tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(f"{label}: {fail}", found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
 
 
 _TRANSPOSES = ("with T_q ≠ T_k and d_k ≠ d_v every transpose must be right: dv = Pᵀ dout (..., T_k, d_v), "
@@ -194,9 +196,10 @@ def any_rank(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            raise Fail(f"{c.label}, {rank}-D inputs: your code raised {err}. {_TRANSPOSES}") from None
+            raise Fail(t("{label}, {rank}-D inputs: your code raised {err}. {advice}", label=c.label, rank=rank, err=err,
+                         advice=t(_TRANSPOSES))) from None
         except Fail as fail:
-            raise Fail(f"{fail}; {_TRANSPOSES}") from None
+            raise Fail(t("{fail}; {advice}", fail=fail, advice=t(_TRANSPOSES))) from None
 
 
 @check("masking", "a key hidden from every query gets exactly zero dk and dv")
@@ -210,9 +213,10 @@ def hidden_keys(kit):
         if np.isnan(leaked).any() or (leaked != 0).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(leaked) | (leaked != 0))[0])
             found = kit.name_mistake(args, (dq, dk, dv))
-            raise Fail(f"{c.label}: {name}{list(where)} = {leaked[where]:.3g}, but key {where[2]} of batch item "
-                       f"{where[0]} is padding, hidden from every query: it has zero weight, so it gets no gradient. "
-                       "Recompute P with the mask, hidden keys at -np.inf (or P = np.where(mask, P, 0.0))", found)
+            raise Fail(t("{label}: {name}{where} = {value:.3g}, but key {key} of batch item {item} is padding, hidden "
+                         "from every query: it has zero weight, so it gets no gradient. Recompute P with the mask, "
+                         "hidden keys at -np.inf (or P = np.where(mask, P, 0.0))", label=c.label, name=name,
+                         where=list(where), value=leaked[where], key=where[2], item=where[0]), found)
 
 
 @check("masking", "under a causal mask, dq of query i does not depend on the keys and values after i")
@@ -220,14 +224,14 @@ def causal(kit):
     c = _CAUSAL
     dout, q, k, v, mask = kit.inputs(c)
     dq = _triple(kit.user((dout, q, k, v, mask), case=c), c)[0]
-    for t in range(c.T_k - 1):
+    for pos in range(c.T_k - 1):
         k2, v2 = k.copy(), v.copy()
-        k2[..., t + 1:, :] += 3.0  # change only the future of position t
-        v2[..., t + 1:, :] -= 5.0
+        k2[..., pos + 1:, :] += 3.0  # change only the future of position pos
+        v2[..., pos + 1:, :] -= 5.0
         dq2 = _triple(kit.user((dout, q, k2, v2, mask), case=c), c)[0]
-        if not np.array_equal(dq[..., : t + 1, :], dq2[..., : t + 1, :]):
-            raise Fail(f"{c.label}: changing the keys and values after position {t} changed dq at a position ≤ {t}: "
-                       "the future leaks through the causal mask; recompute P with the mask")
+        if not np.array_equal(dq[..., : pos + 1, :], dq2[..., : pos + 1, :]):
+            raise Fail(t("{label}: changing the keys and values after position {pos} changed dq at a position ≤ {pos}: "
+                         "the future leaks through the causal mask; recompute P with the mask", label=c.label, pos=pos))
 
 
 _BLIND_WHY = ("Follow-up: what should a query that may see no key give (a row of padding, a causal mask over a "
@@ -243,26 +247,30 @@ def blind_query(kit):
     args = kit.inputs(c)
     dq, dk, dv = _triple(kit.user(args, case=c), c)
     b, h, i = _BLIND_QUERY
-    label = f"{c.label}: batch {b}, head {h}, query {i} sees no key"
+    where = dict(label=c.label, b=b, h=h, i=i)
     if not all(np.isfinite(g).all() for g in (dq, dk, dv)):
-        raise Fail(f"{label}, and your gradients contain NaN (softmax of a row of -inf is NaN). {_BLIND_WHY}")
+        raise Fail(t("{label}: batch {b}, head {h}, query {i} sees no key, and your gradients contain NaN (softmax of a "
+                     "row of -inf is NaN). {why}", **where, why=t(_BLIND_WHY)))
     if (dq[b, h, i] != 0).any():
-        raise Fail(f"{label}; its dq is {[round(float(x), 3) for x in dq[b, h, i]]}, not 0. {_BLIND_WHY}")
+        raise Fail(t("{label}: batch {b}, head {h}, query {i} sees no key; its dq is {dq}, not 0. {why}", **where,
+                     dq=[round(float(x), 3) for x in dq[b, h, i]], why=t(_BLIND_WHY)))
     dout = args[0].copy()
     dout[b, h, i] += 7.0
     _, dk2, dv2 = _triple(kit.user((dout,) + args[1:], case=c), c)
     if not (np.array_equal(dk, dk2) and np.array_equal(dv, dv2)):
-        raise Fail(f"{label}; changing its dout changed dk or dv. {_BLIND_WHY}")
+        raise Fail(t("{label}: batch {b}, head {h}, query {i} sees no key; changing its dout changed dk or dv. {why}",
+                     **where, why=t(_BLIND_WHY)))
 
 
 @check("numerics", "float32 in gives float32 dq, dk and dv")
 def keeps_float32(kit):
     for c in CASES[:2]:
         got = _triple(kit.user(kit.inputs(c, "float32"), case=c, dtype="float32"), c)
-        wide = [f"a {value.dtype} {name}" for (name, _), value in zip(OUTPUTS, got) if value.dtype != np.float32]
+        wide = [t("a {dtype} {name}", dtype=value.dtype, name=name) for (name, _), value in zip(OUTPUTS, got)
+                if value.dtype != np.float32]
         if wide:
-            raise FollowUp(f"{c.label}: float32 inputs gave {' and '.join(wide)} (a follow-up: memory doubles and every "
-                           f"later step slows). {_FLOAT32_HINT}")
+            raise FollowUp(t("{label}: float32 inputs gave {gave} (a follow-up: memory doubles and every later step "
+                             "slows). {hint}", label=c.label, gave=t(" and ").join(wide), hint=t(_FLOAT32_HINT)))
 
 
 @check("numerics", "large scores (q and k times 30) give no NaN or inf: softmax subtracts each row's max")
@@ -273,9 +281,9 @@ def large_scores(kit):
     args = (dout, q * 30.0, k * 30.0, v, mask)
     got = _triple(kit.user(args, case=c), c)
     if not all(np.isfinite(g).all() for g in got):
-        raise Fail(f"{c.label}, q and k times 30: your gradients have NaN or inf: exp of a score above 709 overflows; "
-                   "subtract each row's max before np.exp")
-    _compare_all(kit, args, got, kit.reference(args), f"{c.label}, q and k times 30")
+        raise Fail(t("{label}, q and k times 30: your gradients have NaN or inf: exp of a score above 709 overflows; "
+                     "subtract each row's max before np.exp", label=c.label))
+    _compare_all(kit, args, got, kit.reference(args), t("{label}, q and k times 30", label=c.label))
 
 
 @check("gradients", "dq, dk and dv equal torch autograd's through F.scaled_dot_product_attention, on every case")
@@ -283,7 +291,7 @@ def against_autograd(kit):
     for c in CASES:
         args = kit.inputs(c)
         got = _triple(kit.user(args, case=c), c)
-        _compare_all(kit, args, got, autograd(*args), f"{c.label}, compared with autograd")
+        _compare_all(kit, args, got, autograd(*args), t("{label}, compared with autograd", label=c.label))
 
 
 @check("properties", "dk summed over the keys is 0 (adding one vector to every key leaves the output unchanged)")
@@ -297,10 +305,10 @@ def keys_shift(kit):
         if not (np.abs(total) <= bound).all():
             where = tuple(int(i) for i in np.argwhere(~(np.abs(total) <= bound))[0])
             found = kit.name_mistake(args, got)
-            raise Fail(f"{c.label}: dk summed over the keys is {float(total[where]):.3g}, not 0, at index "
-                       f"{where}: adding the same vector c to every key adds q·c to a whole row of scores, which "
-                       "softmax ignores, so the gradient has no such component; the − rowsum(dP · P) term of dS removes "
-                       "it", found)
+            raise Fail(t("{label}: dk summed over the keys is {total:.3g}, not 0, at index {where}: adding the same "
+                         "vector c to every key adds q·c to a whole row of scores, which softmax ignores, so the "
+                         "gradient has no such component; the − rowsum(dP · P) term of dS removes it", label=c.label,
+                         total=float(total[where]), where=where), found)
 
 
 @check("properties", "dv summed over the keys equals dout summed over the queries that see a key")
@@ -313,8 +321,116 @@ def values_total(kit):
         sees = np.ones(dout.shape[:-1], dtype=bool) if mask is None else np.broadcast_to(mask, (*_lead(c), c.T_q, c.T_k)).any(-1)
         expected = np.where(sees[..., None], dout, 0.0).sum(axis=-2)
         try:
-            compare(got[2].sum(axis=-2), expected, "dv summed over the keys", "(..., d_v)")
+            compare(got[2].sum(axis=-2), expected, t("dv summed over the keys"), "(..., d_v)")
         except Fail as fail:
             found = kit.name_mistake(args, got)
-            raise Fail(f"{c.label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the "
-                       "queries that see a key; dv = Pᵀ dout", found) from None
+            raise Fail(t("{label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the "
+                         "queries that see a key; dv = Pᵀ dout", label=c.label, fail=fail), found) from None
+
+
+_ZH = register({
+    _BACKWARD: "dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    "your dq and dk miss the 1/√d_k: the forward pass scaled the scores, S = q kᵀ / √d_k, so the chain rule multiplies "
+    "dq = dS k and dk = dSᵀ q by 1/√d_k too": "你的 dq 和 dk 少了 1/√d_k：前向传播对分数做了缩放，S = q kᵀ / √d_k，所以按"
+                                              "链式法则，dq = dS k 和 dk = dSᵀ q 也要乘以 1/√d_k",
+    "your gradients are those of attention WITHOUT the 1/√d_k scale: recompute S = q kᵀ / math.sqrt(d_k) and multiply "
+    "dq and dk by 1/√d_k as well": "你的梯度是【没有】1/√d_k 缩放的注意力的梯度：要重新计算 S = q kᵀ / math.sqrt(d_k)，"
+                                   "并且 dq 和 dk 也要乘以 1/√d_k",
+    "your dq and dk are divided by d_k: the 1/√d_k enters once, dq = dS k / √d_k, dk = dSᵀ q / √d_k":
+        "你的 dq 和 dk 除以了 d_k：1/√d_k 只出现一次，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    "your dS equals P · (1 − P) · dP, the diagonal of softmax's Jacobian only: each weight depends on EVERY score of "
+    f"its row (∂P_j/∂S_i = P_j(δ_ij − P_i)), so {_BACKWARD}":
+        "你的 dS 等于 P · (1 − P) · dP，只是 softmax 雅可比矩阵的对角线：每个权重都依赖于它那一行的【每个】分数"
+        "（∂P_j/∂S_i = P_j(δ_ij − P_i)），所以 dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    "your dS sums dP · P over the queries (axis=-2): softmax ran over the keys, so its backward sums over the keys too, "
+    "np.sum(dP * P, axis=-1, keepdims=True)": "你的 dS 在查询上（axis=-2）对 dP · P 求和：softmax 是在键上做的，所以它的"
+                                              "反向传播也在键上求和，np.sum(dP * P, axis=-1, keepdims=True)",
+    "your dk equals dS q: S = q kᵀ, so dk = dSᵀ q / √d_k (np.swapaxes(dS, -1, -2) @ q); it only ran because T_q = T_k "
+    "here": "你的 dk 等于 dS q：S = q kᵀ，所以 dk = dSᵀ q / √d_k（np.swapaxes(dS, -1, -2) @ q）；它能运行只是因为这里 "
+            "T_q = T_k",
+    "your dv equals P dout: out = P v, so dv = Pᵀ dout (np.swapaxes(P, -1, -2) @ dout); it only ran because T_q = T_k "
+    "here": "你的 dv 等于 P dout：out = P v，所以 dv = Pᵀ dout（np.swapaxes(P, -1, -2) @ dout）；它能运行只是因为这里 "
+            "T_q = T_k",
+    "your gradients ignore the mask: hidden keys leak gradient. Recompute P with the mask (np.where(mask, scores, "
+    "-np.inf) before softmax), exactly as the forward pass did": "你的梯度忽略了掩码：被遮挡的键漏进了梯度。要带着掩码"
+                                                                 "重新计算 P（softmax 之前 np.where(mask, scores, -np.inf)），"
+                                                                 "和前向传播完全一样",
+    "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden); hide the keys where mask is False: "
+    "np.where(mask, scores, -np.inf)": "你的掩码反了：本题 True 表示“可以关注”（seed 000 用 1 = 遮挡）；要遮挡 mask 为 "
+                                       "False 的键：np.where(mask, scores, -np.inf)",
+    "a query with no visible key gets uniform weights from your −1e9 mask, so it passes gradient to every key and gets "
+    "a nonzero dq: its output is zero and must give dq = 0 and nothing to dk and dv; zero its weights after softmax, "
+    "P = np.where(mask, P, 0.0)": "没有任何可见键的查询，经过你的 −1e9 掩码得到了均匀的权重，于是它把梯度传给了每个键，"
+                                  "自己的 dq 也不为 0：它的输出是 0，必须给出 dq = 0，并且不给 dk 和 dv 任何贡献；要在 "
+                                  "softmax 之后把它的权重清零，P = np.where(mask, P, 0.0)",
+    "your values are right but float32 inputs give float64 gradients: divide by math.sqrt(d_k) (a Python float), not "
+    "np.sqrt(d_k), and no .astype(np.float64)": "数值是对的，但 float32 的输入得到了 float64 的梯度：要除以 "
+                                                "math.sqrt(d_k)（Python 的 float），而不是 np.sqrt(d_k)，也不要 "
+                                                ".astype(np.float64)",
+    _TRANSPOSES: "T_q ≠ T_k 且 d_k ≠ d_v 时，每个转置都必须正确：dv = Pᵀ dout (..., T_k, d_v)，dP = dout vᵀ (..., T_q, T_k)，"
+                 "dq = dS k，dk = dSᵀ q；只转置最后两维，np.swapaxes(a, -1, -2)（a.T 会把所有维度都反过来），并用 @ 相乘"
+                 "（np.dot 不会按批计算）",
+    _FLOAT32_HINT: "np.sqrt(d_k) 是 float64 的 NumPy 标量，从 NumPy 2 起它会把 float32 数组变成 float64：请除以 "
+                   "math.sqrt(d_k)（Python 的 float）；mask * -1e9 这样的加性掩码也是 float64：请用 "
+                   "np.where(mask, scores, -np.inf)",
+    _BLIND_WHY: "追问：一个可能看不到任何键的查询（一整行都是填充，或者左侧填充的批次再加因果掩码）应该给出什么？对一整行 "
+                "-inf 做 softmax 得到 NaN，它会通过梯度扩散到每个权重；-1e9 给出均匀的一行，会把梯度传给这个查询本不该"
+                "看到的键。本题的参考答案在 softmax 之后把这一行的权重清零，P = np.where(mask, P, 0.0)：它的输出是 0，"
+                "所以它的 dq 是 0，也不给 dk 和 dv 任何贡献",
+    "attention_backward is a function (dout, q, k, v, mask)": "attention_backward 是一个函数 (dout, q, k, v, mask)",
+    "dq, dk and dv have the shapes of q, k and v, for 2-D, 3-D and 4-D inputs with T_q ≠ T_k, d_k ≠ d_v":
+        "对 T_q ≠ T_k、d_k ≠ d_v 的 2 维、3 维和 4 维输入，dq、dk 和 dv 的形状分别与 q、k 和 v 相同",
+    "a key hidden from every query gets exactly zero dk and dv": "对所有查询都被遮挡的键，dk 和 dv 恰好为 0",
+    "under a causal mask, dq of query i does not depend on the keys and values after i":
+        "在因果掩码下，查询 i 的 dq 不依赖于 i 之后的键和值",
+    "a query with no visible key gets dq = 0, no NaN, and adds nothing to dk and dv":
+        "没有任何可见键的查询得到 dq = 0，没有 NaN，也不给 dk 和 dv 任何贡献",
+    "float32 in gives float32 dq, dk and dv": "输入 float32 得到 float32 的 dq、dk 和 dv",
+    "large scores (q and k times 30) give no NaN or inf: softmax subtracts each row's max":
+        "大分数（q 和 k 乘以 30）不产生 NaN 或 inf：softmax 减去每行的最大值",
+    "dq, dk and dv equal torch autograd's through F.scaled_dot_product_attention, on every case":
+        "每组输入上，dq、dk 和 dv 都等于 torch autograd 通过 F.scaled_dot_product_attention 求出的梯度",
+    "dk summed over the keys is 0 (adding one vector to every key leaves the output unchanged)":
+        "dk 在所有键上的和为 0（给每个键加上同一个向量，输出不变）",
+    "dv summed over the keys equals dout summed over the queries that see a key":
+        "dv 在所有键上的和，等于 dout 在能看到键的那些查询上的和",
+    "{label}: should return a tuple (dq, dk, dv) of NumPy arrays": "{label}：应该返回由 NumPy 数组组成的元组 (dq, dk, dv)",
+    "{label}: {name} should have the shape of {of}, {legend} = {want}, got {got}":
+        "{label}：{name} 的形状应与 {of} 相同，{legend} = {want}，实际是 {got}",
+    "{label}: {fail}": "{label}：{fail}",
+    "{label}, {rank}-D inputs: your code raised {err}. {advice}": "{label}，{rank} 维输入：你的代码抛出了 {err}。{advice}",
+    "{fail}; {advice}": "{fail}；{advice}",
+    "{label}: {name}{where} = {value:.3g}, but key {key} of batch item {item} is padding, hidden from every query: it "
+    "has zero weight, so it gets no gradient. Recompute P with the mask, hidden keys at -np.inf (or "
+    "P = np.where(mask, P, 0.0))": "{label}：{name}{where} = {value:.3g}，但批次中第 {item} 个样本的键 {key} 是填充，"
+                                   "对所有查询都被遮挡：它的权重为 0，所以不应得到梯度。要带着掩码重新计算 P，被遮挡的键"
+                                   "设为 -np.inf（或 P = np.where(mask, P, 0.0)）",
+    "{label}: changing the keys and values after position {pos} changed dq at a position ≤ {pos}: the future leaks "
+    "through the causal mask; recompute P with the mask": "{label}：改动位置 {pos} 之后的键和值，改变了位置 ≤ {pos} 的 "
+                                                          "dq：未来的信息穿过了因果掩码；要带着掩码重新计算 P",
+    "{label}: batch {b}, head {h}, query {i} sees no key, and your gradients contain NaN (softmax of a row of -inf is "
+    "NaN). {why}": "{label}：批次 {b}、第 {h} 个头的查询 {i} 看不到任何键，而你的梯度里有 NaN（对一整行 -inf 做 "
+                     "softmax 得到 NaN）。{why}",
+    "{label}: batch {b}, head {h}, query {i} sees no key; its dq is {dq}, not 0. {why}":
+        "{label}：批次 {b}、第 {h} 个头的查询 {i} 看不到任何键；它的 dq 是 {dq}，而不是 0。{why}",
+    "{label}: batch {b}, head {h}, query {i} sees no key; changing its dout changed dk or dv. {why}":
+        "{label}：批次 {b}、第 {h} 个头的查询 {i} 看不到任何键；改动它的 dout 却改变了 dk 或 dv。{why}",
+    "a {dtype} {name}": "{dtype} 的 {name}",
+    " and ": " 和 ",
+    "{label}: float32 inputs gave {gave} (a follow-up: memory doubles and every later step slows). {hint}":
+        "{label}：float32 的输入得到了 {gave}（这是追问：内存翻倍，后面每一步都变慢）。{hint}",
+    "{label}, q and k times 30: your gradients have NaN or inf: exp of a score above 709 overflows; subtract each "
+    "row's max before np.exp": "{label}，q 和 k 乘以 30：你的梯度里有 NaN 或 inf：分数超过 709 时 exp 会溢出；在 np.exp "
+                               "之前先减去每行的最大值",
+    "{label}, q and k times 30": "{label}，q 和 k 乘以 30",
+    "{label}, compared with autograd": "{label}，与 autograd 比较",
+    "{label}: dk summed over the keys is {total:.3g}, not 0, at index {where}: adding the same vector c to every key "
+    "adds q·c to a whole row of scores, which softmax ignores, so the gradient has no such component; the "
+    "− rowsum(dP · P) term of dS removes it": "{label}：dk 在所有键上的和在下标 {where} 处是 {total:.3g}，而不是 0："
+                                              "给每个键加上同一个向量 c，相当于给一整行分数加上 q·c，softmax 对此不敏感，"
+                                              "所以梯度没有这样的分量；dS 中的 − rowsum(dP · P) 这一项就是把它去掉的",
+    "dv summed over the keys": "dv 在所有键上的和",
+    "{label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the queries that see a key; "
+    "dv = Pᵀ dout": "{label}：{fail}。out = P v，且 P 的每一行和为 1，所以 Σ_j dv_j 等于在能看到键的查询上求的 "
+                    "Σ_i dout_i；dv = Pᵀ dout",
+})
