@@ -8,6 +8,7 @@ from torch import nn
 from checker.checks.shared import attention as shared
 from checker.kit import (FLOAT32_INSIDE, Accepted, Convention, Fail, Mistake, UserError, case, check, compare,
                          expect_structure)
+from checker.lang import register, t
 
 TARGET = "GroupedQueryAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -175,9 +176,9 @@ def structure(kit):
 @check("properties", "sizes that do not divide raise ValueError when the module is built")
 def bad_sizes(kit):
     asserted = []
-    for settings, why in (({"d_model": 12, "num_heads": 6, "num_kv_heads": 4}, "num_kv_heads=4 does not divide num_heads=6"),
-                          ({"d_model": 12, "num_heads": 4, "num_kv_heads": 3}, "num_kv_heads=3 does not divide num_heads=4"),
-                          ({"d_model": 10, "num_heads": 4, "num_kv_heads": 2}, "num_heads=4 does not divide d_model=10")):
+    for settings, why in (({"d_model": 12, "num_heads": 6, "num_kv_heads": 4}, t("num_kv_heads=4 does not divide num_heads=6")),
+                          ({"d_model": 12, "num_heads": 4, "num_kv_heads": 3}, t("num_kv_heads=3 does not divide num_heads=4")),
+                          ({"d_model": 10, "num_heads": 4, "num_kv_heads": 2}, t("num_heads=4 does not divide d_model=10"))):
         call = f"GroupedQueryAttention({', '.join(f'{k}={v}' for k, v in settings.items())})"
         try:
             kit.inspect(TARGET, {**settings, "dropout": 0.0})
@@ -187,12 +188,13 @@ def bad_sizes(kit):
             if err.kind == "AssertionError":
                 asserted.append(call)
             elif err.kind != "ValueError":
-                raise Fail(f"{call} raised {err}: {why}, raise ValueError(...) for it") from None
+                raise Fail(t("{call} raised {err}: {why}, raise ValueError(...) for it", call=call, err=err,
+                             why=why)) from None
             continue
-        raise Fail(f"{call} was built without complaint, but {why}: raise ValueError in __init__ "
-                   "(query head h reads kv head h // (num_heads // num_kv_heads), which needs whole groups)")
+        raise Fail(t("{call} was built without complaint, but {why}: raise ValueError in __init__ (query head h reads "
+                     "kv head h // (num_heads // num_kv_heads), which needs whole groups)", call=call, why=why))
     if asserted:
-        raise Accepted(f"{asserted[0]}: {_ASSERT}")
+        raise Accepted(t("{call}: {why}", call=asserted[0], why=t(_ASSERT)))
 
 
 @check("masking", "hidden keys get exactly zero weight in every query head")
@@ -201,8 +203,8 @@ def hidden_keys_zero(kit):
         args = kit.inputs(c)
         if args[1] is not None:
             _, attn = _pair(kit.user(args, case=c), c)
-            shared.hidden_keys_get_zero(c, attn, args[1], "; the mask belongs to the H query heads, apply it after "
-                                                          "the kv heads are shared")
+            shared.hidden_keys_get_zero(c, attn, args[1], t("; the mask belongs to the H query heads, apply it after "
+                                                            "the kv heads are shared"))
 
 
 @check("masking", "with a causal mask, position i uses no input after i")
@@ -235,9 +237,11 @@ def grouping(kit):
         if None in read or read == want:
             continue  # a head that matches no kv head: the numerics checks say what is wrong
         if read == [h % c.H_kv for h in range(c.H)]:
-            raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: {_REPEAT_EXPLAIN}")
-        raise Fail(f"{c.label}: query heads 0..{c.H - 1} read kv heads {read}, expected {want}: query head h reads "
-                   "kv head h // G, G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))")
+            raise Fail(t("{label}: query heads 0..{last} read kv heads {read}, expected {want}: {why}", label=c.label,
+                         last=c.H - 1, read=read, want=want, why=t(_REPEAT_EXPLAIN)))
+        raise Fail(t("{label}: query heads 0..{last} read kv heads {read}, expected {want}: query head h reads kv head "
+                     "h // G, G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))", label=c.label,
+                     last=c.H - 1, read=read, want=want))
 
 
 @check("properties", "num_kv_heads == num_heads is the multi-head attention kata's reference, same weights")
@@ -256,8 +260,9 @@ def equals_mha(kit):
         compare(attn, want_attn, "attn", "(B, H, T, T)", tol=_SAME)
         compare(out, want_out, "out", "(B, T, D)", tol=_SAME)
     except Fail as fail:
-        raise Fail(f"{c.label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is "
-                   f"ordinary multi-head attention, but your result differs from it: {fail}") from None
+        raise Fail(t("{label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is "
+                     "ordinary multi-head attention, but your result differs from it: {fail}", label=c.label,
+                     fail=fail)) from None
 
 
 @check("properties", "num_kv_heads == 1 is multi-query attention: every head shares one K and one V")
@@ -278,8 +283,9 @@ def equals_mqa(kit):
         compare(attn, weights, "attn", "(B, H, T, T)", tol=_SAME)
         compare(out, want, "out", "(B, T, D)", tol=_SAME)
     except Fail as fail:
-        raise Fail(f"{c.label}: with num_kv_heads == 1 all {c.H} query heads share one key and one value head "
-                   f"(multi-query attention), but your result differs from it: {fail}") from None
+        raise Fail(t("{label}: with num_kv_heads == 1 all {H} query heads share one key and one value head "
+                     "(multi-query attention), but your result differs from it: {fail}", label=c.label, H=c.H,
+                     fail=fail)) from None
 
 
 def _head_pairs(w, c, x, mask):
@@ -294,3 +300,81 @@ def _head_pairs(w, c, x, mask):
 
 def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T, c.D), "(B, T, D)", (c.B, c.H, c.T, c.T), "(B, H, T, T)")
+
+_ZH = register({
+    "GroupedQueryAttention is an nn.Module with W_q, W_k, W_v (num_kv_heads·d_k wide), W_o and forward(x, mask)":
+        "GroupedQueryAttention 是一个 nn.Module，包含 W_q、W_k、W_v（宽 num_kv_heads·d_k）、W_o 和 forward(x, mask)",
+    "sizes that do not divide raise ValueError when the module is built": "尺寸不能整除时，构建模块就抛出 ValueError",
+    "hidden keys get exactly zero weight in every query head": "在每个查询头中，被遮挡的键权重恰好为 0",
+    "with a causal mask, position i uses no input after i": "在因果掩码下，位置 i 不用到 i 之后的任何输入",
+    "a query with no visible key gets zero weights (its output is W_o's bias)":
+        "没有任何可见键的查询，权重为 0（它的输出是 W_o 的偏置）",
+    "query head h reads kv head h // G (repeat_interleave, not repeat)":
+        "查询头 h 读取 kv 头 h // G（用 repeat_interleave，不是 repeat）",
+    "num_kv_heads == num_heads is the multi-head attention kata's reference, same weights":
+        "num_kv_heads == num_heads 时，就是多头注意力这道题的参考答案（权重相同）",
+    "num_kv_heads == 1 is multi-query attention: every head shares one K and one V":
+        "num_kv_heads == 1 时是多查询注意力：所有头共享一个 K 和一个 V",
+    "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1).type_as(q)): on float64 input your "
+    "weights carry float32 rounding, about 1e-7, and are held to 1e-5 here. This kata's reference keeps the input's "
+    "dtype throughout (scores.softmax(dim=-1)); LLaMA upcasts because it runs in float16/bfloat16, where a softmax in "
+    "half precision loses digits":
+        "识别出了 LLaMA 的 float32 softmax（F.softmax(scores.float(), dim=-1).type_as(q)）：输入为 float64 时，"
+        "你的权重带有 float32 的舍入误差（约 1e-7），这里按 1e-5 的容差检查。本题的参考答案始终保持输入的 dtype"
+        "（scores.softmax(dim=-1)）；LLaMA 提升精度是因为它运行在 float16/bfloat16 下，半精度的 softmax 会损失有效数字",
+    "an `assert` for the size check was recognised (AssertionError): the reference raises ValueError, because asserts "
+    "vanish under `python -O` and a bad configuration would then build silently":
+        "识别出了用 `assert` 做尺寸检查（AssertionError）：参考答案抛出 ValueError，因为 `python -O` 下 assert "
+        "会消失，错误的配置就会悄无声息地构建成功",
+    "your query head h reads kv head h % num_kv_heads (the kv heads are tiled: Tensor.repeat, or Q grouped as "
+    "(B, G, H_kv, T, d_k)): query head h must read kv head h // G, G = num_heads // num_kv_heads; use "
+    "K.repeat_interleave(G, dim=1) (LLaMA's repeat_kv), not K.repeat(1, G, 1, 1)":
+        "你的查询头 h 读取的是 kv 头 h % num_kv_heads（kv 头被平铺了：用了 Tensor.repeat，或者把 Q 分组成 "
+        "(B, G, H_kv, T, d_k)）：查询头 h 必须读取 kv 头 h // G，G = num_heads // num_kv_heads；要用 "
+        "K.repeat_interleave(G, dim=1)（LLaMA 的 repeat_kv），而不是 K.repeat(1, G, 1, 1)",
+    "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
+    "d_k = d_model // num_heads":
+        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数除以 math.sqrt(d_k)，d_k = d_model // num_heads",
+    "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head (d_model // num_heads)":
+        "你的输出等于按 1/√d_model 缩放的注意力：要按 1/√d_k 缩放，d_k 是单个头的大小（d_model // num_heads）",
+    "your heads are split with x.view(B, heads, T, d_k) directly, which cuts the sequence into blocks instead of "
+    "cutting each vector into heads: use x.view(B, T, heads, d_k).transpose(1, 2)":
+        "你直接用 x.view(B, heads, T, d_k) 拆分头，这是把序列切成了块，而不是把每个向量切成多个头："
+        "要用 x.view(B, T, heads, d_k).transpose(1, 2)",
+    "your heads are combined without a transpose, so the positions get mixed: use "
+    "out.transpose(1, 2).reshape(B, T, d_model)":
+        "你合并头时没有转置，所以位置被打乱了：要用 out.transpose(1, 2).reshape(B, T, d_model)",
+    "your output equals the concatenated heads without the output projection: apply self.W_o at the end":
+        "你的输出等于拼接后的各个头，少了输出投影：最后要经过 self.W_o",
+    "your values are projected with W_k (a copy-paste slip; both are num_kv_heads * d_k wide): V = self.W_v(x)":
+        "你的值是用 W_k 投影的（复制粘贴的笔误；两者宽度都是 num_kv_heads * d_k）：V = self.W_v(x)",
+    "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1":
+        "你的权重是在查询上归一化的（dim=-2）：softmax 必须在键上做，dim=-1",
+    "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)":
+        "你的掩码反了：True 表示“可以关注”，所以要遮挡 mask 为 False 的位置（~mask）",
+    "your output equals attention without the mask: fill the hidden scores with -inf before the softmax":
+        "你的输出等于没有掩码的注意力：softmax 之前要把被遮挡的分数填成 -inf",
+    "; the mask belongs to the H query heads, apply it after the kv heads are shared":
+        "；掩码对应 H 个查询头，要在共享 kv 头之后再应用",
+    "num_kv_heads=4 does not divide num_heads=6": "num_kv_heads=4 不能整除 num_heads=6",
+    "num_kv_heads=3 does not divide num_heads=4": "num_kv_heads=3 不能整除 num_heads=4",
+    "num_heads=4 does not divide d_model=10": "num_heads=4 不能整除 d_model=10",
+    "{call} raised {err}: {why}, raise ValueError(...) for it": "{call} 抛出了 {err}：{why}，这种情况要 raise ValueError(...)",
+    "{call} was built without complaint, but {why}: raise ValueError in __init__ (query head h reads kv head "
+    "h // (num_heads // num_kv_heads), which needs whole groups)":
+        "{call} 毫无报错地构建成功了，但{why}：要在 __init__ 里 raise ValueError（查询头 h 读取 kv 头 "
+        "h // (num_heads // num_kv_heads)，这要求分组是完整的）",
+    "{call}: {why}": "{call}：{why}",
+    "{label}: query heads 0..{last} read kv heads {read}, expected {want}: {why}":
+        "{label}：查询头 0..{last} 读取的 kv 头是 {read}，应为 {want}：{why}",
+    "{label}: query heads 0..{last} read kv heads {read}, expected {want}: query head h reads kv head h // G, "
+    "G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))":
+        "{label}：查询头 0..{last} 读取的 kv 头是 {read}，应为 {want}：查询头 h 读取 kv 头 h // G，"
+        "G = num_heads // num_kv_heads（K.repeat_interleave(G, dim=1)）",
+    "{label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is ordinary multi-head "
+    "attention, but your result differs from it: {fail}":
+        "{label}：num_kv_heads == num_heads 时，每个查询头都有自己的 kv 头，GQA 就是普通的多头注意力，但你的结果与它不同：{fail}",
+    "{label}: with num_kv_heads == 1 all {H} query heads share one key and one value head (multi-query attention), but "
+    "your result differs from it: {fail}":
+        "{label}：num_kv_heads == 1 时，全部 {H} 个查询头共享一个键头和一个值头（多查询注意力），但你的结果与它不同：{fail}",
+})
