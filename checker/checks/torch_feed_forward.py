@@ -5,6 +5,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from checker.kit import Accepted, Fail, Mistake, UserError, any_leading_axes, case, check, compare, expect_structure, matches
+from checker.lang import register, t
 
 TARGET = "FeedForward"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -98,9 +99,9 @@ def structure(kit):
     expect_structure(kit, TARGET, module=True, params=["d_model", "d_ff", "dropout", "activation"], forward=["x"])
     built = kit.inspect(TARGET, settings)["parameters"]
     if built.get("fc1.weight") == [6, 16] and built.get("fc2.weight") == [16, 6]:
-        raise Fail("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the "
-                   "wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects "
-                   "back (nn.Linear(in, out) stores its weight as (out, in))")
+        raise Fail(t("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the "
+                     "wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects "
+                     "back (nn.Linear(in, out) stores its weight as (out, in))"))
     expect_structure(kit, TARGET, module=True, init=settings)
 
 
@@ -115,24 +116,24 @@ def dropout_place(kit):
     got = kit.user((x,), case=c, init={**init(c), "dropout": 1.0}, train=True)
     bias = state["fc2.bias"].expand(*x.shape[:-1], c.D)
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(bias.shape):
-        compare(got, bias, f"{c.label}: output", "(..., D)")  # says what is wrong with its kind or shape
+        compare(got, bias, t("{label}: output", label=c.label), "(..., D)")  # says what is wrong with its kind or shape
     if matches(got, bias, kit.tolerance("float64")):
         return
     clean = kit.reference((x,), case=c)
     if not matches(kit.user((x,), case=c), clean, kit.tolerance("float64")):
-        raise Fail(f"{c.label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the "
-                   "output without dropout does not match the reference either: fix that first")
+        raise Fail(t("{label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the "
+                     "output without dropout does not match the reference either: fix that first", label=c.label))
     if matches(got, clean, kit.tolerance("float64")):
-        where = "nothing was dropped: apply self.dropout to the activations"
+        where = t("nothing was dropped: apply self.dropout to the activations")
     elif torch.isnan(got).any():
-        where = "it came out NaN: use nn.Dropout (or F.dropout), which handles p = 1"
+        where = t("it came out NaN: use nn.Dropout (or F.dropout), which handles p = 1")
     elif (got == 0).all():
-        where = "the output is all zeros, so dropout acts after fc2: apply it to the activations, before fc2"
+        where = t("the output is all zeros, so dropout acts after fc2: apply it to the activations, before fc2")
     else:
-        where = ("some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout "
-                 "argument and apply it to the activations")
-    raise Fail(f"{c.label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be "
-               f"fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)")
+        where = t("some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout "
+                  "argument and apply it to the activations")
+    raise Fail(t("{label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be "
+                 "fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)", label=c.label, where=where))
 
 
 @check("hygiene", "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built")
@@ -148,11 +149,89 @@ def unknown_activation(kit):
             if err.kind == "AssertionError":
                 asserted = True
             elif err.kind != "ValueError":
-                raise Fail(f"FeedForward(6, 16, activation={name!r}) raised {err}: raise ValueError for an "
-                           "activation other than 'relu' or 'gelu'") from None
+                raise Fail(t("FeedForward(6, 16, activation={name}) raised {err}: raise ValueError for an "
+                             "activation other than 'relu' or 'gelu'", name=repr(name), err=err)) from None
             continue
-        raise Fail(f"FeedForward(6, 16, activation={name!r}) was built without complaint: raise ValueError in "
-                   "__init__ for an activation other than 'relu' or 'gelu', so a typo cannot silently train with "
-                   "the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))")
+        raise Fail(t("FeedForward(6, 16, activation={name}) was built without complaint: raise ValueError in "
+                     "__init__ for an activation other than 'relu' or 'gelu', so a typo cannot silently train with "
+                     "the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))",
+                     name=repr(name)))
     if asserted:
-        raise Accepted("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same wrong call, but asserts vanish under `python -O`, and then a typo such as 'gleu' would silently build a model")
+        raise Accepted(t("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: "
+                         "it stops the same wrong call, but asserts vanish under `python -O`, and then a typo such as "
+                         "'gleu' would silently build a model"))
+
+
+_ZH = register({
+    # titles
+    "FeedForward is an nn.Module with fc1 = Linear(d_model, d_ff) and fc2 = Linear(d_ff, d_model)":
+        "FeedForward 是一个 nn.Module，带 fc1 = Linear(d_model, d_ff) 和 fc2 = Linear(d_ff, d_model)",
+    "dropout sits between the activation and fc2: with p = 1 in training the output is fc2's bias":
+        "dropout 位于激活函数和 fc2 之间：训练模式下 p = 1 时输出就是 fc2 的偏置",
+    "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built":
+        "未知的激活函数（'swish'、'silu'、'tanh'、'sigmoid'）在构建模块时抛出 ValueError",
+    # named mistakes
+    "your GELU is the tanh approximation 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))): use the exact GELU, "
+    "0.5·x·(1 + erf(x/√2)), which is nn.GELU() and F.gelu(x) by default":
+        "你的 GELU 是 tanh 近似 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))：请用精确的 GELU，0.5·x·(1 + erf(x/√2))，"
+        "也就是默认的 nn.GELU() 和 F.gelu(x)",
+    "your GELU is the sigmoid approximation x·σ(1.702x): use the exact GELU, 0.5·x·(1 + erf(x/√2)) (nn.GELU())":
+        "你的 GELU 是 sigmoid 近似 x·σ(1.702x)：请用精确的 GELU，0.5·x·(1 + erf(x/√2))（nn.GELU()）",
+    "your output uses ReLU although activation='gelu' was asked: pick the activation from the activation argument "
+    "(nn.GELU() for 'gelu')":
+        "要求的是 activation='gelu'，你的输出却用了 ReLU：要根据 activation 参数选择激活函数（'gelu' 对应 nn.GELU()）",
+    "your output uses GELU although activation='relu' was asked: pick the activation from the activation argument "
+    "(nn.ReLU() for 'relu')":
+        "要求的是 activation='relu'，你的输出却用了 GELU：要根据 activation 参数选择激活函数（'relu' 对应 nn.ReLU()）",
+    "you also apply the activation to the output of fc2: FFN(x) = fc2(act(fc1(x))), and fc2's output is not activated":
+        "你对 fc2 的输出也用了激活函数：FFN(x) = fc2(act(fc1(x)))，fc2 的输出不再经过激活",
+    "you apply the activation to the input, before fc1: it goes between the layers, fc2(act(fc1(x)))":
+        "你在 fc1 之前就对输入用了激活函数：激活函数应该在两层之间，fc2(act(fc1(x)))",
+    "your output has no activation: fc2(fc1(x)) is a single linear map; apply act between fc1 and fc2":
+        "你的输出没有激活函数：fc2(fc1(x)) 只是一个线性映射；要在 fc1 和 fc2 之间加上 act",
+    "your activation is a sigmoid: use ReLU (activation='relu') or the exact GELU (activation='gelu')":
+        "你的激活函数是 sigmoid：请用 ReLU（activation='relu'）或精确的 GELU（activation='gelu'）",
+    "your activation is SiLU/Swish, x·σ(x): use ReLU (activation='relu') or the exact GELU, 0.5·x·(1 + erf(x/√2)) "
+    "(activation='gelu')":
+        "你的激活函数是 SiLU/Swish，x·σ(x)：请用 ReLU（activation='relu'）或精确的 GELU，0.5·x·(1 + erf(x/√2))"
+        "（activation='gelu'）",
+    "your activation is tanh: use ReLU (activation='relu') or the exact GELU (activation='gelu')":
+        "你的激活函数是 tanh：请用 ReLU（activation='relu'）或精确的 GELU（activation='gelu'）",
+    # messages
+    "FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the wrong way round: "
+    "fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores "
+    "its weight as (out, in))":
+        "FeedForward(d_model=6, d_ff=16)：fc1 把 d_ff 映射到 d_model，fc2 把 d_model 映射到 d_ff，方向反了："
+        "fc1 = nn.Linear(d_model, d_ff) 负责扩展，fc2 = nn.Linear(d_ff, d_model) 负责投影回来（nn.Linear(in, out) "
+        "的权重形状是 (out, in)）",
+    "{label}: output": "{label}：output",
+    "{label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the output without "
+    "dropout does not match the reference either: fix that first":
+        "{label}，训练模式下 dropout=1.0：输出应该是 fc2 的偏置，但不是；不过没有 dropout 时的输出也和参考答案不一致："
+        "先修好那个问题",
+    "nothing was dropped: apply self.dropout to the activations": "什么都没有被丢弃：要对激活值用 self.dropout",
+    "it came out NaN: use nn.Dropout (or F.dropout), which handles p = 1":
+        "结果是 NaN：请用 nn.Dropout（或 F.dropout），它能处理 p = 1",
+    "the output is all zeros, so dropout acts after fc2: apply it to the activations, before fc2":
+        "输出全是 0，说明 dropout 用在了 fc2 之后：要在 fc2 之前用在激活值上",
+    "some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout argument and apply it "
+    "to the activations":
+        "有些隐藏单元没有被丢弃，或者 dropout 用在了别处：请用 dropout 参数构建 self.dropout，并把它用在激活值上",
+    "{label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be fc2's bias; but "
+    "{where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)":
+        "{label}，训练模式下 dropout=1.0：所有隐藏单元都被丢弃，所以输出应该是 fc2 的偏置；但是{where}："
+        "fc2(dropout(act(fc1(x))))（seed 003 和 004）",
+    "FeedForward(6, 16, activation={name}) raised {err}: raise ValueError for an activation other than 'relu' or "
+    "'gelu'":
+        "FeedForward(6, 16, activation={name}) 抛出了 {err}：激活函数不是 'relu' 或 'gelu' 时应抛出 ValueError",
+    "FeedForward(6, 16, activation={name}) was built without complaint: raise ValueError in __init__ for an "
+    "activation other than 'relu' or 'gelu', so a typo cannot silently train with the wrong activation (seed 003: "
+    "raise ValueError('activation must be relu or gelu'))":
+        "FeedForward(6, 16, activation={name}) 顺利构建，没有报错：激活函数不是 'relu' 或 'gelu' 时要在 __init__ 里"
+        "抛出 ValueError，免得拼写错误悄悄地用错误的激活函数训练（seed 003：raise ValueError('activation must be relu "
+        "or gelu')）",
+    "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
+    "wrong call, but asserts vanish under `python -O`, and then a typo such as 'gleu' would silently build a model":
+        "识别到了 `assert`（AssertionError），而本题的参考答案抛出的是 ValueError：它能拦住同样的错误调用，但在 "
+        "`python -O` 下 assert 会消失，那时像 'gleu' 这样的拼写错误就会悄悄地建出一个模型",
+})

@@ -8,6 +8,7 @@ named mistakes.
 import torch
 
 from checker.kit import Accepted, Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.lang import register, t
 
 TARGET = "make_pad_mask"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -173,16 +174,18 @@ _CROSS_MISTAKES = [
 
 # Seed 003's make_pad_mask(q_pad, k_pad) also hides the rows of PAD queries. The masks differ from the
 # reference only on those rows, whose outputs the loss ignores: an accepted variant, named in the report.
-_SEED003_WHY = ("as seed 003's make_pad_mask does (visible = real query AND real key): the masks differ only on the "
-                "rows of PAD queries, whose outputs the loss ignores. This catalogue hides keys only, so a PAD query "
-                "still attends like any other and no row is left with nothing to see")
+# Both explanations end with the same reason; each is one whole sentence, so that it is translated whole.
 _DECODER_SEED003 = Mistake(
     "query padding too (seed 003)", lambda t, p=0: _pad(t, p) & _pad(t, p).transpose(-1, -2) & _tril(t.size(1)),
-    f"your decoder mask also hides the rows of PAD queries, {_SEED003_WHY}")
+    "your decoder mask also hides the rows of PAD queries, as seed 003's make_pad_mask does (visible = real query "
+    "AND real key): the masks differ only on the rows of PAD queries, whose outputs the loss ignores. This catalogue "
+    "hides keys only, so a PAD query still attends like any other and no row is left with nothing to see")
 _CROSS_SEED003 = Mistake(
     "target queries hidden (seed 003)", lambda s, t, p=0: _cross_full(s, t, p) & _pad(t, p).transpose(-1, -2),
-    f"your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), "
-    f"{_SEED003_WHY}")
+    "your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), as seed "
+    "003's make_pad_mask does (visible = real query AND real key): the masks differ only on the rows of PAD queries, "
+    "whose outputs the loss ignores. This catalogue hides keys only, so a PAD query still attends like any other and "
+    "no row is left with nothing to see")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -216,15 +219,15 @@ def _verify(kit, target, cases, make_args, legend, mistakes, accepted=None):
                 followed = True
                 continue
             found = kit.name_mistake(args, got, mistakes)
-            raise Fail(f"{c.label}: {fail}", found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
     if followed:
-        raise Accepted(accepted.explain)
+        raise Accepted(t(accepted.explain))
 
 
 
 
 def _shown(args) -> str:
-    parts = [f"tokens {tuple(a.shape)}" if isinstance(a, torch.Tensor) else repr(a) for a in args]
+    parts = [t("tokens {shape}", shape=tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args]
     return f"({', '.join(parts)})"
 
 
@@ -259,7 +262,118 @@ def tokens_unchanged(kit):
             for i, (before, now) in enumerate(zip(sent, after)):
                 if isinstance(before, torch.Tensor):
                     try:
-                        compare(now, before, f"argument {i + 1}", exact=True)
+                        compare(now, before, t("argument {number}", number=i + 1), exact=True)
                     except Fail as fail:
-                        raise Fail(f"{target}, {c.label}: your code modified its input ({fail}); "
-                                   "build the mask out of place (tokens != pad_id), never assign into tokens") from None
+                        raise Fail(t("{target}, {label}: your code modified its input ({fail}); build the mask out "
+                                     "of place (tokens != pad_id), never assign into tokens", target=target,
+                                     label=c.label, fail=fail)) from None
+
+
+_ZH = register({
+    # titles
+    "the four mask functions exist with their documented parameters": "四个掩码函数都存在，参数与文档一致",
+    "make_pad_mask(tokens) is (B, 1, 1, T) bool, True at the real tokens, for any pad_id":
+        "make_pad_mask(tokens) 是 (B, 1, 1, T) 的 bool 张量，在真实词元处为 True，对任意 pad_id 都成立",
+    "make_subsequent_mask(T) is (1, 1, T, T) bool, True on and below the diagonal":
+        "make_subsequent_mask(T) 是 (1, 1, T, T) 的 bool 张量，对角线及其下方为 True",
+    "make_decoder_mask(tgt) is (B, 1, T_t, T_t): key padding AND no look-ahead":
+        "make_decoder_mask(tgt) 是 (B, 1, T_t, T_t)：键的填充掩码“与”不看未来",
+    "make_cross_mask(src, tgt) is (B, 1, T_t, T_s): real source keys, for every target query":
+        "make_cross_mask(src, tgt) 是 (B, 1, T_t, T_s)：对每个目标查询，只有真实的源端键可见",
+    "no mask function modifies its token tensors": "掩码函数都不修改传入的词元张量",
+    # named mistakes: make_pad_mask
+    "your mask is True at the PAD positions: True means 'may attend', so use tokens != pad_id":
+        "你的掩码在 PAD 位置为 True：True 表示“可以关注”，所以要用 tokens != pad_id",
+    "your mask has shape (B, T): add the head and query axes, (tokens != pad_id)[:, None, None, :] gives (B, 1, 1, T)":
+        "你的掩码形状是 (B, T)：要加上头和查询两个维度，(tokens != pad_id)[:, None, None, :] 得到 (B, 1, 1, T)",
+    "your mask has shape (B, 1, T), like seed 004's make_src_mask (its attention adds the head axis itself): return "
+    "(B, 1, 1, T), e.g. (tokens != pad_id).unsqueeze(1).unsqueeze(2)":
+        "你的掩码形状是 (B, 1, T)，和 seed 004 的 make_src_mask 一样（它的注意力自己加上头维度）：要返回 (B, 1, 1, T)，"
+        "例如 (tokens != pad_id).unsqueeze(1).unsqueeze(2)",
+    "your mask has shape (B, 1, T, 1), which hides queries: padding hides KEYS, so T goes last: (B, 1, 1, T)":
+        "你的掩码形状是 (B, 1, T, 1)，遮挡的是查询：填充掩码遮挡的是“键”，所以 T 放在最后：(B, 1, 1, T)",
+    "your mask is a float 0/1 tensor: return a bool tensor (tokens != pad_id already is one)":
+        "你的掩码是 0/1 的浮点张量：要返回 bool 张量（tokens != pad_id 本身就是）",
+    "your mask is an integer 0/1 tensor: return a bool tensor (tokens != pad_id already is one)":
+        "你的掩码是 0/1 的整数张量：要返回 bool 张量（tokens != pad_id 本身就是）",
+    "your mask ignores pad_id and compares with 0: use the pad_id argument":
+        "你的掩码忽略了 pad_id，直接和 0 比较：要用 pad_id 参数",
+    # make_subsequent_mask
+    "your mask is True above the diagonal, on the future: that is the 1 = masked convention of seed 002 "
+    "(np.triu(..., k=1)); here True = may attend, so use torch.tril (or ~torch.triu(..., diagonal=1))":
+        "你的掩码在对角线上方（也就是未来）为 True：这是 seed 002 的“1 = 遮挡”约定（np.triu(..., k=1)）；这里 True = "
+        "可以关注，所以要用 torch.tril（或 ~torch.triu(..., diagonal=1)）",
+    "your mask is the upper triangle: query i must see keys 0..i, the LOWER triangle: torch.tril":
+        "你的掩码是上三角：查询 i 必须能看到键 0..i，也就是“下”三角：torch.tril",
+    "your mask hides the diagonal, so position i cannot attend to itself (tril(diagonal=-1) or ~triu(diagonal=0)): "
+    "keep the diagonal, torch.tril(ones) or ~torch.triu(ones, diagonal=1)":
+        "你的掩码遮挡了对角线，位置 i 就关注不到自己（tril(diagonal=-1) 或 ~triu(diagonal=0)）：要保留对角线，"
+        "torch.tril(ones) 或 ~torch.triu(ones, diagonal=1)",
+    "your mask has shape (T, T): add the batch and head axes, .view(1, 1, T, T)":
+        "你的掩码形状是 (T, T)：要加上批次和头两个维度，.view(1, 1, T, T)",
+    "your mask has shape (1, T, T), like seed 004: add the head axis too, (1, 1, T, T)":
+        "你的掩码形状是 (1, T, T)，和 seed 004 一样：还要加上头维度，(1, 1, T, T)",
+    "your mask is a float 0/1 tensor (seed 003's torch.tril(torch.ones(T, T))): create it as bool, "
+    "torch.ones(T, T, dtype=torch.bool).tril()":
+        "你的掩码是 0/1 的浮点张量（seed 003 的 torch.tril(torch.ones(T, T))）：要直接建成 bool，"
+        "torch.ones(T, T, dtype=torch.bool).tril()",
+    # make_decoder_mask
+    "your mask has no padding part: AND the subsequent mask with the padding mask of tgt":
+        "你的掩码没有填充部分：要把因果掩码和 tgt 的填充掩码做“与”",
+    "your mask has no causal part: AND the padding mask with make_subsequent_mask(T_t)":
+        "你的掩码没有因果部分：要把填充掩码和 make_subsequent_mask(T_t) 做“与”",
+    "your mask joins padding and causal with | (OR): a key must be real AND not in the future, use &":
+        "你的掩码用 |（或）合并了填充和因果两部分：一个键必须是真实词元“并且”不在未来，要用 &",
+    "your mask has shape (B, T_t, T_t), like seed 004's make_tgt_mask (its attention adds the head axis): add it "
+    "here, (B, 1, T_t, T_t)":
+        "你的掩码形状是 (B, T_t, T_t)，和 seed 004 的 make_tgt_mask 一样（它的注意力自己加上头维度）：要在这里加上，"
+        "(B, 1, T_t, T_t)",
+    "the padding part of your mask is True at the PAD positions: True means 'may attend', use tgt != pad_id":
+        "你的掩码的填充部分在 PAD 位置为 True：True 表示“可以关注”，要用 tgt != pad_id",
+    "the causal part of your mask is the upper triangle: True = may attend, so use the lower triangle (tril)":
+        "你的掩码的因果部分是上三角：True = 可以关注，所以要用下三角（tril）",
+    "your mask hides the diagonal, so a position cannot attend to itself: tril with diagonal=0":
+        "你的掩码遮挡了对角线，位置就关注不到自己：用 diagonal=0 的 tril",
+    "your mask ignores pad_id and compares with 0: pass pad_id on to the padding mask":
+        "你的掩码忽略了 pad_id，直接和 0 比较：要把 pad_id 传给填充掩码",
+    "your mask is a float 0/1 tensor: keep it bool (combine bool masks with &, not *)":
+        "你的掩码是 0/1 的浮点张量：要保持 bool（用 & 合并 bool 掩码，不要用 *）",
+    # make_cross_mask
+    "your mask is built from the target tokens: in cross-attention the keys are the SOURCE (encoder) tokens, use "
+    "src != pad_id, shape (B, 1, T_t, T_s)":
+        "你的掩码是用目标端词元建的：交叉注意力中键是“源端”（编码器）的词元，要用 src != pad_id，形状 (B, 1, T_t, T_s)",
+    "your mask has shape (B, 1, 1, T_s): right values, but the contract wants it for every target query, "
+    ".expand(B, 1, T_t, T_s)":
+        "你的掩码形状是 (B, 1, 1, T_s)：值是对的，但约定要求给每个目标查询都有一行，.expand(B, 1, T_t, T_s)",
+    "your mask has the source on the query axis, (B, 1, T_s, T_t): queries come from the target, keys from the "
+    "source: (B, 1, T_t, T_s)":
+        "你的掩码把源端放在了查询维度上，(B, 1, T_s, T_t)：查询来自目标端，键来自源端：(B, 1, T_t, T_s)",
+    "your cross mask has a causal part: a decoder position may look at EVERY source position; hide only the source PAD":
+        "你的交叉注意力掩码带有因果部分：解码器的每个位置都可以看“所有”源端位置；只需遮挡源端的 PAD",
+    "your mask has shape (B, T_t, T_s), like seed 004's masks (its attention adds the head axis): add it here, "
+    "(B, 1, T_t, T_s)":
+        "你的掩码形状是 (B, T_t, T_s)，和 seed 004 的掩码一样（它的注意力自己加上头维度）：要在这里加上，(B, 1, T_t, T_s)",
+    "your mask is True at the source PAD positions: True means 'may attend', so use src != pad_id":
+        "你的掩码在源端 PAD 位置为 True：True 表示“可以关注”，所以要用 src != pad_id",
+    "your mask is a float 0/1 tensor: return a bool tensor": "你的掩码是 0/1 的浮点张量：要返回 bool 张量",
+    # seed 003's convention, accepted
+    "your decoder mask also hides the rows of PAD queries, as seed 003's make_pad_mask does (visible = real query AND "
+    "real key): the masks differ only on the rows of PAD queries, whose outputs the loss ignores. This catalogue hides "
+    "keys only, so a PAD query still attends like any other and no row is left with nothing to see":
+        "你的解码器掩码还遮挡了 PAD 查询所在的行，和 seed 003 的 make_pad_mask 一样（可见 = 查询是真实词元“且”键是真实"
+        "词元）：两种掩码只在 PAD 查询的行上不同，而这些行的输出损失会忽略。本题库只遮挡键，所以 PAD 查询照样和其他查询"
+        "一样做注意力，不会有哪一行什么都看不到",
+    "your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), as seed "
+    "003's make_pad_mask does (visible = real query AND real key): the masks differ only on the rows of PAD queries, "
+    "whose outputs the loss ignores. This catalogue hides keys only, so a PAD query still attends like any other and "
+    "no row is left with nothing to see":
+        "你的交叉注意力掩码还遮挡了目标端 PAD 查询所在的行（make_pad_mask(T_t, T_s, tgt_pad, src_pad)），和 seed 003 的 "
+        "make_pad_mask 一样（可见 = 查询是真实词元“且”键是真实词元）：两种掩码只在 PAD 查询的行上不同，而这些行的输出"
+        "损失会忽略。本题库只遮挡键，所以 PAD 查询照样和其他查询一样做注意力，不会有哪一行什么都看不到",
+    # messages
+    "tokens {shape}": "形状为 {shape} 的 tokens",
+    "{target}, {label}: your code modified its input ({fail}); build the mask out of place (tokens != pad_id), never "
+    "assign into tokens":
+        "{target}，{label}：你的代码修改了它的输入（{fail}）；要用非原地操作构建掩码（tokens != pad_id），不要往 tokens "
+        "里赋值",
+})

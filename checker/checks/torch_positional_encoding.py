@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
+from checker.lang import register, t
 
 TARGET = "PositionalEncoding"
 OUTPUTS = [("output", "(B, T, D)")]
@@ -133,20 +134,21 @@ def structure(kit):
     info = kit.inspect(TARGET, init(c))
     want = [1, c.max_len, c.D]
     if "pe" in info["parameters"]:
-        raise Fail("pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; "
-                   "store it with self.register_buffer('pe', table)")
+        raise Fail(t("pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; "
+                     "store it with self.register_buffer('pe', table)"))
     if "pe" not in info["buffers"]:
-        found = f" (it has: {', '.join(info['buffers'])})" if info["buffers"] else ""
-        raise Fail(f"PositionalEncoding({c.D}, max_len={c.max_len}) has no buffer named pe{found}: store the "
-                   "table with self.register_buffer('pe', table); a plain attribute is neither moved by .to() "
-                   "nor saved in state_dict")
+        found = t(" (it has: {names})", names=", ".join(info["buffers"])) if info["buffers"] else ""
+        raise Fail(t("PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}: store the table with "
+                     "self.register_buffer('pe', table); a plain attribute is neither moved by .to() nor saved in "
+                     "state_dict", D=c.D, max_len=c.max_len, found=found))
     if info["buffers"]["pe"] != want:
-        raise Fail(f"PositionalEncoding(d_model={c.D}, max_len={c.max_len}).pe should have shape "
-                   f"(1, max_len, d_model) = {tuple(want)}, got {tuple(info['buffers']['pe'])}"
-                   + (": add the batch axis with .unsqueeze(0)" if info["buffers"]["pe"] == want[1:] else ""))
+        raise Fail(t("PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) "
+                     "= {want}, got {got}{hint}", D=c.D, max_len=c.max_len, want=tuple(want),
+                     got=tuple(info["buffers"]["pe"]),
+                     hint=t(": add the batch axis with .unsqueeze(0)") if info["buffers"]["pe"] == want[1:] else ""))
     if info["parameters"]:
-        raise Fail(f"PositionalEncoding has parameters the contract does not have: {', '.join(info['parameters'])}; "
-                   "the sinusoidal encoding learns nothing")
+        raise Fail(t("PositionalEncoding has parameters the contract does not have: {names}; the sinusoidal "
+                     "encoding learns nothing", names=", ".join(info["parameters"])))
 
 
 @check("shapes", "forward(x) with T < max_len returns x's shape (B, T, D)")
@@ -157,13 +159,14 @@ def slices_to_T(kit):
         full = torch.zeros(c.B, c.max_len, c.D, dtype=torch.float64)
         _, error_full = _call(kit, (full,), case=c)
         if error_full:
-            raise Fail(f"{c.label}: your code raised {error}")
-        raise Fail(f"{c.label}: your code works when T == max_len but raised {error} for T = {c.T} < "
-                   f"max_len = {c.max_len}: add only the first T rows of the table, self.pe[:, :x.size(1)] "
-                   "(pe[:T] slices the batch axis of the (1, max_len, D) buffer)")
+            raise Fail(t("{label}: your code raised {error}", label=c.label, error=error))
+        raise Fail(t("{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}: "
+                     "add only the first T rows of the table, self.pe[:, :x.size(1)] (pe[:T] slices the batch axis of "
+                     "the (1, max_len, D) buffer)", label=c.label, error=error, T=c.T, max_len=c.max_len))
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, c.T, c.D):
-        raise Fail(f"{c.label}: output has shape {tuple(out.shape)}, the table's slice (1, T, D), not x's "
-                   f"(B, T, D) = {(c.B, c.T, c.D)}: return x + pe[:, :T], the encoding is added to the input")
+        raise Fail(t("{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}: "
+                     "return x + pe[:, :T], the encoding is added to the input", label=c.label, got=tuple(out.shape),
+                     want=(c.B, c.T, c.D)))
 
 
 @check("shapes", "an odd d_model builds the table and gives (B, T, D)")
@@ -171,13 +174,15 @@ def odd_d_model(kit):
     c = CASES[1]
     out, error = _call(kit, kit.inputs(c), case=c)
     if error and _call(kit, kit.inputs(CASES[0]), case=CASES[0])[1]:
-        raise Fail(f"{c.label}: your code raised {error}, and an even d_model fails as well")
+        raise Fail(t("{label}: your code raised {error}, and an even d_model fails as well", label=c.label,
+                     error=error))
     if error:
-        raise Fail(f"{c.label}: with an odd d_model your code raised {error}. An odd d_model = {c.D} has "
-                   f"{(c.D + 1) // 2} sin columns (0, 2, ..., {c.D - 1}) and {c.D // 2} cos columns "
-                   f"(1, 3, ..., {c.D - 2}): fill the cos columns with the first d_model // 2 frequencies, "
-                   "cos(position * div_term[: d_model // 2]) (seed 004)")
-    compare(out, torch.zeros(c.B, c.T, c.D, dtype=torch.float64), f"{c.label}: output", "(B, T, D)",
+        raise Fail(t("{label}: with an odd d_model your code raised {error}. An odd d_model = {D} has {sin} sin columns "
+                     "(0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): fill the cos columns with "
+                     "the first d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)",
+                     label=c.label, error=error, D=c.D, sin=(c.D + 1) // 2, last_sin=c.D - 1, cos=c.D // 2,
+                     last_cos=c.D - 2))
+    compare(out, torch.zeros(c.B, c.T, c.D, dtype=torch.float64), t("{label}: output", label=c.label), "(B, T, D)",
             tol=(0.0, math.inf))  # shape, kind and dtype only: the values are checked below
 
 
@@ -187,15 +192,17 @@ def the_table(kit):
         got = kit.user(kit.inputs(c), case=c)
         want = exact_table(c.max_len, c.D)
         try:
-            compare(got, want, "forward(zeros), which is the table pe", "(1, max_len, D)", tol=kit.tolerance("float64"))
+            compare(got, want, t("forward(zeros), which is the table pe"), "(1, max_len, D)",
+                    tol=kit.tolerance("float64"))
         except Fail as fail:
-            message = f"{c.label}: {fail}"
+            message = t("{label}: {fail}", label=c.label, fail=fail)
             if isinstance(got, torch.Tensor) and got.shape == want.shape and got.dtype == want.dtype:
                 diff = (got - want).abs().nan_to_num(nan=math.inf)[0]
                 pos, col = divmod(int(diff.argmax()), c.D)
                 kind = "sin" if col % 2 == 0 else "cos"
-                message += (f" (position {pos}, column {col}, a {kind} column with 2i = {col - col % 2}: "
-                            f"expected {kind}({pos} / 10000^({col - col % 2}/{c.D})) = {want[0, pos, col].item():.6g})")
+                message = t("{label}: {fail} (position {pos}, column {col}, a {kind} column with 2i = {two_i}: expected "
+                            "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g})", label=c.label, fail=fail, pos=pos,
+                            col=col, kind=kind, two_i=col - col % 2, D=c.D, value=want[0, pos, col].item())
             found = kit.diagnose(c, "float64", (got,))
             raise Fail(message, found) from None
 
@@ -209,9 +216,9 @@ def keeps_dtype(kit):
     try:
         compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float32"))
     except Fail as fail:
-        hint = (": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding"
+        hint = (t(": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding")
                 if isinstance(got, torch.Tensor) and got.dtype != want.dtype else "")
-        raise Fail(f"{c.label}, module not moved with .to(): {fail}{hint}") from None
+        raise Fail(t("{label}, module not moved with .to(): {fail}{hint}", label=c.label, fail=fail, hint=hint)) from None
 
 
 @check("properties", "dropout acts on the sum: in training each output is 0 or (x + pe) / (1 - p)")
@@ -220,13 +227,109 @@ def dropout_on_the_sum(kit):
     x = kit.inputs(c)[0]
     clean = kit.reference((x,), case=c)
     trained = kit.user((x,), init={**init(c), "dropout": 0.5}, dtype="float64", train=True)
-    compare(trained, clean, f"{c.label}, dropout=0.5 in training mode: output", "(B, T, D)", tol=(0.0, math.inf))
+    compare(trained, clean, t("{label}, dropout=0.5 in training mode: output", label=c.label), "(B, T, D)",
+            tol=(0.0, math.inf))
     dropped = trained == 0
     if not dropped.any():
-        raise Fail(f"{c.label}: with dropout=0.5 in training mode no element of the output is zero: "
-                   "apply self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table leaves x whole)")
+        raise Fail(t("{label}: with dropout=0.5 in training mode no element of the output is zero: apply "
+                     "self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table leaves x whole)",
+                     label=c.label))
     try:
-        compare(trained[~dropped], 2 * clean[~dropped], "the elements dropout kept", tol=kit.tolerance("float64"))
+        compare(trained[~dropped], 2 * clean[~dropped], t("the elements dropout kept"), tol=kit.tolerance("float64"))
     except Fail as fail:
-        raise Fail(f"{c.label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) "
-                   "= 2(x + pe): apply self.dropout to the sum x + pe") from None
+        raise Fail(t("{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) "
+                     "= 2(x + pe): apply self.dropout to the sum x + pe", label=c.label, fail=fail)) from None
+
+
+_ZH = register({
+    # titles
+    "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)":
+        "PositionalEncoding 是一个 nn.Module，位置编码表存在缓冲区 pe (1, max_len, d_model) 里",
+    "forward(x) with T < max_len returns x's shape (B, T, D)": "T < max_len 时 forward(x) 返回与 x 相同的形状 (B, T, D)",
+    "an odd d_model builds the table and gives (B, T, D)": "d_model 为奇数时也能建表，并返回 (B, T, D)",
+    "the table: forward(zeros) gives PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(...)":
+        "位置编码表：forward(zeros) 得到 PE[pos, 2i] = sin(pos / 10000^(2i/D))，PE[pos, 2i+1] = cos(...)",
+    "a module left in float32 returns float32 for a float32 x": "保持 float32 的模块对 float32 的 x 返回 float32",
+    "dropout acts on the sum: in training each output is 0 or (x + pe) / (1 - p)":
+        "dropout 作用在和上：训练时每个输出要么是 0，要么是 (x + pe) / (1 - p)",
+    # named mistakes
+    "your table has cos in the even columns and sin in the odd ones: PE[pos, 2i] = sin, PE[pos, 2i+1] = cos, so row 0 "
+    "reads 0, 1, 0, 1, ...":
+        "你的表在偶数列放了 cos，奇数列放了 sin：PE[pos, 2i] = sin，PE[pos, 2i+1] = cos，所以第 0 行是 0, 1, 0, 1, ...",
+    "your table starts at position 1: positions run 0, 1, ..., max_len - 1 (torch.arange(max_len)), so row 0 reads "
+    "0, 1, 0, 1, ...":
+        "你的表从位置 1 开始：位置是 0, 1, ..., max_len - 1（torch.arange(max_len)），所以第 0 行是 0, 1, 0, 1, ...",
+    "your frequencies are 1/10000^(i/d_model) with i the pair index: the exponent is 2i/d_model, the even column index "
+    "over d_model (torch.arange(0, d_model, 2))":
+        "你的频率是 1/10000^(i/d_model)，i 是第几对：指数应为 2i/d_model，即偶数列的下标除以 d_model"
+        "（torch.arange(0, d_model, 2)）",
+    "your cos columns use the exponent (2i+1)/d_model: both columns of a pair share the frequency 1/10000^(2i/d_model); "
+    "take the exponents from torch.arange(0, d_model, 2), not torch.arange(d_model)":
+        "你的 cos 列用的指数是 (2i+1)/d_model：同一对的两列共用频率 1/10000^(2i/d_model)；指数要取自 "
+        "torch.arange(0, d_model, 2)，而不是 torch.arange(d_model)",
+    "your angles are pos × 10000^(2i/d_model): divide, pos / 10000^(2i/d_model) (in the exp form: "
+    "exp(2i × -ln(10000) / d_model), mind the minus sign)":
+        "你的角度是 pos × 10000^(2i/d_model)：应该是除，pos / 10000^(2i/d_model)（写成 exp 形式是 "
+        "exp(2i × -ln(10000) / d_model)，注意负号）",
+    "for an odd d_model your table is the one for d_model + 1 with its last column cut off: the exponent divides by "
+    "d_model itself, 2i/d_model; use the first d_model // 2 frequencies for the cos columns":
+        "d_model 为奇数时，你的表是 d_model + 1 的表去掉最后一列：指数要除以 d_model 本身，2i/d_model；cos 列用前 "
+        "d_model // 2 个频率",
+    "your output is the table alone: the encoding is added to the input, return x + pe[:, :T]":
+        "你的输出只有位置编码表：位置编码是加到输入上的，要返回 x + pe[:, :T]",
+    "your output equals x·√d_model + pe: the √d_model scale belongs to the embedding layer (paper section 3.4); this "
+    "module only adds the table":
+        "你的输出等于 x·√d_model + pe：√d_model 的缩放属于嵌入层（论文 3.4 节）；这个模块只负责加上位置编码表",
+    # messages
+    "pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; store it with "
+    "self.register_buffer('pe', table)":
+        "pe 是 nn.Parameter，优化器会训练它：正弦位置编码表是固定的；请用 self.register_buffer('pe', table) 保存",
+    " (it has: {names})": "（它有的是：{names}）",
+    "PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}: store the table with "
+    "self.register_buffer('pe', table); a plain attribute is neither moved by .to() nor saved in state_dict":
+        "PositionalEncoding({D}, max_len={max_len}) 没有名为 pe 的缓冲区{found}：请用 self.register_buffer('pe', table) "
+        "保存这张表；普通属性既不会随 .to() 移动，也不会存进 state_dict",
+    "PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) = {want}, got "
+    "{got}{hint}":
+        "PositionalEncoding(d_model={D}, max_len={max_len}).pe 的形状应为 (1, max_len, d_model) = {want}，实际是 "
+        "{got}{hint}",
+    ": add the batch axis with .unsqueeze(0)": "：用 .unsqueeze(0) 加上批次维",
+    "PositionalEncoding has parameters the contract does not have: {names}; the sinusoidal encoding learns nothing":
+        "PositionalEncoding 有约定之外的参数：{names}；正弦位置编码不需要学习任何东西",
+    "{label}: your code raised {error}": "{label}：你的代码抛出了 {error}",
+    "{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}: add only the "
+    "first T rows of the table, self.pe[:, :x.size(1)] (pe[:T] slices the batch axis of the (1, max_len, D) buffer)":
+        "{label}：你的代码在 T == max_len 时能运行，但 T = {T} < max_len = {max_len} 时抛出了 {error}：只加表的前 T 行，"
+        "self.pe[:, :x.size(1)]（pe[:T] 切的是 (1, max_len, D) 缓冲区的批次维）",
+    "{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}: return x + pe[:, :T], "
+    "the encoding is added to the input":
+        "{label}：输出的形状是 {got}，是表的切片 (1, T, D)，而不是 x 的 (B, T, D) = {want}：要返回 x + pe[:, :T]，"
+        "位置编码是加到输入上的",
+    "{label}: your code raised {error}, and an even d_model fails as well":
+        "{label}：你的代码抛出了 {error}，而且 d_model 为偶数时也会失败",
+    "{label}: with an odd d_model your code raised {error}. An odd d_model = {D} has {sin} sin columns "
+    "(0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): fill the cos columns with the first "
+    "d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)":
+        "{label}：d_model 为奇数时你的代码抛出了 {error}。奇数 d_model = {D} 有 {sin} 个 sin 列（0, 2, ..., {last_sin}）"
+        "和 {cos} 个 cos 列（1, 3, ..., {last_cos}）：cos 列用前 d_model // 2 个频率填，"
+        "cos(position * div_term[: d_model // 2])（seed 004）",
+    "{label}: output": "{label}：output",
+    "forward(zeros), which is the table pe": "forward(zeros)，也就是表 pe",
+    "{label}: {fail} (position {pos}, column {col}, a {kind} column with 2i = {two_i}: expected "
+    "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g})":
+        "{label}：{fail}（位置 {pos}，第 {col} 列，是 2i = {two_i} 的 {kind} 列：应为 "
+        "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g}）",
+    ": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding":
+        "：表要保持默认的 dtype（float32），或者在相加之前用 .to(x.dtype) 转换",
+    "{label}, module not moved with .to(): {fail}{hint}": "{label}，模块没有用 .to() 转换：{fail}{hint}",
+    "{label}, dropout=0.5 in training mode: output": "{label}，训练模式下 dropout=0.5：output",
+    "{label}: with dropout=0.5 in training mode no element of the output is zero: apply self.dropout to the sum, "
+    "dropout(x + pe[:, :T]) (dropping only the table leaves x whole)":
+        "{label}：训练模式下 dropout=0.5 时，输出中没有一个元素为 0：要对和用 self.dropout，dropout(x + pe[:, :T])"
+        "（只对表做 dropout 会让 x 原封不动）",
+    "the elements dropout kept": "dropout 保留下来的元素",
+    "{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) = 2(x + pe): apply "
+    "self.dropout to the sum x + pe":
+        "{label}，训练模式下 dropout=0.5：{fail}；保留下来的元素应为 (x + pe) / (1 - p) = 2(x + pe)：要对和 x + pe 用 "
+        "self.dropout",
+})

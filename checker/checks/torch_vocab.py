@@ -12,6 +12,7 @@ import torch
 
 from checker.checks.child import vocab as child_vocab
 from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure
+from checker.lang import register, t
 
 TARGET = "pad_batch"
 GRADIENTS = False  # integer ids only: nothing to differentiate
@@ -93,7 +94,7 @@ def encode_args(c):
 
 def _reference_word2idx(tokenized, min_freq):
     word2idx = {_PAD: 0, _UNK: 1}
-    for word, freq in Counter(t for s in tokenized for t in s).items():
+    for word, freq in Counter(token for s in tokenized for token in s).items():
         if freq >= min_freq:
             word2idx[word] = len(word2idx)
     return word2idx
@@ -281,9 +282,9 @@ def _call(kit, target, args, c):
         return kit.user(args, target=target)
     except UserError as err:
         if err.kind == "KeyError" and target == "encode":
-            raise Fail(f"{c.label}: encode raised KeyError: {err.message}",
-                       "your code raised KeyError on a word not in the vocabulary: give unknown words the index "
-                       "of <UNK>, word2idx.get(token, word2idx['<UNK>'])") from None
+            raise Fail(t("{label}: encode raised KeyError: {message}", label=c.label, message=err.message),
+                       t("your code raised KeyError on a word not in the vocabulary: give unknown words the index of "
+                         "<UNK>, word2idx.get(token, word2idx['<UNK>'])")) from None
         raise
 
 
@@ -315,28 +316,28 @@ def shapes(kit):
         want = kit.reference(inputs(c), target="pad_batch")
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):
             found = _named(kit, _PAD_MISTAKES, inputs(c), got, _tensors_equal)
-            raise Fail(f"{c.label}: pad_batch should return shape (B, T_max) = {tuple(want.shape)}, got "
-                       f"{tuple(got.shape)}", found)
+            raise Fail(t("{label}: pad_batch should return shape (B, T_max) = {want}, got {got}", label=c.label,
+                         want=tuple(want.shape), got=tuple(got.shape)), found)
         if not isinstance(got, torch.Tensor) or got.dtype != torch.long:
-            what = describe(got) + (f" of dtype {got.dtype}" if isinstance(got, torch.Tensor) else "")
-            raise Fail(f"{c.label}: pad_batch should return a LongTensor (B, T_max) = {tuple(want.shape)}, got {what}; "
-                       "create it with dtype=torch.long (nn.Embedding takes int64 ids)")
+            raise Fail(t("{label}: pad_batch should return a LongTensor (B, T_max) = {want}, got {what}; create it "
+                         "with dtype=torch.long (nn.Embedding takes int64 ids)", label=c.label, want=tuple(want.shape),
+                         what=_with_dtype(got)))
     for c in _ENCODE_CASES:
         args = encode_args(c)
         got = _call(kit, "encode", args, c)
         if not isinstance(got, (list, tuple)) or len(got) != c.B:
-            raise Fail(f"{c.label}: encode should return a list of {c.B} LongTensors (one per sentence), got "
-                       f"{describe(got)}")
+            raise Fail(t("{label}: encode should return a list of {B} LongTensors (one per sentence), got {got}",
+                         label=c.label, B=c.B, got=describe(got)))
         for i, (g, sentence) in enumerate(zip(got, args[0])):
             if not isinstance(g, torch.Tensor) or g.dtype != torch.long or g.dim() != 1:
-                what = describe(g) + (f" of dtype {g.dtype}" if isinstance(g, torch.Tensor) else "")
-                hint = " (torch.tensor([]) is float32: pass dtype=torch.long)" if not sentence else \
-                    " (torch.tensor(ids, dtype=torch.long))"
-                raise Fail(f"{c.label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}")
+                hint = t(" (torch.tensor([]) is float32: pass dtype=torch.long)") if not sentence else \
+                    t(" (torch.tensor(ids, dtype=torch.long))")
+                raise Fail(t("{label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}",
+                             label=c.label, i=i, what=_with_dtype(g), hint=hint))
             if len(g) != len(sentence):
                 found = _named(kit, _ENCODE_MISTAKES, args, got, _tensors_equal)
-                raise Fail(f"{c.label}: encode's item {i} should have shape (T_i,) = ({len(sentence)},), one id per "
-                           f"token, got {tuple(g.shape)}", found)
+                raise Fail(t("{label}: encode's item {i} should have shape (T_i,) = ({T},), one id per token, got "
+                             "{got}", label=c.label, i=i, T=len(sentence), got=tuple(g.shape)), found)
 
 
 @check("masking", "pad_batch pads on the RIGHT with pad_idx: row i is sentence i, then PAD")
@@ -346,10 +347,11 @@ def padding(kit):
         got = kit.user(args, target="pad_batch")
         want = kit.reference(args, target="pad_batch")
         try:
-            compare(got, want, "pad_batch's result", "(B, T_max)", exact=True)
+            compare(got, want, t("pad_batch's result"), "(B, T_max)", exact=True)
         except Fail as fail:
             found = _named(kit, _PAD_MISTAKES, args, got, _tensors_equal)
-            raise Fail(f"{c.label}, lengths {[len(s) for s in args[0]]}: {fail}", found) from None
+            raise Fail(t("{label}, lengths {lengths}: {fail}", label=c.label, lengths=[len(s) for s in args[0]],
+                         fail=fail), found) from None
 
 
 @check("numerics", "tokenize('...') lowercases English and splits words and punctuation marks")
@@ -375,18 +377,21 @@ def _tokenize(kit, cases):
         if got == want:
             continue
         if not isinstance(got, list) or not all(isinstance(s, list) for s in got):
-            raise Fail(f"{c.label}: tokenize should return a list with one list of str per sentence, got {describe(got)}")
+            raise Fail(t("{label}: tokenize should return a list with one list of str per sentence, got {got}",
+                         label=c.label, got=describe(got)))
         if len(got) != len(want):
-            raise Fail(f"{c.label}: tokenize should return {len(want)} token lists (one per sentence), got {len(got)}")
+            raise Fail(t("{label}: tokenize should return {want} token lists (one per sentence), got {got}",
+                         label=c.label, want=len(want), got=len(got)))
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
         k = _first_difference(got[i], want[i])
         start = max(0, k - 3)
         found = _named(kit, _TOKENIZE_MISTAKES, args, got, lambda a, b: a == b)
         if not found and any("" in g for g in got):
-            found = ("your tokens include empty strings: split(' ') splits at every single space; "
-                     "split() with no argument splits on runs of whitespace and ignores the ends")
-        raise Fail(f"{c.label}: sentence {i} {args[0][i]!r} gives {_tokens_shown(got[i], start)}, expected "
-                   f"{_tokens_shown(want[i], start)} (first difference at token {k})", found)
+            found = t("your tokens include empty strings: split(' ') splits at every single space; split() with no "
+                      "argument splits on runs of whitespace and ignores the ends")
+        raise Fail(t("{label}: sentence {i} {sentence} gives {got}, expected {want} (first difference at token {k})",
+                     label=c.label, i=i, sentence=repr(args[0][i]), got=_tokens_shown(got[i], start),
+                     want=_tokens_shown(want[i], start), k=k), found)
 
 
 def _user_vocab(kit, args):
@@ -408,20 +413,31 @@ def _shown_vocab(mapping, limit=10):
 
 
 def _times(n: int) -> str:
-    return f"{n} time{'' if n == 1 else 's'}"
+    return t("{n} time", n=n) if n == 1 else t("{n} times", n=n)
+
+
+def _with_dtype(value) -> str:
+    """describe(value), with its dtype when it is a tensor."""
+    if isinstance(value, torch.Tensor):
+        return t("{what} of dtype {dtype}", what=describe(value), dtype=value.dtype)
+    return describe(value)
 
 
 def _vocab_difference(got, want, counts, min_freq) -> str:
     """The first word (in the expected order) whose index is wrong, missing, or one that should not be there."""
     for word, idx in want.items():
         if word not in got:
-            seen = f" (seen {_times(counts[word])}, min_freq {min_freq})" if word in counts else ""
-            return f"{word!r} is missing{seen}"
+            if word in counts:
+                return t("{word} is missing (seen {times}, min_freq {min_freq})", word=repr(word),
+                         times=_times(counts[word]), min_freq=min_freq)
+            return t("{word} is missing", word=repr(word))
         if got[word] != idx:
-            return f"word2idx[{word!r}] is {got[word]!r}, expected {idx}"
+            return t("word2idx[{word}] is {got}, expected {idx}", word=repr(word), got=repr(got[word]), idx=idx)
     extra = next(w for w in got if w not in want)
-    seen = f" (seen {_times(counts[extra])}, fewer than min_freq {min_freq})" if extra in counts else " (never seen)"
-    return f"{extra!r} should not be there{seen}"
+    if extra in counts:
+        return t("{word} should not be there (seen {times}, fewer than min_freq {min_freq})", word=repr(extra),
+                 times=_times(counts[extra]), min_freq=min_freq)
+    return t("{word} should not be there (never seen)", word=repr(extra))
 
 
 @check("numerics", "build_vocab: <PAD> = 0, <UNK> = 1, then words seen >= min_freq times, in order of first appearance")
@@ -431,22 +447,23 @@ def vocabulary(kit):
         value = _user_vocab(kit, args)
         want_w2i, want_i2w = kit.reference(args, target="build_vocab")
         if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise Fail(f"{c.label}: build_vocab should return a tuple (word2idx, idx2word), got "
-                       f"{'a dict' if _as_dict(value) is not None else describe(value)}")
+            raise Fail(t("{label}: build_vocab should return a tuple (word2idx, idx2word), got {got}", label=c.label,
+                         got=t("a dict") if _as_dict(value) is not None else describe(value)))
         w2i = _as_dict(value[0])
         if w2i is None:
-            raise Fail(f"{c.label}: word2idx should be a dict {{word: index}}, got {describe(value[0])}")
+            raise Fail(t("{label}: word2idx should be a dict {{word: index}}, got {got}", label=c.label,
+                         got=describe(value[0])))
         if w2i == want_w2i:
             continue
         found = _named(kit, _VOCAB_MISTAKES, args, w2i, lambda a, b: a == b)
         if not found and set(w2i) == set(want_w2i) and all(isinstance(v, int) for v in w2i.values()):
-            found = ("your vocabulary has the right words in a different order: words take indices 2, 3, "
-                     "... in order of first appearance; iterate over Counter(...).items() or the tokens "
-                     "themselves, not over a set (whose order is arbitrary) or a sorted list")
-        counts = Counter(t for sentence in args[0] for t in sentence)
+            found = t("your vocabulary has the right words in a different order: words take indices 2, 3, ... in "
+                      "order of first appearance; iterate over Counter(...).items() or the tokens themselves, not "
+                      "over a set (whose order is arbitrary) or a sorted list")
+        counts = Counter(token for sentence in args[0] for token in sentence)
         min_freq = args[1] if len(args) > 1 else 1
-        raise Fail(f"{c.label}: {_vocab_difference(w2i, want_w2i, counts, min_freq)}; your word2idx is "
-                   f"{_shown_vocab(w2i)}", found)
+        raise Fail(t("{label}: {difference}; your word2idx is {shown}", label=c.label,
+                     difference=_vocab_difference(w2i, want_w2i, counts, min_freq), shown=_shown_vocab(w2i)), found)
 
 
 @check("numerics", "build_vocab: idx2word is the dict {index: word}, the exact inverse of word2idx")
@@ -454,18 +471,21 @@ def inverse(kit):
     for c in _VOCAB_CASES:
         value = _user_vocab(kit, vocab_args(c))
         if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise Fail(f"{c.label}: build_vocab should return a tuple (word2idx, idx2word), got {describe(value)}")
+            raise Fail(t("{label}: build_vocab should return a tuple (word2idx, idx2word), got {got}", label=c.label,
+                         got=describe(value)))
         w2i, i2w = _as_dict(value[0]) or {}, _as_dict(value[1])
         if i2w is None:
-            raise Fail(f"{c.label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got "
-                       f"{describe(value[1])}")
+            raise Fail(t("{label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got {got}",
+                         label=c.label, got=describe(value[1])))
         keys = [k for k in i2w if not isinstance(k, int) or isinstance(k, bool)]
         if keys:
-            raise Fail(f"{c.label}: idx2word's keys should be int indices, got {keys[0]!r} ({type(keys[0]).__name__}); "
-                       "invert word2idx: {idx: word for word, idx in word2idx.items()}")
+            raise Fail(t("{label}: idx2word's keys should be int indices, got {key} ({kind}); invert word2idx: "
+                         "{{idx: word for word, idx in word2idx.items()}}", label=c.label, key=repr(keys[0]),
+                         kind=type(keys[0]).__name__))
         if i2w != {i: w for w, i in w2i.items()}:
-            raise Fail(f"{c.label}: idx2word {_shown_vocab(i2w)} is not the inverse of your word2idx "
-                       f"{_shown_vocab(w2i)}: build it from word2idx, {{idx: word for word, idx in word2idx.items()}}")
+            raise Fail(t("{label}: idx2word {i2w} is not the inverse of your word2idx {w2i}: build it from word2idx, "
+                         "{{idx: word for word, idx in word2idx.items()}}", label=c.label, i2w=_shown_vocab(i2w),
+                         w2i=_shown_vocab(w2i)))
 
 
 @check("numerics", "encode maps each token to its index and unknown words to <UNK>")
@@ -477,20 +497,22 @@ def encoding(kit):
         if _tensors_equal(got, want):
             continue
         if not isinstance(got, (list, tuple)) or len(got) != len(want):
-            raise Fail(f"{c.label}: encode should return a list of {len(want)} LongTensors, got {describe(got)}")
+            raise Fail(t("{label}: encode should return a list of {n} LongTensors, got {got}", label=c.label,
+                         n=len(want), got=describe(got)))
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if not _tensors_equal(g, w))
         found = _named(kit, _ENCODE_MISTAKES, args, got, _tensors_equal)
         try:
-            compare(got[i], want[i], f"encode's item {i} (tokens {_tokens_shown(args[0][i], limit=6)})", "(T_i,)", exact=True)
+            compare(got[i], want[i], t("encode's item {i} (tokens {tokens})", i=i,
+                                       tokens=_tokens_shown(args[0][i], limit=6)), "(T_i,)", exact=True)
         except Fail as fail:
-            raise Fail(f"{c.label}: {fail}", found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
 
 
-_EMPTY_WHY = (
-    "Follow-up: what does your pipeline do with an empty sentence (a blank line in the corpus, or a "
-    "sentence made only of spaces)? torch.tensor([]) is float32, so torch.tensor(ids) without dtype=torch.long "
-    "gives a float tensor there, and nn.Embedding refuses float ids; the reference returns an empty LongTensor "
-    "(0,) from encode and a row of PAD from pad_batch")
+def _empty_why() -> str:
+    return t("Follow-up: what does your pipeline do with an empty sentence (a blank line in the corpus, or a sentence "
+             "made only of spaces)? torch.tensor([]) is float32, so torch.tensor(ids) without dtype=torch.long gives a "
+             "float tensor there, and nn.Embedding refuses float ids; the reference returns an empty LongTensor (0,) "
+             "from encode and a row of PAD from pad_batch")
 
 
 @check("shapes", "an empty sentence: encode gives an empty LongTensor (0,), pad_batch a row of PAD", followup=True)
@@ -502,17 +524,17 @@ def empty_sentence(kit):
     want = kit.reference(args, target="encode")
     if not _tensors_equal(got, want):
         item = got[2] if isinstance(got, (list, tuple)) and len(got) == len(want) else got
-        shown = describe(item) + (f" of dtype {item.dtype}" if isinstance(item, torch.Tensor) else "")
-        raise Fail(f"{c.label}: encode gives {shown} for the empty sentence 2 (torch.tensor([]) is float32: pass "
-                   f"dtype=torch.long). {_EMPTY_WHY}")
+        raise Fail(t("{label}: encode gives {shown} for the empty sentence 2 (torch.tensor([]) is float32: pass "
+                     "dtype=torch.long). {why}", label=c.label, shown=_with_dtype(item), why=_empty_why()))
     c = _EMPTY_PAD
     args = inputs(c)
     got = kit.user(args, target="pad_batch")
     want = kit.reference(args, target="pad_batch")
     try:
-        compare(got, want, "pad_batch's result", "(B, T_max)", exact=True)
+        compare(got, want, t("pad_batch's result"), "(B, T_max)", exact=True)
     except Fail as fail:
-        raise Fail(f"{c.label}, lengths {[len(x) for x in args[0]]}: {fail}. {_EMPTY_WHY}") from None
+        raise Fail(t("{label}, lengths {lengths}: {fail}. {why}", label=c.label, lengths=[len(x) for x in args[0]],
+                     fail=fail, why=_empty_why())) from None
 
 
 @check("hygiene", "no function modifies the lists or tensors it is given")
@@ -525,6 +547,181 @@ def unchanged(kit):
             same = _tensors_equal(now, before) if isinstance(before, list) and before and \
                 isinstance(before[0], torch.Tensor) else now == before
             if not same:
-                raise Fail(f"{target} modified its argument {i + 1} ({_SIGNATURES[target][i]}): build new lists and "
-                           "tensors instead of changing the caller's (no .append/.pop/.sort on the input, no "
-                           "in-place tensor writes)")
+                raise Fail(t("{target} modified its argument {number} ({name}): build new lists and tensors instead "
+                             "of changing the caller's (no .append/.pop/.sort on the input, no in-place tensor writes)",
+                             target=target, number=i + 1, name=_SIGNATURES[target][i]))
+
+
+_ZH = register({
+    # titles
+    "tokenize, build_vocab, encode and pad_batch exist with their documented parameters":
+        "tokenize、build_vocab、encode 和 pad_batch 都存在，参数与文档一致",
+    "pad_batch returns a LongTensor (B, T_max); encode one LongTensor (T_i,) per sentence":
+        "pad_batch 返回 LongTensor (B, T_max)；encode 对每个句子返回一个 LongTensor (T_i,)",
+    "pad_batch pads on the RIGHT with pad_idx: row i is sentence i, then PAD":
+        "pad_batch 用 pad_idx 在“右侧”填充：第 i 行是第 i 个句子，后面跟着 PAD",
+    "tokenize('...') lowercases English and splits words and punctuation marks":
+        "tokenize('...') 把英文转成小写，并把单词和标点分开",
+    "tokenize(..., lang='zh') splits pre-segmented Chinese on whitespace only":
+        "tokenize(..., lang='zh') 只按空白切分已经分好词的中文",
+    "build_vocab: <PAD> = 0, <UNK> = 1, then words seen >= min_freq times, in order of first appearance":
+        "build_vocab：<PAD> = 0，<UNK> = 1，然后是出现次数 >= min_freq 的词，按首次出现的顺序",
+    "build_vocab: idx2word is the dict {index: word}, the exact inverse of word2idx":
+        "build_vocab：idx2word 是字典 {index: word}，恰好是 word2idx 的逆映射",
+    "encode maps each token to its index and unknown words to <UNK>": "encode 把每个词元映射到它的下标，未知词映射到 <UNK>",
+    "an empty sentence: encode gives an empty LongTensor (0,), pad_batch a row of PAD":
+        "空句子：encode 得到空的 LongTensor (0,)，pad_batch 得到一整行 PAD",
+    "no function modifies the lists or tensors it is given": "所有函数都不修改传入的列表或张量",
+    # named mistakes: tokenize
+    "your English tokens keep their capitals ('Early', 'HELLO'): lowercase the sentence first, s.lower()":
+        "你的英文词元保留了大写（'Early'、'HELLO'）：先把句子转成小写，s.lower()",
+    "you delete punctuation like seed 004 (replace('.', '') ... then split()): here every punctuation mark is a token "
+    "of its own, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())":
+        "你像 seed 004 那样删掉了标点（replace('.', '') …… 再 split()）：本题中每个标点都是单独的词元，"
+        "re.findall(r\"\\w+|[^\\w\\s]\", s.lower())",
+    "your tokens have no punctuation marks: keep each one as a token, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())":
+        "你的词元里没有标点：每个标点都要保留为一个词元，re.findall(r\"\\w+|[^\\w\\s]\", s.lower())",
+    "your English tokens keep punctuation glued to words ('desk.'): split words and punctuation apart, "
+    "re.findall(r\"\\w+|[^\\w\\s]\", s.lower())":
+        "你的英文词元里标点粘在单词上（'desk.'）：要把单词和标点分开，re.findall(r\"\\w+|[^\\w\\s]\", s.lower())",
+    "you keep runs of punctuation together ('...', '?!'): each punctuation mark is its own token, [^\\w\\s] without "
+    "the +":
+        "你把连续的标点放在了一起（'...'、'?!'）：每个标点都是单独的词元，[^\\w\\s] 后面不加 +",
+    "you keep apostrophes inside words (\"don't\"): the rule splits them, \\w+ stops at the apostrophe (don ' t)":
+        "你把撇号留在了单词里（\"don't\"）：规则会把它拆开，\\w+ 遇到撇号就停（don ' t）",
+    "your Chinese tokens are lowercased or split at punctuation ('python', 'gpt', '-', '4'): Chinese sentences come "
+    "segmented, so split them on whitespace and nothing else, s.split()":
+        "你的中文词元被转成了小写，或者在标点处被切开（'python'、'gpt'、'-'、'4'）：中文句子是已经分好词的，只按空白切分，"
+        "别的都不动，s.split()",
+    "your Chinese tokens are lowercased ('python'): for lang='zh' only split on whitespace, s.split()":
+        "你的中文词元被转成了小写（'python'）：lang='zh' 时只按空白切分，s.split()",
+    "your Chinese tokens include empty strings: s.split(' ') splits at every single space; s.split() (no argument) "
+    "splits on runs of whitespace and ignores the ends":
+        "你的中文词元里有空字符串：s.split(' ') 在每一个空格处都切一刀；s.split()（不带参数）按连续的空白切分，并忽略两端",
+    # build_vocab
+    "your vocabulary leaves out the words seen exactly min_freq times (freq > min_freq): keep freq >= min_freq":
+        "你的词表漏掉了恰好出现 min_freq 次的词（freq > min_freq）：要保留 freq >= min_freq 的词",
+    "your vocabulary keeps every word, whatever min_freq says: keep only words with freq >= min_freq":
+        "不管 min_freq 是多少，你的词表都保留了所有词：只保留 freq >= min_freq 的词",
+    "your words are sorted alphabetically: they take indices 2, 3, ... in order of FIRST APPEARANCE (iterate over "
+    "Counter(...).items(), which keeps that order)":
+        "你的词是按字母顺序排的：它们应该按“首次出现”的顺序取下标 2, 3, ...（遍历 Counter(...).items()，它保持这个顺序）",
+    "your words are sorted by frequency (most_common()): they take indices 2, 3, ... in order of FIRST APPEARANCE "
+    "(iterate over Counter(...).items())":
+        "你的词是按频率排的（most_common()）：它们应该按“首次出现”的顺序取下标 2, 3, ...（遍历 Counter(...).items()）",
+    "your <PAD> and <UNK> are swapped: <PAD> = 0 (so padding is id 0, as make_pad_mask and "
+    "nn.Embedding(padding_idx=0) expect), <UNK> = 1":
+        "你的 <PAD> 和 <UNK> 弄反了：<PAD> = 0（这样填充的 id 是 0，正是 make_pad_mask 和 nn.Embedding(padding_idx=0) "
+        "所要求的），<UNK> = 1",
+    "your vocabulary has no <PAD> and <UNK>: start from {'<PAD>': 0, '<UNK>': 1} and give words 2, 3, ...":
+        "你的词表没有 <PAD> 和 <UNK>：要从 {'<PAD>': 0, '<UNK>': 1} 开始，词从 2, 3, ... 开始编号",
+    "your <PAD> and <UNK> come after the words: they are 0 and 1, and words start at 2":
+        "你的 <PAD> 和 <UNK> 排在词的后面：它们应该是 0 和 1，词从 2 开始",
+    "your vocabulary has no <UNK>: start from {'<PAD>': 0, '<UNK>': 1}": "你的词表没有 <UNK>：要从 {'<PAD>': 0, '<UNK>': 1} 开始",
+    "your first word takes index 1, the index of <UNK>: words start at 2 (word2idx[word] = len(word2idx))":
+        "你的第一个词占用了下标 1，那是 <UNK> 的下标：词从 2 开始（word2idx[word] = len(word2idx)）",
+    "you count each word once per sentence (a set per sentence): min_freq is about every occurrence, "
+    "Counter(token for sentence in tokenized for token in sentence)":
+        "你在每个句子里只把每个词数一次（每句用了一个 set）：min_freq 说的是所有出现次数，"
+        "Counter(token for sentence in tokenized for token in sentence)",
+    "you drop ',' and '，' from the vocabulary (seed 004's build_chinese_vocab does): here every token seen >= min_freq "
+    "times is a word, punctuation included":
+        "你把 ',' 和 '，' 从词表里去掉了（seed 004 的 build_chinese_vocab 就是这样做的）：本题中每个出现次数 >= min_freq "
+        "的词元都算一个词，标点也不例外",
+    # encode
+    "your unknown words get 0, the index of <PAD>: map them to word2idx['<UNK>'] (1), "
+    "word2idx.get(token, word2idx['<UNK>'])":
+        "你的未知词得到的是 0，那是 <PAD> 的下标：要映射到 word2idx['<UNK>']（1），word2idx.get(token, word2idx['<UNK>'])",
+    "you drop the unknown words: map each one to word2idx['<UNK>'], so every token keeps its place":
+        "你把未知词丢掉了：要把每个未知词映射到 word2idx['<UNK>']，这样每个词元都保持原来的位置",
+    "your unknown words get len(word2idx), an index outside the vocabulary (nn.Embedding would fail): map them to "
+    "word2idx['<UNK>']":
+        "你的未知词得到的是 len(word2idx)，这个下标超出了词表（nn.Embedding 会报错）：要映射到 word2idx['<UNK>']",
+    # pad_batch
+    "you pad on the LEFT ([PAD, PAD, 5, 8]): pad on the right ([5, 8, PAD, PAD]), the tokens first, as seed 004 does "
+    "and as make_pad_mask and the causal mask expect":
+        "你在“左侧”填充（[PAD, PAD, 5, 8]）：要在右侧填充（[5, 8, PAD, PAD]），词元在前，和 seed 004 一样，也是 "
+        "make_pad_mask 和因果掩码所要求的",
+    "you pad with 0 whatever pad_idx says: fill with pad_idx, torch.full((B, T_max), pad_idx, dtype=torch.long)":
+        "不管 pad_idx 是多少你都用 0 填充：要用 pad_idx 填，torch.full((B, T_max), pad_idx, dtype=torch.long)",
+    "your batch is (T_max, B): nn.utils.rnn.pad_sequence puts time first unless batch_first=True; return (B, T_max)":
+        "你的批次是 (T_max, B)：nn.utils.rnn.pad_sequence 默认把时间维放在前面，除非 batch_first=True；要返回 (B, T_max)",
+    # messages
+    "{label}: encode raised KeyError: {message}": "{label}：encode 抛出了 KeyError：{message}",
+    "your code raised KeyError on a word not in the vocabulary: give unknown words the index of <UNK>, "
+    "word2idx.get(token, word2idx['<UNK>'])":
+        "你的代码遇到词表之外的词时抛出了 KeyError：未知词要用 <UNK> 的下标，word2idx.get(token, word2idx['<UNK>'])",
+    "{label}: pad_batch should return shape (B, T_max) = {want}, got {got}":
+        "{label}：pad_batch 返回的形状应为 (B, T_max) = {want}，实际是 {got}",
+    "{label}: pad_batch should return a LongTensor (B, T_max) = {want}, got {what}; create it with dtype=torch.long "
+    "(nn.Embedding takes int64 ids)":
+        "{label}：pad_batch 应该返回 LongTensor (B, T_max) = {want}，实际得到{what}；创建时要用 dtype=torch.long"
+        "（nn.Embedding 接收 int64 的 id）",
+    "{label}: encode should return a list of {B} LongTensors (one per sentence), got {got}":
+        "{label}：encode 应该返回包含 {B} 个 LongTensor 的列表（每个句子一个），实际得到{got}",
+    " (torch.tensor([]) is float32: pass dtype=torch.long)": "（torch.tensor([]) 是 float32：要传 dtype=torch.long）",
+    " (torch.tensor(ids, dtype=torch.long))": "（torch.tensor(ids, dtype=torch.long)）",
+    "{label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}":
+        "{label}：encode 的第 {i} 项应该是一维 LongTensor (T_i,)，实际得到{what}{hint}",
+    "{label}: encode's item {i} should have shape (T_i,) = ({T},), one id per token, got {got}":
+        "{label}：encode 的第 {i} 项形状应为 (T_i,) = ({T},)，每个词元一个 id，实际是 {got}",
+    "pad_batch's result": "pad_batch 的结果",
+    "{label}, lengths {lengths}: {fail}": "{label}，长度 {lengths}：{fail}",
+    "{label}: tokenize should return a list with one list of str per sentence, got {got}":
+        "{label}：tokenize 应该返回一个列表，每个句子对应一个 str 列表，实际得到{got}",
+    "{label}: tokenize should return {want} token lists (one per sentence), got {got}":
+        "{label}：tokenize 应该返回 {want} 个词元列表（每个句子一个），实际是 {got} 个",
+    "your tokens include empty strings: split(' ') splits at every single space; split() with no argument splits on "
+    "runs of whitespace and ignores the ends":
+        "你的词元里有空字符串：split(' ') 在每一个空格处都切一刀；不带参数的 split() 按连续的空白切分，并忽略两端",
+    "{label}: sentence {i} {sentence} gives {got}, expected {want} (first difference at token {k})":
+        "{label}：第 {i} 个句子 {sentence} 得到 {got}，应为 {want}（第一处不同在第 {k} 个词元）",
+    "{n} time": "{n} 次",
+    "{n} times": "{n} 次",
+    "{what} of dtype {dtype}": "{what}（dtype 为 {dtype}）",
+    "{word} is missing (seen {times}, min_freq {min_freq})": "缺少 {word}（出现了 {times}，min_freq 为 {min_freq}）",
+    "{word} is missing": "缺少 {word}",
+    "word2idx[{word}] is {got}, expected {idx}": "word2idx[{word}] 是 {got}，应为 {idx}",
+    "{word} should not be there (seen {times}, fewer than min_freq {min_freq})":
+        "不应该有 {word}（只出现了 {times}，少于 min_freq {min_freq}）",
+    "{word} should not be there (never seen)": "不应该有 {word}（从未出现过）",
+    "{label}: build_vocab should return a tuple (word2idx, idx2word), got {got}":
+        "{label}：build_vocab 应该返回元组 (word2idx, idx2word)，实际得到{got}",
+    "a dict": "一个 dict",
+    "{label}: word2idx should be a dict {{word: index}}, got {got}":
+        "{label}：word2idx 应该是字典 {{word: index}}，实际得到{got}",
+    "your vocabulary has the right words in a different order: words take indices 2, 3, ... in order of first "
+    "appearance; iterate over Counter(...).items() or the tokens themselves, not over a set (whose order is arbitrary) "
+    "or a sorted list":
+        "你的词表里词是对的，但顺序不同：词按首次出现的顺序取下标 2, 3, ...；要遍历 Counter(...).items() 或词元本身，"
+        "不要遍历 set（顺序不确定）或排过序的列表",
+    "{label}: {difference}; your word2idx is {shown}": "{label}：{difference}；你的 word2idx 是 {shown}",
+    "{label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got {got}":
+        "{label}：idx2word 应该是字典 {{index: word}}（seed 004 的 inv_vocab），实际得到{got}",
+    "{label}: idx2word's keys should be int indices, got {key} ({kind}); invert word2idx: "
+    "{{idx: word for word, idx in word2idx.items()}}":
+        "{label}：idx2word 的键应该是 int 下标，实际得到 {key}（{kind}）；要把 word2idx 反过来："
+        "{{idx: word for word, idx in word2idx.items()}}",
+    "{label}: idx2word {i2w} is not the inverse of your word2idx {w2i}: build it from word2idx, "
+    "{{idx: word for word, idx in word2idx.items()}}":
+        "{label}：idx2word {i2w} 不是你的 word2idx {w2i} 的逆映射：要从 word2idx 构建，"
+        "{{idx: word for word, idx in word2idx.items()}}",
+    "{label}: encode should return a list of {n} LongTensors, got {got}":
+        "{label}：encode 应该返回包含 {n} 个 LongTensor 的列表，实际得到{got}",
+    "encode's item {i} (tokens {tokens})": "encode 的第 {i} 项（词元 {tokens}）",
+    "Follow-up: what does your pipeline do with an empty sentence (a blank line in the corpus, or a sentence made only "
+    "of spaces)? torch.tensor([]) is float32, so torch.tensor(ids) without dtype=torch.long gives a float tensor "
+    "there, and nn.Embedding refuses float ids; the reference returns an empty LongTensor (0,) from encode and a row "
+    "of PAD from pad_batch":
+        "追问：你的流水线遇到空句子（语料里的空行，或者只有空格的句子）会怎样？torch.tensor([]) 是 float32，所以不带 "
+        "dtype=torch.long 的 torch.tensor(ids) 在那里会得到浮点张量，而 nn.Embedding 不接受浮点 id；参考答案的 encode "
+        "返回空的 LongTensor (0,)，pad_batch 返回一整行 PAD",
+    "{label}: encode gives {shown} for the empty sentence 2 (torch.tensor([]) is float32: pass dtype=torch.long). "
+    "{why}":
+        "{label}：对空的第 2 个句子，encode 得到的是{shown}（torch.tensor([]) 是 float32：要传 dtype=torch.long）。{why}",
+    "{label}, lengths {lengths}: {fail}. {why}": "{label}，长度 {lengths}：{fail}。{why}",
+    "{target} modified its argument {number} ({name}): build new lists and tensors instead of changing the caller's "
+    "(no .append/.pop/.sort on the input, no in-place tensor writes)":
+        "{target} 修改了它的第 {number} 个参数（{name}）：要新建列表和张量，不要改动调用者的（不要对输入 "
+        ".append/.pop/.sort，也不要原地写张量）",
+})
