@@ -5,6 +5,7 @@ from torch import nn
 
 from checker.checks.child.layers import FeedForward, MultiHeadAttention, train_with_only
 from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_structure, matches
+from checker.lang import register, t
 
 TARGET = "DecoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
@@ -167,10 +168,10 @@ def structure(kit):
         expect_structure(kit, TARGET, module=True, init=init(CASES[1]))  # D=10, H=2: nothing hard-coded
     except Fail as fail:
         text = str(fail)
-        if "has no parameter" in text:
-            text += (". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second "
-                     "src_attn), ffn (the given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 "
-                     "(nn.LayerNorm itself; seed 003 wraps it in ResidualLayerNorm)")
+        if "has no parameter" in text or "没有参数" in text:  # the kit's message, in either language
+            text += t(". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second "
+                      "src_attn), ffn (the given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 "
+                      "(nn.LayerNorm itself; seed 003 wraps it in ResidualLayerNorm)")
         raise Fail(text) from None
 
 
@@ -179,8 +180,8 @@ def flat_tuple(kit):
     c = CASES[0]
     value = kit.user(kit.inputs(c), case=c)
     if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], (tuple, list)):
-        raise Fail(f"{c.label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata "
-                   "returns the flat tuple: return y, self_weights, cross_weights")
+        raise Fail(t("{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata "
+                     "returns the flat tuple: return y, self_weights, cross_weights", label=c.label))
     _triple(value, c)
 
 
@@ -191,18 +192,19 @@ def masks_reach_their_attention(kit):
         try:
             y, sw, cw = _triple(kit.user(args, case=c), c)
         except UserError as err:
-            raise Fail(f"{c.label}: with tgt_mask (B, 1, T_t, T_t) and memory_mask (B, 1, 1, T_s) your code raised "
-                       f"{err}. The self-attention takes tgt_mask (T_t keys), the cross-attention memory_mask "
-                       "(T_s keys) with K and V from memory: self_attn(y, y, tgt_mask), "
-                       "cross_attn(y1, memory, memory_mask)") from None
+            raise Fail(t("{label}: with tgt_mask (B, 1, T_t, T_t) and memory_mask (B, 1, 1, T_s) your code raised "
+                         "{err}. The self-attention takes tgt_mask (T_t keys), the cross-attention memory_mask "
+                         "(T_s keys) with K and V from memory: self_attn(y, y, tgt_mask), "
+                         "cross_attn(y1, memory, memory_mask)", label=c.label, err=err)) from None
         for name, weights, mask, which in (("self_weights", sw, args[2], "tgt_mask"),
                                            ("cross_weights", cw, args[3], "memory_mask")):
             leaked = weights.masked_fill(mask, 0.0)
             if torch.isnan(leaked).any() or (leaked != 0).any():
                 b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()
-                raise Fail(f"{c.label}: {name}[{b}, {h}, {i}, {j}] = {leaked[b, h, i, j].item():.3g}, but {which} "
-                           f"hides that key: pass {which} to the "
-                           f"{'self-attention' if which == 'tgt_mask' else 'cross-attention'}")
+                raise Fail(t("{label}: {name}[{b}, {h}, {i}, {j}] = {w:.3g}, but {which} hides that key: pass {which} "
+                             "to the {attention}", label=c.label, name=name, b=b, h=h, i=i, j=j,
+                             w=leaked[b, h, i, j].item(), which=which,
+                             attention=t("self-attention") if which == "tgt_mask" else t("cross-attention")))
 
 
 @check("masking", "with a causal tgt_mask, changing y after position i leaves every output at positions <= i unchanged")
@@ -210,15 +212,16 @@ def causal(kit):
     c = CASES[0]
     y, memory, tgt_mask, memory_mask = kit.inputs(c)
     before = _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c)
-    for t in range(c.T_t - 1):
+    for pos in range(c.T_t - 1):
         changed = y.clone()
-        changed[:, t + 1:] += 3.0  # change only the future of position t
+        changed[:, pos + 1:] += 3.0  # change only the future of position pos
         after = _triple(kit.user((changed, memory, tgt_mask, memory_mask), case=c), c)
         for name, u, v in zip(("y", "self_weights", "cross_weights"), before, after):
-            past = (slice(None), slice(None, t + 1)) if name == "y" else (slice(None), slice(None), slice(None, t + 1))
+            past = (slice(None), slice(None, pos + 1)) if name == "y" else (slice(None), slice(None), slice(None, pos + 1))
             if not torch.allclose(u[past], v[past], rtol=1e-9, atol=1e-10):
-                raise Fail(f"{c.label}: changing y after position {t} changed {name} at a position ≤ {t}: the "
-                           "future leaks. Pass tgt_mask to the masked self-attention, self.self_attn(y, y, tgt_mask)")
+                raise Fail(t("{label}: changing y after position {pos} changed {name} at a position ≤ {pos}: the "
+                             "future leaks. Pass tgt_mask to the masked self-attention, self.self_attn(y, y, tgt_mask)",
+                             label=c.label, pos=pos, name=name))
 
 
 @check("masking", "changing memory at padded source positions changes nothing")
@@ -232,14 +235,15 @@ def memory_padding_invariance(kit):
     after = _triple(kit.user((y, changed, tgt_mask, memory_mask), case=c), c)
     for name, u, v in zip(("y", "self_weights", "cross_weights"), before, after):
         if not torch.allclose(u, v, rtol=1e-9, atol=1e-10):
-            raise Fail(f"{c.label}: changing memory at PAD source positions changed {name}: the cross-attention must "
-                       "hide them, self.cross_attn(y, memory, memory_mask)")
+            raise Fail(t("{label}: changing memory at PAD source positions changed {name}: the cross-attention must "
+                         "hide them, self.cross_attn(y, memory, memory_mask)", label=c.label, name=name))
 
 
-_WHY = ("Follow-up: what should a query that may see no key return (left padding in the target, or a source "
-        "that is all PAD)? A NaN there spreads to the whole batch through the loss and its gradients; the given "
-        "MultiHeadAttention gives such rows zero weights (weights.masked_fill(~mask, 0.0) after softmax): use it "
-        "as given, or do the same in your own")
+def _why() -> str:
+    return t("Follow-up: what should a query that may see no key return (left padding in the target, or a source "
+             "that is all PAD)? A NaN there spreads to the whole batch through the loss and its gradients; the given "
+             "MultiHeadAttention gives such rows zero weights (weights.masked_fill(~mask, 0.0) after softmax): use it "
+             "as given, or do the same in your own")
 
 
 @check("masking", "a query that sees no key gets zero weights and a finite output, not NaN", followup=True)
@@ -250,13 +254,13 @@ def empty_rows(kit):
     want = kit.reference(args, case=c)
     for (name, legend), u, e in zip(OUTPUTS, got, want):
         if torch.isnan(u).any():
-            raise Fail(f"{c.label}: {name} came out NaN where a query sees no key (target item 1 starts with two "
-                       f"PADs; the source of item 2 is all PAD). {_WHY}")
+            raise Fail(t("{label}: {name} came out NaN where a query sees no key (target item 1 starts with two "
+                         "PADs; the source of item 2 is all PAD). {why}", label=c.label, name=name, why=_why()))
         try:
             compare(u, e, name, legend)
         except Fail as fail:
-            raise Fail(f"{c.label}: {fail}; here queries see no key (target item 1 starts with two PADs; the "
-                       f"source of item 2 is all PAD). {_WHY}") from None
+            raise Fail(t("{label}: {fail}; here queries see no key (target item 1 starts with two PADs; the source of "
+                         "item 2 is all PAD). {why}", label=c.label, fail=fail, why=_why())) from None
 
 
 @check("properties", "the cross-attention reads memory, the self-attention does not")
@@ -267,11 +271,11 @@ def reads_memory(kit):
     other = torch.randn(memory.shape, generator=c.generator(salt=9), dtype=memory.dtype)
     after = _triple(kit.user((y, other, tgt_mask, memory_mask), case=c), c)
     if matches(before[0], after[0]):
-        raise Fail(f"{c.label}: replacing memory by other values did not change y: the cross-attention must take its "
-                   "keys and values from memory, self.cross_attn(y, memory, memory_mask)")
+        raise Fail(t("{label}: replacing memory by other values did not change y: the cross-attention must take its "
+                     "keys and values from memory, self.cross_attn(y, memory, memory_mask)", label=c.label))
     if not matches(before[1], after[1]):
-        raise Fail(f"{c.label}: replacing memory changed self_weights: the masked self-attention reads y only "
-                   "(Q = K = V = y) and comes first; memory enters in the cross-attention")
+        raise Fail(t("{label}: replacing memory changed self_weights: the masked self-attention reads y only "
+                     "(Q = K = V = y) and comes first; memory enters in the cross-attention", label=c.label))
 
 
 # Each probe keeps one dropout on (p=0.5) and switches the other sublayers' contributions off, so
@@ -298,17 +302,132 @@ def every_dropout_acts(kit):
         value = kit.drive(train_with_only, TARGET, dropout, state, args, [active])
         trained = as_outputs(value, OUTPUTS)[0]
         if matches(trained, kit.reference(args, case=c, init=dropout, state=state)[0]):
-            given = "given" in where
-            raise Fail(f"{c.label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers "
-                       f"switched off, y equals the result without dropout: "
-                       + ("did you change the given classes? Keep them as they are" if given else f"apply {where}"))
+            if "given" in where:
+                raise Fail(t("{label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers "
+                             "switched off, y equals the result without dropout: did you change the given classes? "
+                             "Keep them as they are", label=c.label, active=active))
+            raise Fail(t("{label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers "
+                         "switched off, y equals the result without dropout: apply {where}", label=c.label,
+                         active=active, where=t(where)))
 
 
 def _triple(value, c):
     if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(f"{c.label}: forward should return a tuple (y, self_weights, cross_weights) of tensors")
+        raise Fail(t("{label}: forward should return a tuple (y, self_weights, cross_weights) of tensors",
+                     label=c.label))
     for (name, legend), got, want in zip(OUTPUTS, value, ((c.B, c.T_t, c.D), (c.B, c.H, c.T_t, c.T_t),
                                                           (c.B, c.H, c.T_t, c.T_s))):
         if tuple(got.shape) != want:
-            raise Fail(f"{c.label}: {name} should have shape {legend} = {want}, got {tuple(got.shape)}")
+            raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got}", label=c.label, name=name,
+                         legend=legend, want=want, got=tuple(got.shape)))
     return tuple(value)
+
+
+_ZH = register({
+    # titles
+    "DecoderLayer is an nn.Module with self_attn, cross_attn, ffn, norm1..3 and forward(y, memory)":
+        "DecoderLayer 是一个 nn.Module，带 self_attn、cross_attn、ffn、norm1..3 和 forward(y, memory)",
+    "forward returns the flat tuple (y, self_weights, cross_weights)": "forward 返回扁平的元组 (y, self_weights, cross_weights)",
+    "tgt_mask goes to the self-attention and memory_mask to the cross-attention":
+        "tgt_mask 传给自注意力，memory_mask 传给交叉注意力",
+    "with a causal tgt_mask, changing y after position i leaves every output at positions <= i unchanged":
+        "使用因果掩码 tgt_mask 时，改动位置 i 之后的 y，位置 <= i 的所有输出都不变",
+    "changing memory at padded source positions changes nothing": "改动 memory 在源端填充位置上的值，不改变任何结果",
+    "a query that sees no key gets zero weights and a finite output, not NaN":
+        "看不到任何键的查询权重为 0、输出为有限值，而不是 NaN",
+    "the cross-attention reads memory, the self-attention does not": "交叉注意力读取 memory，自注意力不读取",
+    "in training, self.dropout acts on each of the three sublayer outputs": "训练时 self.dropout 作用在三个子层各自的输出上",
+    # named mistakes
+    "your cross-attention takes its keys and values from the decoder stream (self-attention again): K and V come from "
+    "the encoder memory, self.cross_attn(y, memory, memory_mask)":
+        "你的交叉注意力从解码器这一路取键和值（又做了一次自注意力）：K 和 V 来自编码器的 memory，"
+        "self.cross_attn(y, memory, memory_mask)",
+    "your cross-attention runs through self.self_attn (its weights): use the second attention module, "
+    "self.cross_attn(y, memory, memory_mask)":
+        "你的交叉注意力用的是 self.self_attn（它的权重）：要用第二个注意力模块，self.cross_attn(y, memory, memory_mask)",
+    "your cross-attention query comes from the layer's input y: it comes from the output of the first sublayer, "
+    "y1 = norm1(y + self_attn(...)), so cross_attn(y1, memory, memory_mask)":
+        "你的交叉注意力的查询来自层的输入 y：它应该来自第一个子层的输出，y1 = norm1(y + self_attn(...))，"
+        "所以是 cross_attn(y1, memory, memory_mask)",
+    "your residuals add the layer's input y to every sublayer: each residual adds its own sublayer's input, "
+    "y2 = norm2(y1 + cross(y1)), y3 = norm3(y2 + ffn(y2))":
+        "你的每个子层的残差连接加的都是层的输入 y：每个残差连接加的是它自己子层的输入，"
+        "y2 = norm2(y1 + cross(y1))，y3 = norm3(y2 + ffn(y2))",
+    "your output equals the layer without residual connections: each sublayer is norm(x + sublayer(x))":
+        "你的输出等于没有残差连接的层：每个子层都是 norm(x + sublayer(x))",
+    "your output equals the pre-LN layer x + sublayer(norm(x)): this kata is post-LN like seed 003 and the paper, "
+    "x = norm(x + sublayer(x))":
+        "你的输出等于 pre-LN 的层 x + sublayer(norm(x))：本题和 seed 003、论文一样是 post-LN，x = norm(x + sublayer(x))",
+    "your output equals the layer without tgt_mask: pass tgt_mask to the self-attention, self.self_attn(y, y, tgt_mask)":
+        "你的输出等于没有 tgt_mask 的层：要把 tgt_mask 传给自注意力，self.self_attn(y, y, tgt_mask)",
+    "your output equals the layer without memory_mask: pass memory_mask to the cross-attention, "
+    "self.cross_attn(y, memory, memory_mask)":
+        "你的输出等于没有 memory_mask 的层：要把 memory_mask 传给交叉注意力，self.cross_attn(y, memory, memory_mask)",
+    "your sublayers run in the wrong order: masked self-attention first, then cross-attention, then the FFN":
+        "你的子层顺序不对：先是带掩码的自注意力，然后是交叉注意力，最后是前馈网络",
+    "you use norm1 after every sublayer: each sublayer has its own LayerNorm, norm1, norm2, norm3":
+        "你在每个子层之后都用了 norm1：每个子层有自己的 LayerNorm，norm1、norm2、norm3",
+    # messages
+    ". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second src_attn), ffn (the "
+    "given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 (nn.LayerNorm itself; seed 003 wraps it in "
+    "ResidualLayerNorm)":
+        "。名字是：self_attn 和 cross_attn（给定的 MultiHeadAttention；seed 004 把第二个叫作 src_attn），ffn（给定的 "
+        "FeedForward；seed 004 叫 feed_forward），norm1、norm2、norm3（就是 nn.LayerNorm 本身；seed 003 把它包在 "
+        "ResidualLayerNorm 里）",
+    "{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata returns the flat tuple: "
+    "return y, self_weights, cross_weights":
+        "{label}：forward 像 seed 003 那样返回了 (y, (self_weights, cross_weights))；本题返回扁平的元组："
+        "return y, self_weights, cross_weights",
+    "{label}: with tgt_mask (B, 1, T_t, T_t) and memory_mask (B, 1, 1, T_s) your code raised {err}. The self-attention "
+    "takes tgt_mask (T_t keys), the cross-attention memory_mask (T_s keys) with K and V from memory: "
+    "self_attn(y, y, tgt_mask), cross_attn(y1, memory, memory_mask)":
+        "{label}：传入 tgt_mask (B, 1, T_t, T_t) 和 memory_mask (B, 1, 1, T_s) 时你的代码抛出了 {err}。自注意力用 "
+        "tgt_mask（T_t 个键），交叉注意力用 memory_mask（T_s 个键），K 和 V 来自 memory："
+        "self_attn(y, y, tgt_mask)，cross_attn(y1, memory, memory_mask)",
+    "{label}: {name}[{b}, {h}, {i}, {j}] = {w:.3g}, but {which} hides that key: pass {which} to the {attention}":
+        "{label}：{name}[{b}, {h}, {i}, {j}] = {w:.3g}，但 {which} 遮挡了这个键：要把 {which} 传给{attention}",
+    "self-attention": "自注意力",
+    "cross-attention": "交叉注意力",
+    "{label}: changing y after position {pos} changed {name} at a position ≤ {pos}: the future leaks. Pass tgt_mask to "
+    "the masked self-attention, self.self_attn(y, y, tgt_mask)":
+        "{label}：改动位置 {pos} 之后的 y，改变了位置 ≤ {pos} 的 {name}：未来的信息泄露了。要把 tgt_mask 传给带掩码的"
+        "自注意力，self.self_attn(y, y, tgt_mask)",
+    "{label}: changing memory at PAD source positions changed {name}: the cross-attention must hide them, "
+    "self.cross_attn(y, memory, memory_mask)":
+        "{label}：改动 memory 在源端 PAD 位置上的值，改变了 {name}：交叉注意力必须遮挡这些位置，"
+        "self.cross_attn(y, memory, memory_mask)",
+    "Follow-up: what should a query that may see no key return (left padding in the target, or a source that is all "
+    "PAD)? A NaN there spreads to the whole batch through the loss and its gradients; the given MultiHeadAttention "
+    "gives such rows zero weights (weights.masked_fill(~mask, 0.0) after softmax): use it as given, or do the same in "
+    "your own":
+        "追问：一个可能看不到任何键的查询（目标端左侧填充，或者源端全是 PAD）应该返回什么？那里的 NaN 会通过损失和梯度"
+        "扩散到整个批次；给定的 MultiHeadAttention 让这样的行权重为 0（在 softmax 之后做 weights.masked_fill(~mask, 0.0)）："
+        "原样使用它，或者在你自己的实现里做同样的处理",
+    "{label}: {name} came out NaN where a query sees no key (target item 1 starts with two PADs; the source of item 2 "
+    "is all PAD). {why}":
+        "{label}：在查询看不到任何键的地方，{name} 是 NaN（目标端第 1 个样本以两个 PAD 开头；第 2 个样本的源端全是 PAD）。"
+        "{why}",
+    "{label}: {fail}; here queries see no key (target item 1 starts with two PADs; the source of item 2 is all PAD). "
+    "{why}":
+        "{label}：{fail}；这里有查询看不到任何键（目标端第 1 个样本以两个 PAD 开头；第 2 个样本的源端全是 PAD）。{why}",
+    "{label}: replacing memory by other values did not change y: the cross-attention must take its keys and values "
+    "from memory, self.cross_attn(y, memory, memory_mask)":
+        "{label}：把 memory 换成别的值，y 却没有变：交叉注意力必须从 memory 取键和值，self.cross_attn(y, memory, memory_mask)",
+    "{label}: replacing memory changed self_weights: the masked self-attention reads y only (Q = K = V = y) and comes "
+    "first; memory enters in the cross-attention":
+        "{label}：换掉 memory 改变了 self_weights：带掩码的自注意力只读 y（Q = K = V = y），而且排在最前面；memory 在交叉"
+        "注意力里才用到",
+    "{label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers switched off, y equals the "
+    "result without dropout: did you change the given classes? Keep them as they are":
+        "{label}：训练模式下 dropout=0.5，只开启 '{active}'、关掉其他子层，y 却等于没有 dropout 的结果：你是不是改了给定的"
+        "类？请保持原样",
+    "{label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers switched off, y equals the "
+    "result without dropout: apply {where}":
+        "{label}：训练模式下 dropout=0.5，只开启 '{active}'、关掉其他子层，y 却等于没有 dropout 的结果：要用上{where}",
+    "self.dropout on the self-attention output before the residual": "残差相加之前、作用在自注意力输出上的 self.dropout",
+    "self.dropout on the cross-attention output before the residual": "残差相加之前、作用在交叉注意力输出上的 self.dropout",
+    "self.dropout on the FFN output before the residual": "残差相加之前、作用在前馈网络输出上的 self.dropout",
+    "{label}: forward should return a tuple (y, self_weights, cross_weights) of tensors":
+        "{label}：forward 应该返回由张量组成的元组 (y, self_weights, cross_weights)",
+    "{label}: {name} should have shape {legend} = {want}, got {got}": "{label}：{name} 的形状应为 {legend} = {want}，实际是 {got}",
+})

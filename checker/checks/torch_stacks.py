@@ -14,6 +14,7 @@ from torch import nn
 
 from checker.checks.child.layers import DecoderLayer, EncoderLayer, decoder_calls, with_own_layers
 from checker.kit import DTYPES, Fail, Mistake, UserError, case, check, compare, describe, expect_structure, matches
+from checker.lang import register, t
 
 TARGET = "Encoder"
 OUTPUTS = [("x", "(B, T_s, D)")]
@@ -185,18 +186,18 @@ def structure(kit):
         params = built["parameters"]
         first = [n for n in params if n.startswith("layers.0.")]
         if not first:
-            raise Fail(f"{target}(layer, N={c.N}) has no parameter layers.0.*: keep the copies in "
-                       "self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
-                       "hides them from .parameters() and state_dict())")
+            raise Fail(t("{target}(layer, N={N}) has no parameter layers.0.*: keep the copies in "
+                         "self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
+                         "hides them from .parameters() and state_dict())", target=target, N=c.N))
         missing = [i for i in range(1, c.N) if f"layers.{i}.{first[0][len('layers.0.'):]}" not in params]
         if missing:
-            raise Fail(f"{target}(layer, N={c.N}): layers {', '.join(map(str, missing))} have no weights of their "
-                       "own: the same layer object is used N times (so all layers share one set of weights), or "
-                       "fewer than N layers are built. Make N independent copies: "
-                       "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])")
+            raise Fail(t("{target}(layer, N={N}): layers {layers} have no weights of their own: the same layer "
+                         "object is used N times (so all layers share one set of weights), or fewer than N layers are "
+                         "built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
+                         target=target, N=c.N, layers=", ".join(map(str, missing))))
         if "norm.weight" not in params:
-            raise Fail(f"{target} has no parameter norm.weight: add the final LayerNorm, "
-                       "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model")
+            raise Fail(t("{target} has no parameter norm.weight: add the final LayerNorm, "
+                         "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model", target=target))
         expect_structure(kit, target, module=True, init=make(c))
         expect_structure(kit, target, module=True, init=make(CASES[2] if target == "Encoder" else _DECODER_CASES[1]))
 
@@ -212,13 +213,15 @@ def unpack_layer_outputs(kit):
             value = call()
         except UserError as err:
             if "tuple" in str(err):
-                raise Fail(f"{c.label}: your {target} raised {err}. The given layers return tuples, "
-                           "(x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's layers "
-                           "return a tensor): keep the first item, x, _ = layer(x, src_mask)") from None
+                raise Fail(t("{label}: your {target} raised {err}. The given layers return tuples, "
+                             "(x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's layers "
+                             "return a tensor): keep the first item, x, _ = layer(x, src_mask)", label=c.label,
+                             target=target, err=err)) from None
             raise
         if isinstance(value, (tuple, list)):
-            raise Fail(f"{c.label}: {target}.forward returned {describe(value)}; it returns one tensor: unpack the "
-                       "layers' tuples (x, _ = layer(x, src_mask)) and return self.norm(x)")
+            raise Fail(t("{label}: {target}.forward returned {got}; it returns one tensor: unpack the layers' tuples "
+                         "(x, _ = layer(x, src_mask)) and return self.norm(x)", label=c.label, target=target,
+                         got=describe(value)))
 
 
 @check("masking", "Encoder: the content of PAD source positions changes no real position's output")
@@ -231,8 +234,8 @@ def encoder_padding_invariance(kit):
     changed[pad] += 5.0 + torch.randn(changed[pad].shape, generator=c.generator(salt=5), dtype=x.dtype)
     out2 = _tensor(kit.user((changed, src_mask), case=c), c)
     if not torch.allclose(out[~pad], out2[~pad], rtol=1e-9, atol=1e-10):
-        raise Fail(f"{c.label}: changing x at PAD positions changed the output at real positions: pass src_mask to "
-                   "every layer, x, _ = layer(x, src_mask)")
+        raise Fail(t("{label}: changing x at PAD positions changed the output at real positions: pass src_mask to "
+                     "every layer, x, _ = layer(x, src_mask)", label=c.label))
 
 
 @check("masking", "Decoder: every layer receives the encoder memory, tgt_mask and memory_mask, once, in order")
@@ -243,8 +246,8 @@ def decoder_layer_calls(kit):
         calls = kit.drive(decoder_calls, _layer_init(c), c.N, decoder_state(kit, c), args)
         order = [i for i, _, _ in calls]
         if order != list(range(c.N)):
-            raise Fail(f"{c.label}: your Decoder called its layers in the order {order}; each of the N={c.N} layers "
-                       f"runs once, in order: for layer in self.layers: ...")
+            raise Fail(t("{label}: your Decoder called its layers in the order {order}; each of the N={N} layers "
+                         "runs once, in order: for layer in self.layers: ...", label=c.label, order=order, N=c.N))
         for i, positional, keywords in calls:
             bound = signature.bind(None, *positional, **keywords).arguments
             for name, sent in zip(("memory", "tgt_mask", "memory_mask"), args[1:]):
@@ -252,10 +255,11 @@ def decoder_layer_calls(kit):
                 same = got is None if sent is None else (
                     isinstance(got, torch.Tensor) and got.shape == sent.shape and torch.equal(got, sent))
                 if not same:
-                    what = "a tensor of shape " + str(tuple(got.shape)) if isinstance(got, torch.Tensor) else repr(got)
-                    raise Fail(f"{c.label}: decoder layer {i} received as {name} {what}, not the Decoder's own "
-                               f"{name}: pass the same {name} to every layer, "
-                               "y, _, _ = layer(y, memory, tgt_mask, memory_mask)")
+                    what = t("a tensor of shape {shape}", shape=tuple(got.shape)) if isinstance(got, torch.Tensor) \
+                        else repr(got)
+                    raise Fail(t("{label}: decoder layer {i} received as {name} {what}, not the Decoder's own {name}: "
+                                 "pass the same {name} to every layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)",
+                                 label=c.label, i=i, name=name, what=what))
 
 
 @check("shapes", "Decoder returns y (B, T_t, D) on every case")
@@ -264,9 +268,9 @@ def decoder_shapes(kit):
         got = kit.user(decoder_inputs(c), target="Decoder", init=decoder_init(c), state=decoder_state(kit, c))
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (c.B, c.T_t, c.D):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            raise Fail(f"{c.label}: Decoder.forward should return one tensor of shape (B, T_t, D) = "
-                       f"{(c.B, c.T_t, c.D)}, got {shape} (the layers return tuples: unpack them, "
-                       "y, _, _ = layer(...))")
+            raise Fail(t("{label}: Decoder.forward should return one tensor of shape (B, T_t, D) = {want}, got "
+                         "{shape} (the layers return tuples: unpack them, y, _, _ = layer(...))", label=c.label,
+                         want=(c.B, c.T_t, c.D), shape=shape))
 
 
 @check("numerics", "Decoder matches the reference in float64 and in float32")
@@ -280,7 +284,7 @@ def decoder_numerics(kit):
                 compare(got, want, "y", "(B, T_t, D)")
             except Fail as fail:
                 found = _diagnose(kit, c, args, state, dtype, got)
-                raise Fail(f"{c.label}, {dtype}: {fail}", found) from None
+                raise Fail(t("{label}, {dtype}: {fail}", label=c.label, dtype=dtype, fail=fail), found) from None
 
 
 @check("properties", "Encoder and Decoder work with the layers given in the file (training mode, dropout on)")
@@ -298,7 +302,7 @@ def with_given_layers_all_pad(kit):
     x, src_mask = inputs(CASES[1], "float64")
     src_mask = src_mask.clone()
     src_mask[0] = False
-    _given_layers_agree(kit, "Encoder", CASES[1], (x, src_mask), (
+    _given_layers_agree(kit, "Encoder", CASES[1], (x, src_mask), t(
         " Here batch item 0 is all PAD, so its queries see no key. Follow-up: what should such a query return? "
         "A NaN there spreads to the whole batch through the loss and its gradients; the given MultiHeadAttention "
         "gives it zero weights (weights.masked_fill(~mask, 0.0) after softmax)"))
@@ -316,17 +320,19 @@ def _given_layers_agree(kit, kind, c, args, edge: str) -> None:
     with torch.no_grad():
         want = stack(*args)
     if not (isinstance(got, torch.Tensor) and matches(got, want)):
-        nan = " Your result holds NaN." if isinstance(got, torch.Tensor) and got.isnan().any() else ""
-        raise Fail(f"{c.label}: built around the {layer_class.__name__} given in your file, with dropout=0.5 in "
-                   f"training mode, your {kind} does not give the reference's result.{nan} If the numerics checks "
-                   f"pass, the given classes were changed: keep them exactly as given.{edge}")
+        nan = t(" Your result holds NaN.") if isinstance(got, torch.Tensor) and got.isnan().any() else ""
+        raise Fail(t("{label}: built around the {layer} given in your file, with dropout=0.5 in training mode, your "
+                     "{kind} does not give the reference's result.{nan} If the numerics checks pass, the given classes "
+                     "were changed: keep them exactly as given.{edge}", label=c.label, layer=layer_class.__name__,
+                     kind=kind, nan=nan, edge=edge))
 
 
 def _tensor(value, c):
     if not isinstance(value, torch.Tensor) or tuple(value.shape) != (c.B, c.T_s, c.D):
         shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-        raise Fail(f"{c.label}: Encoder.forward should return one tensor of shape (B, T_s, D) = {(c.B, c.T_s, c.D)}, "
-                   f"got {shape} (the layers return tuples: unpack them, x, _ = layer(x, src_mask))")
+        raise Fail(t("{label}: Encoder.forward should return one tensor of shape (B, T_s, D) = {want}, got {shape} "
+                     "(the layers return tuples: unpack them, x, _ = layer(x, src_mask))", label=c.label,
+                     want=(c.B, c.T_s, c.D), shape=shape))
     return value
 
 
@@ -336,3 +342,101 @@ def _layer_init(c):
 
 def _diagnose(kit, c, args, state, dtype, got):
     return kit.name_mistake(args, got, _DECODER_MISTAKES, init=decoder_init(c), state=state, dtype=dtype)
+
+
+_ZH = register({
+    # titles
+    "Encoder and Decoder hold N independent deep copies of the layer and a final norm":
+        "Encoder 和 Decoder 持有层的 N 个独立深拷贝，以及最后的层归一化",
+    "Encoder and Decoder unpack the tuples the layers return": "Encoder 和 Decoder 会拆开层返回的元组",
+    "Encoder: the content of PAD source positions changes no real position's output":
+        "Encoder：源端 PAD 位置的内容不影响任何真实位置的输出",
+    "Decoder: every layer receives the encoder memory, tgt_mask and memory_mask, once, in order":
+        "Decoder：每一层都按顺序、只一次地收到编码器的 memory、tgt_mask 和 memory_mask",
+    "Decoder returns y (B, T_t, D) on every case": "Decoder 在每组输入上都返回 y (B, T_t, D)",
+    "Decoder matches the reference in float64 and in float32": "Decoder 在 float64 和 float32 下都与参考答案一致",
+    "Encoder and Decoder work with the layers given in the file (training mode, dropout on)":
+        "Encoder 和 Decoder 配合文件中给定的层也能正常工作（训练模式，开启 dropout）",
+    "the given layers, stacked: a batch item that is all PAD gives no NaN": "堆叠给定的层：全是 PAD 的样本不产生 NaN",
+    # named mistakes
+    "your output equals the stack without the final LayerNorm: return self.norm(x) after the last layer":
+        "你的输出等于没有最后那个 LayerNorm 的堆叠：最后一层之后要返回 self.norm(x)",
+    "your output equals the stack without the final LayerNorm: return self.norm(y) after the last layer":
+        "你的输出等于没有最后那个 LayerNorm 的堆叠：最后一层之后要返回 self.norm(y)",
+    "your output equals the stack with self.norm applied after every layer: each layer already normalises its own "
+    "output (post-LN); the stack adds ONE LayerNorm, after the last layer":
+        "你的输出等于每一层之后都用了 self.norm 的堆叠：每一层已经对自己的输出做了层归一化（post-LN）；堆叠只在最后一层"
+        "之后加“一个”LayerNorm",
+    "every layer of your stack reads the stack's input: each layer must read the previous layer's output, "
+    "x, _ = layer(x, ...)":
+        "你的堆叠里每一层读的都是堆叠的输入：每一层必须读上一层的输出，x, _ = layer(x, ...)",
+    "every layer of your stack reads the stack's input: each layer must read the previous layer's output, "
+    "y, _, _ = layer(y, memory, ...)":
+        "你的堆叠里每一层读的都是堆叠的输入：每一层必须读上一层的输出，y, _, _ = layer(y, memory, ...)",
+    "your stack applies self.norm to its input instead of its output: return self.norm(x) after the loop":
+        "你的堆叠把 self.norm 用在了输入上而不是输出上：循环结束后返回 self.norm(x)",
+    "your output equals the stack without src_mask: pass it to every layer, x, _ = layer(x, src_mask)":
+        "你的输出等于没有 src_mask 的堆叠：要把它传给每一层，x, _ = layer(x, src_mask)",
+    "only your first decoder layer reads the encoder memory; the others cross-attend to the decoder's own stream: "
+    "pass the same memory to every layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)":
+        "只有你的第一个解码器层读了编码器的 memory；其他层的交叉注意力关注的是解码器自己这一路：要把同一个 memory 传给"
+        "每一层，y, _, _ = layer(y, memory, tgt_mask, memory_mask)",
+    "your output equals the stack without tgt_mask: pass it to every layer (the causal mask)":
+        "你的输出等于没有 tgt_mask 的堆叠：要把它（因果掩码）传给每一层",
+    "your output equals the stack without memory_mask: pass it to every layer":
+        "你的输出等于没有 memory_mask 的堆叠：要把它传给每一层",
+    # messages
+    "{target}(layer, N={N}) has no parameter layers.0.*: keep the copies in self.layers = "
+    "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list hides them from .parameters() and "
+    "state_dict())":
+        "{target}(layer, N={N}) 没有参数 layers.0.*：要把各个拷贝放在 self.layers = "
+        "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) 里（普通的 Python 列表会让 .parameters() 和 "
+        "state_dict() 看不到它们）",
+    "{target}(layer, N={N}): layers {layers} have no weights of their own: the same layer object is used N times (so "
+    "all layers share one set of weights), or fewer than N layers are built. Make N independent copies: "
+    "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])":
+        "{target}(layer, N={N})：第 {layers} 层没有自己的权重：同一个层对象被用了 N 次（所有层共用一套权重），或者建的层"
+        "不到 N 个。要做 N 个独立的拷贝：nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
+    "{target} has no parameter norm.weight: add the final LayerNorm, self.norm = nn.LayerNorm(d_model) with "
+    "d_model = layer.self_attn.d_model":
+        "{target} 没有参数 norm.weight：要加上最后的 LayerNorm，self.norm = nn.LayerNorm(d_model)，其中 "
+        "d_model = layer.self_attn.d_model",
+    "{label}: your {target} raised {err}. The given layers return tuples, (x, self_weights) and (y, self_weights, "
+    "cross_weights) as in seed 003 (seed 004's layers return a tensor): keep the first item, x, _ = layer(x, src_mask)":
+        "{label}：你的 {target} 抛出了 {err}。给定的层返回元组，和 seed 003 一样是 (x, self_weights) 和 "
+        "(y, self_weights, cross_weights)（seed 004 的层返回一个张量）：取第一项，x, _ = layer(x, src_mask)",
+    "{label}: {target}.forward returned {got}; it returns one tensor: unpack the layers' tuples "
+    "(x, _ = layer(x, src_mask)) and return self.norm(x)":
+        "{label}：{target}.forward 返回了{got}；它应该返回一个张量：拆开层返回的元组（x, _ = layer(x, src_mask)），"
+        "再返回 self.norm(x)",
+    "{label}: changing x at PAD positions changed the output at real positions: pass src_mask to every layer, "
+    "x, _ = layer(x, src_mask)":
+        "{label}：改动 x 的 PAD 位置，改变了真实位置的输出：要把 src_mask 传给每一层，x, _ = layer(x, src_mask)",
+    "{label}: your Decoder called its layers in the order {order}; each of the N={N} layers runs once, in order: for "
+    "layer in self.layers: ...":
+        "{label}：你的 Decoder 调用各层的顺序是 {order}；N={N} 个层每个都要按顺序运行一次：for layer in self.layers: ...",
+    "{label}: decoder layer {i} received as {name} {what}, not the Decoder's own {name}: pass the same {name} to every "
+    "layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)":
+        "{label}：第 {i} 个解码器层收到的 {name} 是{what}，而不是 Decoder 自己的 {name}：要把同一个 {name} 传给每一层，"
+        "y, _, _ = layer(y, memory, tgt_mask, memory_mask)",
+    "{label}: Decoder.forward should return one tensor of shape (B, T_t, D) = {want}, got {shape} (the layers return "
+    "tuples: unpack them, y, _, _ = layer(...))":
+        "{label}：Decoder.forward 应该返回一个形状为 (B, T_t, D) = {want} 的张量，实际得到 {shape}（层返回的是元组："
+        "要拆开，y, _, _ = layer(...)）",
+    "{label}, {dtype}: {fail}": "{label}，{dtype}：{fail}",
+    " Here batch item 0 is all PAD, so its queries see no key. Follow-up: what should such a query return? A NaN there "
+    "spreads to the whole batch through the loss and its gradients; the given MultiHeadAttention gives it zero weights "
+    "(weights.masked_fill(~mask, 0.0) after softmax)":
+        "这里批次中第 0 个样本全是 PAD，所以它的查询看不到任何键。追问：这样的查询应该返回什么？那里的 NaN 会通过损失和"
+        "梯度扩散到整个批次；给定的 MultiHeadAttention 让它的权重为 0（在 softmax 之后做 weights.masked_fill(~mask, 0.0)）",
+    " Your result holds NaN.": "你的结果里有 NaN。",
+    "{label}: built around the {layer} given in your file, with dropout=0.5 in training mode, your {kind} does not give "
+    "the reference's result.{nan} If the numerics checks pass, the given classes were changed: keep them exactly as "
+    "given.{edge}":
+        "{label}：用你文件中给定的 {layer} 搭建、训练模式下 dropout=0.5 时，你的 {kind} 和参考答案的结果不一致。{nan}"
+        "如果数值检查都通过了，说明给定的类被改过：请保持它们原样。{edge}",
+    "{label}: Encoder.forward should return one tensor of shape (B, T_s, D) = {want}, got {shape} (the layers return "
+    "tuples: unpack them, x, _ = layer(x, src_mask))":
+        "{label}：Encoder.forward 应该返回一个形状为 (B, T_s, D) = {want} 的张量，实际得到 {shape}（层返回的是元组："
+        "要拆开，x, _ = layer(x, src_mask)）",
+})
