@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from checker.checks.child import transformer as fixtures
 from checker.checks.child.copy_task import train_step_twice
 from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
+from checker.lang import register, t
 
 TARGET = "make_copy_batch"
 OUTPUTS = [("src", "(B, T)"), ("tgt_inp", "(B, T_t)"), ("tgt_out", "(B, T_t)")]
@@ -177,19 +178,23 @@ def batch_layout(kit):
     for c in CASES:
         value = kit.user(kit.inputs(c))
         if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
-            raise Fail(f"{c.label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors")
+            raise Fail(t("{label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors",
+                         label=c.label))
         src, tgt_inp, tgt_out = value
         if src.shape != (c.B, c.T) or tgt_inp.shape != (c.B, c.T_t) or tgt_out.shape != (c.B, c.T_t):
             continue  # the shapes check says what is wrong
         if src.min() < 3 or src.max() >= c.V:
-            raise Fail(f"{c.label}: src holds ids from {int(src.min())} to {int(src.max())}; the tokens to copy are "
-                       f"3 .. vocab_size-1 = {c.V - 1} (ids 0, 1, 2 are PAD, BOS, EOS)")
+            raise Fail(t("{label}: src holds ids from {low} to {high}; the tokens to copy are 3 .. vocab_size-1 = "
+                         "{last} (ids 0, 1, 2 are PAD, BOS, EOS)", label=c.label, low=int(src.min()),
+                         high=int(src.max()), last=c.V - 1))
         if (tgt_inp[:, 0] != c.bos_id).any() or not torch.equal(tgt_inp[:, 1:], src):
-            raise Fail(f"{c.label}: tgt_inp[0] = {tgt_inp[0].tolist()} for src[0] = {src[0].tolist()}: tgt_inp should "
-                       f"be BOS (bos_id = {c.bos_id}) followed by the tokens of src")
+            raise Fail(t("{label}: tgt_inp[0] = {tgt} for src[0] = {src}: tgt_inp should be BOS (bos_id = {bos_id}) "
+                         "followed by the tokens of src", label=c.label, tgt=tgt_inp[0].tolist(), src=src[0].tolist(),
+                         bos_id=c.bos_id))
         if (tgt_out[:, -1] != c.eos_id).any() or not torch.equal(tgt_out[:, :-1], src):
-            raise Fail(f"{c.label}: tgt_out[0] = {tgt_out[0].tolist()} for src[0] = {src[0].tolist()}: tgt_out should "
-                       f"be the tokens of src followed by EOS (eos_id = {c.eos_id})")
+            raise Fail(t("{label}: tgt_out[0] = {tgt} for src[0] = {src}: tgt_out should be the tokens of src followed "
+                         "by EOS (eos_id = {eos_id})", label=c.label, tgt=tgt_out[0].tolist(), src=src[0].tolist(),
+                         eos_id=c.eos_id))
 
 
 @check("properties", "make_copy_batch draws with the generator it is given: the same seed gives the same batch")
@@ -197,11 +202,13 @@ def uses_generator(kit):
     c = CASES[0]
     first, second = (kit.user(kit.inputs(c)) for _ in range(2))
     if not (isinstance(first, (tuple, list)) and isinstance(second, (tuple, list))):
-        raise Fail(f"{c.label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors")
+        raise Fail(t("{label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors",
+                     label=c.label))
     if not all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
                for a, b in zip(first, second)):
-        raise Fail(f"{c.label}: two calls with generators seeded alike gave different batches: draw the tokens with "
-                   "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global RNG")
+        raise Fail(t("{label}: two calls with generators seeded alike gave different batches: draw the tokens with "
+                     "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global "
+                     "RNG", label=c.label))
 
 
 def _step(kit, c, module=None):
@@ -231,23 +238,25 @@ def step_loss(kit):
         got, want = _step(kit, c), _step(kit, c, kit.solution)
         loss = got["loss"]
         if isinstance(loss, torch.Tensor):
-            raise Fail(f"{c.label}: train_step returned a tensor; return the loss as a Python float (loss.item())")
+            raise Fail(t("{label}: train_step returned a tensor; return the loss as a Python float (loss.item())",
+                         label=c.label))
         if not isinstance(loss, float):
-            raise Fail(f"{c.label}: train_step should return the loss as a Python float (loss.item()), got "
-                       f"{type(loss).__name__}")
+            raise Fail(t("{label}: train_step should return the loss as a Python float (loss.item()), got {kind}",
+                         label=c.label, kind=type(loss).__name__))
         try:
             compare(_loss(loss), _loss(want["loss"]), "loss")
         except Fail as fail:
-            raise Fail(f"{c.label}, a batch with PAD (pad_id = {c.pad_id}): {fail}", _diagnose_step(kit, c, got)) from None
+            raise Fail(t("{label}, a batch with PAD (pad_id = {pad_id}): {fail}", label=c.label, pad_id=c.pad_id,
+                         fail=fail), _diagnose_step(kit, c, got)) from None
 
 
-_ZERO_GRAD_AFTER = (
-    "Follow-up: your train_step clears the gradients after optimizer.step() (the Annotated Transformer's "
-    "order: backward, step, zero_grad), so its update used whatever .grad held when it was called: the "
-    "gradients planted before the call moved the weights too. From a fresh model it is equivalent (two calls "
-    "from empty gradients match the reference), but what if .grad is not empty when training starts, after "
-    "a gradient check, a backward() for a probe or an interrupted step? Clearing them before loss.backward() "
-    "makes every call self-contained, which this kata's reference does")
+def _zero_grad_after() -> str:
+    return t("Follow-up: your train_step clears the gradients after optimizer.step() (the Annotated Transformer's "
+             "order: backward, step, zero_grad), so its update used whatever .grad held when it was called: the "
+             "gradients planted before the call moved the weights too. From a fresh model it is equivalent (two calls "
+             "from empty gradients match the reference), but what if .grad is not empty when training starts, after "
+             "a gradient check, a backward() for a probe or an interrupted step? Clearing them before loss.backward() "
+             "makes every call self-contained, which this kata's reference does")
 
 
 @check("numerics", "train_step updates every weight once, from fresh gradients (zero_grad, backward, step)")
@@ -258,16 +267,16 @@ def step_update(kit):
         try:
             for name, p in want["params"].items():
                 if name not in got["params"]:
-                    raise Fail(f"the model lost its parameter {name}")
-                compare(got["params"][name], p, f"{name} after the step")
+                    raise Fail(t("the model lost its parameter {name}", name=name))
+                compare(got["params"][name], p, t("{name} after the step", name=name))
         except Fail as fail:
             if _zeroes_after_step(kit, c, got):
                 cleared_after = True
                 continue
-            raise Fail(f"{c.label}, SGD(lr={_STEP_LR}) with stale gradients left in .grad: {fail}",
-                       _diagnose_step(kit, c, got)) from None
+            raise Fail(t("{label}, SGD(lr={lr}) with stale gradients left in .grad: {fail}", label=c.label,
+                         lr=_STEP_LR, fail=fail), _diagnose_step(kit, c, got)) from None
     if cleared_after:
-        raise FollowUp(_ZERO_GRAD_AFTER)
+        raise FollowUp(_zero_grad_after())
 
 
 def _zeroes_after_step(kit, c, got) -> bool:
@@ -287,10 +296,10 @@ def step_train_mode(kit):
     c = _STEP_CASES[0]
     calls = _step(kit, c)["calls"]  # the model arrives in eval mode
     if not calls:
-        raise Fail(f"{c.label}: train_step never called the model: logits = model(src, tgt_inp)")
+        raise Fail(t("{label}: train_step never called the model: logits = model(src, tgt_inp)", label=c.label))
     if any(not training for _, training, _ in calls):
-        raise Fail(f"{c.label}: the model arrived in eval mode and ran its forward pass still in eval mode: "
-                   "call model.train() at the start of train_step (dropout must act while training)")
+        raise Fail(t("{label}: the model arrived in eval mode and ran its forward pass still in eval mode: call "
+                     "model.train() at the start of train_step (dropout must act while training)", label=c.label))
 
 
 @check("properties", "training with both functions: the loss falls and greedy decoding copies held-out sequences")
@@ -301,13 +310,130 @@ def training_run(kit):
     first, final = sum(losses[:3]) / 3, sum(losses[-5:]) / 5
     T = cfg["seq_len"]
     copied = (pred[:, 1:T + 1] == src).float().mean().item() if pred.size(1) >= T + 1 else 0.0
-    setup = (f"{cfg['steps']} steps of Adam(lr={cfg['lr']}), batches of {cfg['batch']} from your make_copy_batch "
-             f"(seq_len={T}, vocab_size={cfg['vocab']}), a 1-layer Transformer (d_model={cfg['d_model']})")
+    setup = t("{steps} steps of Adam(lr={lr}), batches of {batch} from your make_copy_batch (seq_len={T}, "
+              "vocab_size={vocab}), a 1-layer Transformer (d_model={d_model})", steps=cfg["steps"], lr=cfg["lr"],
+              batch=cfg["batch"], T=T, vocab=cfg["vocab"], d_model=cfg["d_model"])
     if not final < min(_MAX_FINAL_LOSS, first / 3):
-        raise Fail(f"{setup}: the loss went from {first:.3f} (first 3 steps) to {final:.3f} (last 5); the reference "
-                   f"ends below 0.2. Check that train_step calls optimizer.step() and zero_grad(), and that the targets "
-                   "are tgt_out")
+        raise Fail(t("{setup}: the loss went from {first:.3f} (first 3 steps) to {final:.3f} (last 5); the reference "
+                     "ends below 0.2. Check that train_step calls optimizer.step() and zero_grad(), and that the "
+                     "targets are tgt_out", setup=setup, first=first, final=final))
     if copied < _MIN_TOKEN_ACCURACY:
-        raise Fail(f"{setup}: the loss fell to {final:.3f}, but greedy decoding copies only {copied:.0%} of the held-out "
-                   f"tokens (the reference ~97%); e.g. src {src[0].tolist()} gave {pred[0].tolist()}. Check the "
-                   "teacher forcing: model(src, tgt_inp) compared with tgt_out")
+        raise Fail(t("{setup}: the loss fell to {final:.3f}, but greedy decoding copies only {copied:.0%} of the "
+                     "held-out tokens (the reference ~97%); e.g. src {src} gave {pred}. Check the teacher forcing: "
+                     "model(src, tgt_inp) compared with tgt_out", setup=setup, final=final, copied=copied,
+                     src=src[0].tolist(), pred=pred[0].tolist()))
+
+
+_ZH = register({
+    # titles
+    "make_copy_batch and train_step are functions with the documented parameters":
+        "make_copy_batch 和 train_step 都是函数，参数与文档一致",
+    "make_copy_batch: tgt_inp is BOS + src, tgt_out is src + EOS, tokens in 3 .. V-1":
+        "make_copy_batch：tgt_inp 是 BOS + src，tgt_out 是 src + EOS，词元在 3 .. V-1 之间",
+    "make_copy_batch draws with the generator it is given: the same seed gives the same batch":
+        "make_copy_batch 用传入的 generator 采样：相同的种子得到相同的批次",
+    "train_step returns the batch's loss as a float: cross-entropy averaged over non-PAD targets":
+        "train_step 以 float 返回这个批次的损失：在非 PAD 目标上平均的交叉熵",
+    "train_step updates every weight once, from fresh gradients (zero_grad, backward, step)":
+        "train_step 用新算出的梯度把每个权重更新一次（zero_grad、backward、step）",
+    "train_step puts the model in training mode before the forward pass": "train_step 在前向传播之前把模型切换到训练模式",
+    "training with both functions: the loss falls and greedy decoding copies held-out sequences":
+        "用这两个函数训练：损失下降，贪心解码能复制留出的序列",
+    # named mistakes: make_copy_batch
+    "your tgt_inp and tgt_out are swapped: the decoder reads tgt_inp = BOS + tokens and must predict "
+    "tgt_out = tokens + EOS":
+        "你的 tgt_inp 和 tgt_out 弄反了：解码器读入 tgt_inp = BOS + tokens，要预测 tgt_out = tokens + EOS",
+    "your tgt_out equals tgt_inp (BOS + tokens), so each position would be trained to repeat its own input: tgt_out is "
+    "the sequence shifted left by one, tokens + EOS":
+        "你的 tgt_out 等于 tgt_inp（BOS + tokens），这样每个位置学到的是重复自己的输入：tgt_out 是左移一位的序列，"
+        "tokens + EOS",
+    "your tgt_inp is tokens + EOS: the decoder input starts with BOS (BOS + tokens)":
+        "你的 tgt_inp 是 tokens + EOS：解码器的输入以 BOS 开头（BOS + tokens）",
+    "your tokens are drawn from 0 .. V-1, which includes PAD, BOS and EOS: "
+    "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)":
+        "你的词元是从 0 .. V-1 中采样的，其中包括 PAD、BOS 和 EOS："
+        "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)",
+    "your tokens are drawn from 1 .. V-1: ids 0, 1, 2 are special, draw from 3: "
+    "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)":
+        "你的词元是从 1 .. V-1 中采样的：id 0、1、2 是特殊词元，要从 3 开始采样："
+        "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)",
+    "your tokens stop at V-2: torch.randint's upper bound is exclusive, so draw with torch.randint(3, vocab_size, ...)":
+        "你的词元最大只到 V-2：torch.randint 的上界是开区间，所以要用 torch.randint(3, vocab_size, ...) 采样",
+    "your batch uses BOS = 1 and EOS = 2 whatever the arguments say: use bos_id and eos_id":
+        "不管参数是什么，你的批次都用 BOS = 1、EOS = 2：要用 bos_id 和 eos_id",
+    # train_step
+    "your loss counts the PAD targets too: F.cross_entropy(..., ignore_index=pad_id) "
+    "(nn.CrossEntropyLoss(ignore_index=pad_id)), so padded positions count for nothing":
+        "你的损失把 PAD 目标也算进去了：要用 F.cross_entropy(..., ignore_index=pad_id)"
+        "（nn.CrossEntropyLoss(ignore_index=pad_id)），这样填充位置不计入损失",
+    "your step used gradients accumulated from before (no optimizer.zero_grad()): clear them before loss.backward()":
+        "你的这一步用了之前累积下来的梯度（没有 optimizer.zero_grad()）：要在 loss.backward() 之前清零",
+    "your weights did not change: call optimizer.step() after loss.backward(), and do not call optimizer.zero_grad() "
+    "between backward() and step() (it throws the new gradients away)":
+        "你的权重没有变：要在 loss.backward() 之后调用 optimizer.step()，而且不要在 backward() 和 step() 之间调用 "
+        "optimizer.zero_grad()（它会把新算出的梯度扔掉）",
+    "your loss compares the logits with tgt_inp, so each position learns to repeat its own input: the targets are "
+    "tgt_out (the same sequence shifted left by one)":
+        "你的损失拿 logits 和 tgt_inp 比较，这样每个位置学到的是重复自己的输入：目标是 tgt_out（同一个序列左移一位）",
+    "your decoder reads tgt_out, the answers it must predict: feed model(src, tgt_inp), compare with tgt_out":
+        "你的解码器读入的是 tgt_out，也就是它要预测的答案：要喂 model(src, tgt_inp)，再和 tgt_out 比较",
+    "your targets are flattened in a different order from the logits: logits.reshape(-1, V) goes row by row (batch, "
+    "then position), so flatten tgt_out the same way, tgt_out.reshape(-1)":
+        "你的目标展平的顺序和 logits 不一样：logits.reshape(-1, V) 是逐行展开的（先批次，再位置），所以 tgt_out 也要同样"
+        "展平，tgt_out.reshape(-1)",
+    "your loss is the sum over the targets: average it over the non-PAD targets (the default reduction='mean')":
+        "你的损失是对目标求和：要在非 PAD 目标上取平均（默认的 reduction='mean'）",
+    # messages
+    "{label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors":
+        "{label}：make_copy_batch 应该返回由张量组成的元组 (src, tgt_inp, tgt_out)",
+    "{label}: src holds ids from {low} to {high}; the tokens to copy are 3 .. vocab_size-1 = {last} (ids 0, 1, 2 are "
+    "PAD, BOS, EOS)":
+        "{label}：src 中的 id 从 {low} 到 {high}；要复制的词元是 3 .. vocab_size-1 = {last}（id 0、1、2 是 PAD、BOS、EOS）",
+    "{label}: tgt_inp[0] = {tgt} for src[0] = {src}: tgt_inp should be BOS (bos_id = {bos_id}) followed by the tokens "
+    "of src":
+        "{label}：src[0] = {src} 时 tgt_inp[0] = {tgt}：tgt_inp 应该是 BOS（bos_id = {bos_id}）后面跟着 src 的词元",
+    "{label}: tgt_out[0] = {tgt} for src[0] = {src}: tgt_out should be the tokens of src followed by EOS "
+    "(eos_id = {eos_id})":
+        "{label}：src[0] = {src} 时 tgt_out[0] = {tgt}：tgt_out 应该是 src 的词元后面跟着 EOS（eos_id = {eos_id}）",
+    "{label}: two calls with generators seeded alike gave different batches: draw the tokens with "
+    "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global RNG":
+        "{label}：用相同种子的 generator 调用两次，得到了不同的批次：要用 "
+        "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator) 采样词元，而不是用全局随机数生成器",
+    "{label}: train_step returned a tensor; return the loss as a Python float (loss.item())":
+        "{label}：train_step 返回了一个张量；要以 Python float 返回损失（loss.item()）",
+    "{label}: train_step should return the loss as a Python float (loss.item()), got {kind}":
+        "{label}：train_step 应该以 Python float 返回损失（loss.item()），实际得到 {kind}",
+    "{label}, a batch with PAD (pad_id = {pad_id}): {fail}": "{label}，带 PAD 的批次（pad_id = {pad_id}）：{fail}",
+    "Follow-up: your train_step clears the gradients after optimizer.step() (the Annotated Transformer's order: "
+    "backward, step, zero_grad), so its update used whatever .grad held when it was called: the gradients planted "
+    "before the call moved the weights too. From a fresh model it is equivalent (two calls from empty gradients match "
+    "the reference), but what if .grad is not empty when training starts, after a gradient check, a backward() for a "
+    "probe or an interrupted step? Clearing them before loss.backward() makes every call self-contained, which this "
+    "kata's reference does":
+        "追问：你的 train_step 在 optimizer.step() 之后才清零梯度（Annotated Transformer 的顺序：backward、step、"
+        "zero_grad），所以它的更新用的是调用时 .grad 里原有的东西：调用之前埋下的梯度也推动了权重。从一个新模型开始时两者"
+        "等价（从空梯度开始连续调用两次与参考答案一致），但如果训练开始时 .grad 不是空的呢？比如做过梯度检查、为探针调用过 "
+        "backward()，或者有一步被中断了。在 loss.backward() 之前清零能让每次调用都自成一体，本题的参考答案就是这样做的",
+    "the model lost its parameter {name}": "模型丢失了参数 {name}",
+    "{name} after the step": "这一步之后的 {name}",
+    "{label}, SGD(lr={lr}) with stale gradients left in .grad: {fail}":
+        "{label}，SGD(lr={lr})，.grad 里留有旧的梯度：{fail}",
+    "{label}: train_step never called the model: logits = model(src, tgt_inp)":
+        "{label}：train_step 从来没有调用模型：logits = model(src, tgt_inp)",
+    "{label}: the model arrived in eval mode and ran its forward pass still in eval mode: call model.train() at the "
+    "start of train_step (dropout must act while training)":
+        "{label}：传入的模型处于 eval 模式，前向传播时仍然是 eval 模式：要在 train_step 开头调用 model.train()"
+        "（训练时 dropout 必须起作用）",
+    "{steps} steps of Adam(lr={lr}), batches of {batch} from your make_copy_batch (seq_len={T}, vocab_size={vocab}), "
+    "a 1-layer Transformer (d_model={d_model})":
+        "用 Adam(lr={lr}) 训练 {steps} 步，每批 {batch} 个样本，来自你的 make_copy_batch（seq_len={T}，"
+        "vocab_size={vocab}），1 层的 Transformer（d_model={d_model}）",
+    "{setup}: the loss went from {first:.3f} (first 3 steps) to {final:.3f} (last 5); the reference ends below 0.2. "
+    "Check that train_step calls optimizer.step() and zero_grad(), and that the targets are tgt_out":
+        "{setup}：损失从 {first:.3f}（前 3 步）变到 {final:.3f}（最后 5 步）；参考答案最后低于 0.2。请检查 train_step 是否"
+        "调用了 optimizer.step() 和 zero_grad()，以及目标是不是 tgt_out",
+    "{setup}: the loss fell to {final:.3f}, but greedy decoding copies only {copied:.0%} of the held-out tokens (the "
+    "reference ~97%); e.g. src {src} gave {pred}. Check the teacher forcing: model(src, tgt_inp) compared with tgt_out":
+        "{setup}：损失降到了 {final:.3f}，但贪心解码只复制对了留出数据中 {copied:.0%} 的词元（参考答案约 97%）；例如 src "
+        "{src} 得到的是 {pred}。请检查 teacher forcing：model(src, tgt_inp) 与 tgt_out 比较",
+})

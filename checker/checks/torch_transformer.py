@@ -6,6 +6,7 @@ import torch
 
 from checker.checks.child import transformer as fixtures
 from checker.kit import DTYPES, Accepted, Convention, Fail, Mistake, case, check, compare, expect_structure
+from checker.lang import register, t
 
 TARGET = "Transformer"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -168,13 +169,13 @@ def structure(kit):
                      forward=["src", "tgt"], init=init(CASES[0]))
     built = kit.inspect(TARGET, init(CASES[1]))
     if "pos_enc.pe" not in built["buffers"]:
-        raise Fail("the positional table should be the buffer pos_enc.pe: create self.pos_enc = "
-                   f"PositionalEncoding(d_model, max_len, dropout) (one, shared by both sides); found buffers "
-                   f"{', '.join(built['buffers']) or 'none'}")
+        raise Fail(t("the positional table should be the buffer pos_enc.pe: create self.pos_enc = "
+                     "PositionalEncoding(d_model, max_len, dropout) (one, shared by both sides); found buffers {names}",
+                     names=", ".join(built["buffers"]) or t("none")))
     extra = [b for b in built["buffers"] if b != "pos_enc.pe"]
     if extra:
-        raise Fail(f"Transformer has buffers the contract does not have: {', '.join(extra)}; build the masks in "
-                   "encode/decode from the ids instead of storing them")
+        raise Fail(t("Transformer has buffers the contract does not have: {names}; build the masks in encode/decode "
+                     "from the ids instead of storing them", names=", ".join(extra)))
 
 
 def _state(kit, c, dtype="float64"):
@@ -191,7 +192,8 @@ def _user(kit, c, args, *, shape=None, what="forward", **kw):
     want = shape or (args[0].size(0), args[1].size(1), c.V_t)
     if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(want):
         got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-        raise Fail(f"{c.label}: {what} should return a tensor of shape {tuple(want)}, got {got}")
+        raise Fail(t("{label}: {what} should return a tensor of shape {want}, got {got}", label=c.label, what=what,
+                     want=tuple(want), got=got))
     return value
 
 
@@ -221,7 +223,7 @@ def _or_convention(compare_all):
             if kit.convention is not None or kit.settle() is None:
                 raise
             compare_all(kit)
-            raise Accepted(kit.convention.explain) from None
+            raise Accepted(t(kit.convention.explain)) from None
     return run
 
 
@@ -244,7 +246,8 @@ def _encode_matches(kit):
         try:
             compare(got, want, "memory", "(B, T_s, D)")
         except Fail as fail:
-            raise Fail(f"{c.label}, encode(src): {fail}", _diagnose(kit, c, "encode", (src,), got)) from None
+            raise Fail(t("{label}, encode(src): {fail}", label=c.label, fail=fail),
+                       _diagnose(kit, c, "encode", (src,), got)) from None
 
 
 def _decode_matches(kit):
@@ -258,8 +261,8 @@ def _decode_matches(kit):
         try:
             compare(got, want, "hidden states", "(B, T_t, D)")
         except Fail as fail:
-            raise Fail(f"{c.label}, decode(tgt, memory, src) with the reference's memory: {fail}",
-                       _diagnose(kit, c, "decode", (tgt, memory, src), got)) from None
+            raise Fail(t("{label}, decode(tgt, memory, src) with the reference's memory: {fail}", label=c.label,
+                         fail=fail), _diagnose(kit, c, "decode", (tgt, memory, src), got)) from None
 
 
 @check("masking", "causal: changing the target after position t leaves the logits at positions ≤ t unchanged")
@@ -267,16 +270,16 @@ def causal(kit):
     c = CASES[1]
     src, tgt = kit.inputs(c)
     logits = _user(kit, c, (src, tgt))
-    real = torch.tensor([t for t in range(c.V_t) if t != c.pad_id])
-    for t in (0, 1, c.T_t // 2, c.T_t - 2):
+    real = torch.tensor([tok for tok in range(c.V_t) if tok != c.pad_id])
+    for pos in (0, 1, c.T_t // 2, c.T_t - 2):
         changed = tgt.clone()
-        later = changed[:, t + 1:]
-        changed[:, t + 1:] = real[(torch.searchsorted(real, later.clamp(max=int(real[-1]))) + 1) % len(real)]
+        later = changed[:, pos + 1:]
+        changed[:, pos + 1:] = real[(torch.searchsorted(real, later.clamp(max=int(real[-1]))) + 1) % len(real)]
         after = _user(kit, c, (src, changed))
-        if not torch.allclose(logits[:, : t + 1], after[:, : t + 1], rtol=1e-9, atol=1e-10):
-            raise Fail(f"{c.label}: changing the target tokens after position {t} changed the logits at positions "
-                       f"≤ {t}: the decoder sees the future; its self-attention needs the causal mask "
-                       "(key j visible to query i only if j <= i)")
+        if not torch.allclose(logits[:, : pos + 1], after[:, : pos + 1], rtol=1e-9, atol=1e-10):
+            raise Fail(t("{label}: changing the target tokens after position {pos} changed the logits at positions "
+                         "≤ {pos}: the decoder sees the future; its self-attention needs the causal mask (key j visible "
+                         "to query i only if j <= i)", label=c.label, pos=pos))
 
 
 @check("masking", "PAD: extra PAD columns appended to the source leave the logits and the memory unchanged")
@@ -286,15 +289,15 @@ def source_padding(kit):
         longer = torch.cat([src, torch.full((c.B, 3), c.pad_id, dtype=src.dtype)], dim=1)  # (B, T_s + 3)
         logits, logits2 = _user(kit, c, (src, tgt)), _user(kit, c, (longer, tgt))
         if not torch.allclose(logits, logits2, rtol=1e-9, atol=1e-10):
-            raise Fail(f"{c.label}: appending 3 PAD columns to src (pad_id = {c.pad_id}) changed the logits: PAD "
-                       "source keys must be hidden, in the encoder's self-attention and in the cross-attention "
-                       "(mask (src != self.pad_id)[:, None, None, :])")
+            raise Fail(t("{label}: appending 3 PAD columns to src (pad_id = {pad_id}) changed the logits: PAD source "
+                         "keys must be hidden, in the encoder's self-attention and in the cross-attention "
+                         "(mask (src != self.pad_id)[:, None, None, :])", label=c.label, pad_id=c.pad_id))
         memory, memory2 = (_user(kit, c, (s,), method="encode", what="encode(src)", shape=(c.B, s.size(1), c.D))
                            for s in (src, longer))
         real = src != c.pad_id
         if not torch.allclose(memory[real], memory2[:, : c.T_s][real], rtol=1e-9, atol=1e-10):
-            raise Fail(f"{c.label}: appending 3 PAD columns to src changed encode(src) at real (non-PAD) positions: "
-                       "the encoder's self-attention must hide PAD keys")
+            raise Fail(t("{label}: appending 3 PAD columns to src changed encode(src) at real (non-PAD) positions: "
+                         "the encoder's self-attention must hide PAD keys", label=c.label))
 
 
 @check("properties", "pos_enc adds the sinusoidal table and applies the model's dropout (the given PositionalEncoding)")
@@ -308,13 +311,120 @@ def positions(kit):
     try:
         compare(got, want, "pos_enc(zeros)", "(1, max_len, D)")
     except Fail as fail:
-        raise Fail(f"Transformer(d_model=9, num_heads=3, ...): {fail}: pos_enc must be the given "
-                   "PositionalEncoding(d_model, max_len, dropout), unchanged") from None
+        raise Fail(t("Transformer(d_model=9, num_heads=3, ...): {fail}: pos_enc must be the given "
+                     "PositionalEncoding(d_model, max_len, dropout), unchanged", fail=fail)) from None
     # in training mode with dropout=0.5 every entry is either dropped (0) or kept and doubled
     dropped = kit.user((x,), init={**odd, "dropout": 0.5}, dtype="float64", method="pos_enc", train=True)
     if isinstance(dropped, torch.Tensor) and dropped.shape == want.shape:
         live = want != 0
         zeroed = float((dropped[live] == 0).double().mean())
         if not 0.3 < zeroed < 0.7 or not torch.allclose(dropped[dropped != 0], 2 * want[dropped != 0]):
-            raise Fail(f"Transformer(dropout=0.5, ...) in training mode: pos_enc zeroed {zeroed:.0%} of the table: "
-                       "build it as PositionalEncoding(d_model, max_len, dropout), passing the model's dropout on")
+            raise Fail(t("Transformer(dropout=0.5, ...) in training mode: pos_enc zeroed {zeroed:.0%} of the table: "
+                         "build it as PositionalEncoding(d_model, max_len, dropout), passing the model's dropout on",
+                         zeroed=zeroed))
+
+
+_ZH = register({
+    # titles
+    "Transformer has src_embed, tgt_embed, pos_enc, encoder_layers, decoder_layers, out_proj":
+        "Transformer 带 src_embed、tgt_embed、pos_enc、encoder_layers、decoder_layers、out_proj",
+    "encode(src) gives the reference's memory (B, T_s, D)": "encode(src) 得到与参考答案一致的 memory (B, T_s, D)",
+    "decode(tgt, memory, src) gives the reference's hidden states (B, T_t, D)":
+        "decode(tgt, memory, src) 得到与参考答案一致的隐藏状态 (B, T_t, D)",
+    "causal: changing the target after position t leaves the logits at positions ≤ t unchanged":
+        "因果性：改动位置 t 之后的目标词元，位置 ≤ t 的 logits 不变",
+    "PAD: extra PAD columns appended to the source leave the logits and the memory unchanged":
+        "PAD：在源序列后面追加几列 PAD，logits 和 memory 都不变",
+    "pos_enc adds the sinusoidal table and applies the model's dropout (the given PositionalEncoding)":
+        "pos_enc 加上正弦位置编码表，并使用模型的 dropout（给定的 PositionalEncoding）",
+    # named mistakes
+    "your logits equal a decoder without the causal mask, so position i sees the future: combine the target padding "
+    "mask with torch.ones(T_t, T_t, dtype=torch.bool).tril()":
+        "你的 logits 等于没有因果掩码的解码器，位置 i 看到了未来：要把目标端的填充掩码和 "
+        "torch.ones(T_t, T_t, dtype=torch.bool).tril() 结合起来",
+    "your causal mask also hides the diagonal (tril(-1), or triu(0) used as the visible part): position i must see "
+    "keys 0..i, itself included: use .tril() with the default diagonal=0":
+        "你的因果掩码把对角线也遮挡了（tril(-1)，或者把 triu(0) 当作可见部分）：位置 i 必须能看到键 0..i，包括它自己："
+        "用默认 diagonal=0 的 .tril()",
+    "your causal mask is the upper triangle: position i sees i..T_t-1 (the future) instead of 0..i: the visible part is "
+    ".tril()":
+        "你的因果掩码是上三角：位置 i 看到的是 i..T_t-1（未来），而不是 0..i：可见部分是 .tril()",
+    "your decoder self-attention does not hide PAD target keys (only the causal mask): "
+    "tgt_mask = (tgt != self.pad_id)[:, None, None, :] & causal":
+        "你的解码器自注意力没有遮挡目标端的 PAD 键（只有因果掩码）：tgt_mask = (tgt != self.pad_id)[:, None, None, :] & causal",
+    "your encoder self-attention does not hide PAD source keys: give every encoder layer "
+    "src_mask = (src != self.pad_id)[:, None, None, :]":
+        "你的编码器自注意力没有遮挡源端的 PAD 键：要给每个编码器层传 src_mask = (src != self.pad_id)[:, None, None, :]",
+    "your cross-attention does not hide PAD source keys: give every decoder layer "
+    "memory_mask = (src != self.pad_id)[:, None, None, :]":
+        "你的交叉注意力没有遮挡源端的 PAD 键：要给每个解码器层传 memory_mask = (src != self.pad_id)[:, None, None, :]",
+    "your padding masks are inverted: True must mean 'may attend', i.e. the token is NOT PAD: (ids != self.pad_id)":
+        "你的填充掩码反了：True 必须表示“可以关注”，也就是这个词元“不是” PAD：(ids != self.pad_id)",
+    "your masks treat id 0 as PAD, but this model's pad_id is another: compare with self.pad_id":
+        "你的掩码把 id 0 当作 PAD，但这个模型的 pad_id 是别的值：要和 self.pad_id 比较",
+    "your logits equal a model without positional encoding: add positions on both sides, "
+    "x = self.pos_enc(self.src_embed(src)) and y = self.pos_enc(self.tgt_embed(tgt))":
+        "你的 logits 等于没有位置编码的模型：两边都要加上位置编码，x = self.pos_enc(self.src_embed(src))，"
+        "y = self.pos_enc(self.tgt_embed(tgt))",
+    "your target ids are embedded with src_embed: embed tgt with self.tgt_embed":
+        "你的目标端 id 用的是 src_embed 做嵌入：tgt 要用 self.tgt_embed",
+    "your decoder cross-attends to the embedded source, not to the encoder's output: memory = self.encode(src), then "
+    "self.decode(tgt, memory, src)":
+        "你的解码器交叉注意力关注的是源端的嵌入，而不是编码器的输出：memory = self.encode(src)，然后 "
+        "self.decode(tgt, memory, src)",
+    "your layers are not chained: each one receives the embeddings and only the last one's output is kept; feed each "
+    "layer's output to the next (x, _ = layer(x, src_mask))":
+        "你的各层没有串起来：每一层收到的都是嵌入，最后只保留了最后一层的输出；要把每一层的输出送进下一层"
+        "（x, _ = layer(x, src_mask)）",
+    "your output equals softmax(logits): return the raw scores of out_proj (cross-entropy applies log-softmax itself)":
+        "你的输出等于 softmax(logits)：要返回 out_proj 的原始分数（交叉熵自己会做 log-softmax）",
+    # conventions
+    "your embeddings are multiplied by √d_model before the positions are added, as the paper does (section 3.4: 'we "
+    "multiply those weights by √d_model') and the Annotated Transformer's Embeddings "
+    "(self.lut(x) * math.sqrt(self.d_model)). Seeds 003 and 004, and this kata's reference, do not scale: "
+    "x = self.pos_enc(self.src_embed(src)). Either trains; the scale sets how large the embeddings are next to the "
+    "positional table, whose entries lie in [-1, 1]":
+        "你的嵌入在加位置编码之前乘了 √d_model，和论文（3.4 节：“we multiply those weights by √d_model”）以及 Annotated "
+        "Transformer 的 Embeddings（self.lut(x) * math.sqrt(self.d_model)）一样。seed 003 和 004 以及本题的参考答案"
+        "都不做这个缩放：x = self.pos_enc(self.src_embed(src))。两种都能训练；这个缩放决定了嵌入相对于位置编码表"
+        "（取值在 [-1, 1] 之间）有多大",
+    "your padding masks also hide the PAD query rows, as seed 003's make_pad_mask does (visible = real query AND real "
+    "key): the outputs differ only at PAD positions, which the loss ignores. This kata's reference hides PAD keys "
+    "only, (ids != self.pad_id)[:, None, None, :], so a PAD row attends like any other and no row is left with "
+    "nothing to see":
+        "你的填充掩码还遮挡了 PAD 查询所在的行，和 seed 003 的 make_pad_mask 一样（可见 = 查询是真实词元“且”键是真实"
+        "词元）：输出只在 PAD 位置上不同，而损失会忽略这些位置。本题的参考答案只遮挡 PAD 键，"
+        "(ids != self.pad_id)[:, None, None, :]，所以 PAD 行照样和其他行一样做注意力，不会有哪一行什么都看不到",
+    # messages
+    "the positional table should be the buffer pos_enc.pe: create self.pos_enc = PositionalEncoding(d_model, max_len, "
+    "dropout) (one, shared by both sides); found buffers {names}":
+        "位置编码表应该是缓冲区 pos_enc.pe：请创建 self.pos_enc = PositionalEncoding(d_model, max_len, dropout)"
+        "（只建一个，两边共用）；找到的缓冲区是 {names}",
+    "Transformer has buffers the contract does not have: {names}; build the masks in encode/decode from the ids "
+    "instead of storing them":
+        "Transformer 有约定之外的缓冲区：{names}；掩码要在 encode/decode 里根据 id 构建，不要存起来",
+    "{label}: {what} should return a tensor of shape {want}, got {got}":
+        "{label}：{what} 应该返回形状为 {want} 的张量，实际得到 {got}",
+    "{label}, encode(src): {fail}": "{label}，encode(src)：{fail}",
+    "{label}, decode(tgt, memory, src) with the reference's memory: {fail}":
+        "{label}，用参考答案的 memory 调用 decode(tgt, memory, src)：{fail}",
+    "{label}: changing the target tokens after position {pos} changed the logits at positions ≤ {pos}: the decoder "
+    "sees the future; its self-attention needs the causal mask (key j visible to query i only if j <= i)":
+        "{label}：改动位置 {pos} 之后的目标词元，改变了位置 ≤ {pos} 的 logits：解码器看到了未来；它的自注意力需要因果掩码"
+        "（只有 j <= i 时键 j 才对查询 i 可见）",
+    "{label}: appending 3 PAD columns to src (pad_id = {pad_id}) changed the logits: PAD source keys must be hidden, "
+    "in the encoder's self-attention and in the cross-attention (mask (src != self.pad_id)[:, None, None, :])":
+        "{label}：在 src 后面追加 3 列 PAD（pad_id = {pad_id}）改变了 logits：源端的 PAD 键必须遮挡，编码器的自注意力和"
+        "交叉注意力里都要（掩码 (src != self.pad_id)[:, None, None, :]）",
+    "{label}: appending 3 PAD columns to src changed encode(src) at real (non-PAD) positions: the encoder's "
+    "self-attention must hide PAD keys":
+        "{label}：在 src 后面追加 3 列 PAD，改变了 encode(src) 在真实（非 PAD）位置上的结果：编码器的自注意力必须遮挡 PAD 键",
+    "Transformer(d_model=9, num_heads=3, ...): {fail}: pos_enc must be the given PositionalEncoding(d_model, max_len, "
+    "dropout), unchanged":
+        "Transformer(d_model=9, num_heads=3, ...)：{fail}：pos_enc 必须是给定的 "
+        "PositionalEncoding(d_model, max_len, dropout)，不做改动",
+    "Transformer(dropout=0.5, ...) in training mode: pos_enc zeroed {zeroed:.0%} of the table: build it as "
+    "PositionalEncoding(d_model, max_len, dropout), passing the model's dropout on":
+        "训练模式下的 Transformer(dropout=0.5, ...)：pos_enc 把表的 {zeroed:.0%} 置成了 0：要用 "
+        "PositionalEncoding(d_model, max_len, dropout) 构建，把模型的 dropout 传进去",
+})
