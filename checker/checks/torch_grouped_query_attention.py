@@ -308,7 +308,7 @@ _ZH = register({
     "hidden keys get exactly zero weight in every query head": "在每个查询头中，被遮挡的键权重恰好为 0",
     "with a causal mask, position i uses no input after i": "在因果掩码下，位置 i 不用到 i 之后的任何输入",
     "a query with no visible key gets zero weights (its output is W_o's bias)":
-        "没有任何可见键的查询，权重为 0（它的输出是 W_o 的偏置）",
+        "没有任何可见键的查询权重为 0（它的输出是 W_o 的偏置）",
     "query head h reads kv head h // G (repeat_interleave, not repeat)":
         "查询头 h 读取 kv 头 h // G（用 repeat_interleave，不是 repeat）",
     "num_kv_heads == num_heads is the multi-head attention kata's reference, same weights":
@@ -336,7 +336,7 @@ _ZH = register({
     "d_k = d_model // num_heads":
         "你的输出等于没有 1/√d_k 缩放的注意力：要把分数除以 math.sqrt(d_k)，d_k = d_model // num_heads",
     "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head (d_model // num_heads)":
-        "你的输出等于按 1/√d_model 缩放的注意力：要按 1/√d_k 缩放，d_k 是单个头的大小（d_model // num_heads）",
+        "你的输出等于按 1/√d_model 缩放的注意力：要按 1/√d_k 缩放，d_k 是“一个”头的维度（d_model // num_heads）",
     "your heads are split with x.view(B, heads, T, d_k) directly, which cuts the sequence into blocks instead of "
     "cutting each vector into heads: use x.view(B, T, heads, d_k).transpose(1, 2)":
         "你直接用 x.view(B, heads, T, d_k) 拆分头，这是把序列切成了块，而不是把每个向量切成多个头："
@@ -345,7 +345,7 @@ _ZH = register({
     "out.transpose(1, 2).reshape(B, T, d_model)":
         "你合并头时没有转置，所以位置被打乱了：要用 out.transpose(1, 2).reshape(B, T, d_model)",
     "your output equals the concatenated heads without the output projection: apply self.W_o at the end":
-        "你的输出等于拼接后的各个头，少了输出投影：最后要经过 self.W_o",
+        "你的输出等于拼接后的各个头，没有输出投影：最后要用 self.W_o",
     "your values are projected with W_k (a copy-paste slip; both are num_kv_heads * d_k wide): V = self.W_v(x)":
         "你的值是用 W_k 投影的（复制粘贴的笔误；两者宽度都是 num_kv_heads * d_k）：V = self.W_v(x)",
     "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1":
