@@ -12,6 +12,7 @@ import torch
 
 from checker.checks.child.memory_probe import flash_attention_memory
 from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure
+from checker.lang import register, t
 
 TARGET = "flash_attention"
 OUTPUTS = [("out", "(B, H, T_q, d_v)")]
@@ -161,16 +162,20 @@ def causal_future(kit):
             moved = ((a != b) & ~(a.isnan() & b.isnan())).flatten(0, 1).any(dim=0).any(dim=-1)  # (blind,)
             if moved.any():
                 i = int(moved.nonzero()[0])
-                sees = f"may only see keys <= {i + offset}" if i + offset >= 0 else "may see no key at all"
-                raise Fail(f"{c.label}: changing the keys and values from position {j} on changed the output of query "
-                           f"{i}, which {sees}: the future leaks through your causal mask "
-                           "(query i sees j <= i + (T_k - T_q))")
+                if i + offset >= 0:
+                    raise Fail(t("{label}: changing the keys and values from position {j} on changed the output of "
+                                 "query {i}, which may only see keys <= {last}: the future leaks through your causal "
+                                 "mask (query i sees j <= i + (T_k - T_q))", label=c.label, j=j, i=i, last=i + offset))
+                raise Fail(t("{label}: changing the keys and values from position {j} on changed the output of query "
+                             "{i}, which may see no key at all: the future leaks through your causal mask "
+                             "(query i sees j <= i + (T_k - T_q))", label=c.label, j=j, i=i))
 
 
-_WHY = ("Follow-up: with causal=True and T_q > T_k, what does a query that sees no key return? Dividing by l "
-        "everywhere gives 0 / 0 = NaN there, and a NaN spreads to the whole batch through the loss and its "
-        "gradients; the reference gives such a query a zero output: shift by 0 where the running max is still "
-        "-inf and divide by l only where l > 0 (acc / l.masked_fill(l == 0, 1.0))")
+def _why():
+    return t("Follow-up: with causal=True and T_q > T_k, what does a query that sees no key return? Dividing by l "
+             "everywhere gives 0 / 0 = NaN there, and a NaN spreads to the whole batch through the loss and its "
+             "gradients; the reference gives such a query a zero output: shift by 0 where the running max is still "
+             "-inf and divide by l only where l > 0 (acc / l.masked_fill(l == 0, 1.0))")
 
 
 @check("masking", "causal with T_q > T_k: a query that sees no key gets a zero output, not NaN", followup=True)
@@ -183,11 +188,11 @@ def empty_rows(kit):
         return  # wrong where queries see keys: the core checks say what is wrong
     rows = out[..., :blind, :]
     if torch.isnan(rows).any():
-        raise Fail(f"{c.label}: queries 0..{blind - 1} see no key and came out NaN (0 / 0, or exp(-inf - -inf) when "
-                   f"the running max is still -inf). {_WHY}")
+        raise Fail(t("{label}: queries 0..{last} see no key and came out NaN (0 / 0, or exp(-inf - -inf) when the "
+                     "running max is still -inf). {why}", label=c.label, last=blind - 1, why=_why()))
     if (rows != 0).any():
-        raise Fail(f"{c.label}: queries 0..{blind - 1} see no key, yet their output is not zero "
-                   f"(e.g. {rows[0, 0, 0].tolist()}). {_WHY}")
+        raise Fail(t("{label}: queries 0..{last} see no key, yet their output is not zero (e.g. {row}). {why}",
+                     label=c.label, last=blind - 1, row=rows[0, 0, 0].tolist(), why=_why()))
 
 
 @check("numerics", "any block_size gives the same output: 1, not dividing T_k, T_k, larger than T_k")
@@ -202,7 +207,7 @@ def block_sizes(kit):
             compare(got, want, "out", "(B, H, T_q, d_v)")
         except Fail as fail:
             found = kit.name_mistake(args, got)
-            raise Fail(f"{c.label}, block_size={block}: {fail}", found) from None
+            raise Fail(t("{label}, block_size={block}: {fail}", label=c.label, block=block, fail=fail), found) from None
 
 
 @check("numerics", "stable on large scores (up to ~±2000): a running max keeps exp() finite")
@@ -211,7 +216,7 @@ def large_scores(kit):
     args = kit.inputs(c)
     got = _out(kit.user(args), c)
     try:
-        compare(got, kit.reference(args), f"{c.label}: out", "(B, H, T_q, d_v)")
+        compare(got, kit.reference(args), t("{label}: out", label=c.label), "(B, H, T_q, d_v)")
     except Fail as fail:
         found = kit.name_mistake(args, got)
         raise Fail(f"{fail}", found) from None
@@ -222,7 +227,8 @@ def defaults(kit):
     c = CASES[1]  # causal case, T_k = 14 < 16: one tile
     q, k, v, _, _ = kit.inputs(c)
     got = _out(kit.user((q, k, v)), c)
-    compare(got, kit.reference((q, k, v, False, 16)), f"{c.label}, flash_attention(q, k, v): out", "(B, H, T_q, d_v)")
+    compare(got, kit.reference((q, k, v, False, 16)), t("{label}, flash_attention(q, k, v): out", label=c.label),
+            "(B, H, T_q, d_v)")
 
 
 @check("properties", "memory: no tensor larger than B·H·max(T_q, T_k)·max(block_size, d_k, d_v) elements")
@@ -231,18 +237,18 @@ def memory(kit):
         args = kit.inputs(c)
         reply = kit.drive(flash_attention_memory, *args)
         if reply["fused"]:
-            raise Fail(f"{c.label}: your code ran the fused attention kernel {reply['fused'][0]}: the point of the "
-                       "kata is to write the tiles and the online softmax yourself")
+            raise Fail(t("{label}: your code ran the fused attention kernel {kernel}: the point of the kata is to write "
+                         "the tiles and the online softmax yourself", label=c.label, kernel=reply['fused'][0]))
         _out(reply["out"], c)  # the values are judged by the numerics checks
         limit = bound(c)
         if reply["largest"] > limit:
             shape = tuple(reply["shape"])
             quadratic = (c.T_q in shape and c.T_k in shape)
-            why = (": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys at "
-                   "a time and build a tile's causal mask from positions" if quadratic else "")
-            raise Fail(f"{c.label}: your code created a tensor of {reply['largest']} elements ({reply['op']} returned "
-                       f"shape {shape}), more than the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = "
-                       f"{limit}{why}")
+            why = (t(": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys "
+                     "at a time and build a tile's causal mask from positions") if quadratic else "")
+            raise Fail(t("{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more "
+                         "than the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}", label=c.label,
+                         largest=reply['largest'], op=reply['op'], shape=shape, limit=limit, why=why))
 
 
 @check("properties", "online softmax: scores exist for one tile of block_size keys at a time, never a whole row")
@@ -252,10 +258,11 @@ def online_softmax(kit):
         _out(reply["out"], c)
         if reply["row"]:
             op, shape = reply["row"]
-            raise Fail(f"{c.label}: your code made a tensor of shape {tuple(shape)} ({op}) that spans all T_k = {c.T_k} "
-                       "keys: a softmax over whole rows (tiling the queries only is memory-efficient attention, not "
-                       "flash attention). Take the keys block_size at a time and carry a running max m and sum l per "
-                       "query, rescaling the accumulator by exp(m_old - m_new) when the max grows")
+            raise Fail(t("{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys: a "
+                         "softmax over whole rows (tiling the queries only is memory-efficient attention, not flash "
+                         "attention). Take the keys block_size at a time and carry a running max m and sum l per query, "
+                         "rescaling the accumulator by exp(m_old - m_new) when the max grows", label=c.label,
+                         shape=tuple(shape), op=op, T_k=c.T_k))
 
 
 
@@ -265,5 +272,96 @@ def _out(value, c):
     want = (c.B, c.H, c.T_q, c.d_v)
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != want:
         got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise Fail(f"{c.label}: flash_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}")
+        raise Fail(t("{label}: flash_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}",
+                     label=c.label, want=want, got=got))
     return out
+
+
+_ZH = register({
+    "flash_attention is a function taking (q, k, v, causal, block_size)":
+        "flash_attention 是一个函数，参数为 (q, k, v, causal, block_size)",
+    "causal: query i uses no key after i + (T_k - T_q)": "因果：查询 i 不用到 i + (T_k - T_q) 之后的任何键",
+    "causal with T_q > T_k: a query that sees no key gets a zero output, not NaN":
+        "因果且 T_q > T_k 时：看不到任何键的查询输出为 0，而不是 NaN",
+    "any block_size gives the same output: 1, not dividing T_k, T_k, larger than T_k":
+        "任何 block_size 都给出相同的输出：1、不能整除 T_k 的、等于 T_k 的、大于 T_k 的",
+    "stable on large scores (up to ~±2000): a running max keeps exp() finite":
+        "分数很大（约 ±2000）时依然稳定：运行最大值让 exp() 保持有限",
+    "defaults: causal=False and block_size=16 when not given": "默认值：不传时 causal=False、block_size=16",
+    "memory: no tensor larger than B·H·max(T_q, T_k)·max(block_size, d_k, d_v) elements":
+        "内存：任何张量的元素数都不超过 B·H·max(T_q, T_k)·max(block_size, d_k, d_v)",
+    "online softmax: scores exist for one tile of block_size keys at a time, never a whole row":
+        "在线 softmax：每次只存在 block_size 个键这一块的分数，从不存在一整行",
+    "your output equals flash attention that rescales the running sum l but not the accumulator when the max grows: "
+    "multiply acc by exp(m_old - m_new) too (acc = acc * alpha + p @ v_tile)":
+        "你的输出等于这样的 flash attention：最大值变大时只重新缩放了累计和 l，没有缩放累加器：acc 也要乘以 "
+        "exp(m_old - m_new)（acc = acc * alpha + p @ v_tile）",
+    "your output equals flash attention with no rescaling: each tile is summed under its own max and the old l and acc "
+    "are never multiplied by exp(m_old - m_new); keep a running max and rescale both":
+        "你的输出等于没有重新缩放的 flash attention：每一块都按它自己的最大值求和，旧的 l 和 acc 从没乘以 "
+        "exp(m_old - m_new)；要维护运行最大值，并同时重新缩放这两者",
+    "your output equals dividing the accumulator by l inside the loop without undoing the old division: keep acc "
+    "unnormalised and divide by l once, after the last tile (or rescale the old acc by l_old / l_new)":
+        "你的输出等于在循环内把累加器除以 l，却没有撤销之前的除法：acc 要保持未归一化，在最后一块之后只除一次 l"
+        "（或者把旧的 acc 乘以 l_old / l_new 重新缩放）",
+    "your output ignores the keys of the last, shorter tile (T_k not a multiple of block_size): loop with "
+    "range(0, T_k, block_size) and slice k[..., start:start + block_size, :], which is short at the end":
+        "你的输出忽略了最后那个较短的块里的键（T_k 不是 block_size 的倍数）：要用 range(0, T_k, block_size) 循环，"
+        "并切片 k[..., start:start + block_size, :]，最后一块会自然变短",
+    "your output equals attention without the 1/√d_k scale: multiply each tile's scores by 1 / math.sqrt(d_k)":
+        "你的输出等于没有 1/√d_k 缩放的注意力：每一块的分数都要乘以 1 / math.sqrt(d_k)",
+    "your causal mask lets query i see keys j <= i, as if the queries started at position 0: the queries are the LAST "
+    "T_q positions, so query i sees j <= i + (T_k - T_q)":
+        "你的因果掩码让查询 i 看到键 j <= i，好像查询从位置 0 开始：查询是最后 T_q 个位置，所以查询 i 能看到 "
+        "j <= i + (T_k - T_q)",
+    "your causal mask hides the key at the query's own position: query i sees j <= i + (T_k - T_q), itself included "
+    "(hide cols > rows, not cols >= rows)":
+        "你的因果掩码遮挡了查询自身位置上的键：查询 i 能看到 j <= i + (T_k - T_q)，包括它自己"
+        "（要遮挡 cols > rows，而不是 cols >= rows）",
+    "your output equals exp(scores) without subtracting a running max: it overflows to inf/NaN on large scores; keep "
+    "m = max so far and use exp(s - m_new)":
+        "你的输出等于不减去运行最大值直接算 exp(scores)：分数很大时会溢出成 inf/NaN；要维护 m = 目前为止的最大值，"
+        "并用 exp(s - m_new)",
+    "{label}: changing the keys and values from position {j} on changed the output of query {i}, which may only see "
+    "keys <= {last}: the future leaks through your causal mask (query i sees j <= i + (T_k - T_q))":
+        "{label}：改动从位置 {j} 起的键和值，改变了查询 {i} 的输出，而它只能看到 <= {last} 的键：未来的信息穿过了你的"
+        "因果掩码（查询 i 只能看到 j <= i + (T_k - T_q)）",
+    "{label}: changing the keys and values from position {j} on changed the output of query {i}, which may see no key "
+    "at all: the future leaks through your causal mask (query i sees j <= i + (T_k - T_q))":
+        "{label}：改动从位置 {j} 起的键和值，改变了查询 {i} 的输出，而它不应看到任何键：未来的信息穿过了你的因果掩码"
+        "（查询 i 只能看到 j <= i + (T_k - T_q)）",
+    "Follow-up: with causal=True and T_q > T_k, what does a query that sees no key return? Dividing by l everywhere "
+    "gives 0 / 0 = NaN there, and a NaN spreads to the whole batch through the loss and its gradients; the reference "
+    "gives such a query a zero output: shift by 0 where the running max is still -inf and divide by l only where l > 0 "
+    "(acc / l.masked_fill(l == 0, 1.0))":
+        "追问：causal=True 且 T_q > T_k 时，看不到任何键的查询返回什么？处处都除以 l 会在那里得到 0 / 0 = NaN，"
+        "而 NaN 会通过损失和梯度扩散到整个批次；参考答案让这样的查询输出为 0：运行最大值仍为 -inf 的地方按 0 平移，"
+        "只在 l > 0 的地方除以 l（acc / l.masked_fill(l == 0, 1.0)）",
+    "{label}: queries 0..{last} see no key and came out NaN (0 / 0, or exp(-inf - -inf) when the running max is still "
+    "-inf). {why}":
+        "{label}：查询 0..{last} 看不到任何键，结果是 NaN（0 / 0，或者运行最大值仍为 -inf 时的 exp(-inf - -inf)）。{why}",
+    "{label}: queries 0..{last} see no key, yet their output is not zero (e.g. {row}). {why}":
+        "{label}：查询 0..{last} 看不到任何键，它们的输出却不为 0（例如 {row}）。{why}",
+    "{label}, block_size={block}: {fail}": "{label}，block_size={block}：{fail}",
+    "{label}: out": "{label}：out",
+    "{label}, flash_attention(q, k, v): out": "{label}，flash_attention(q, k, v)：out",
+    "{label}: your code ran the fused attention kernel {kernel}: the point of the kata is to write the tiles and the "
+    "online softmax yourself":
+        "{label}：你的代码调用了融合的注意力内核 {kernel}：这道题的目的就是自己写分块和在线 softmax",
+    ": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys at a time and build "
+    "a tile's causal mask from positions":
+        "：这是一个 (T_q, T_k) 的矩阵（分数、权重或掩码）；要每次只对一块键计算分数，并根据位置构造这一块的因果掩码",
+    "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
+    "B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}":
+        "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回的形状为 {shape}），超过了上限 "
+        "B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}",
+    "{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys: a softmax over whole "
+    "rows (tiling the queries only is memory-efficient attention, not flash attention). Take the keys block_size at a "
+    "time and carry a running max m and sum l per query, rescaling the accumulator by exp(m_old - m_new) when the max "
+    "grows":
+        "{label}：你的代码创建了一个形状为 {shape} 的张量（{op}），覆盖了全部 T_k = {T_k} 个键：这是在整行上做 softmax"
+        "（只对查询分块是 memory-efficient attention，不是 flash attention）。要每次取 block_size 个键，为每个查询维护"
+        "运行最大值 m 和累计和 l，最大值变大时把累加器乘以 exp(m_old - m_new) 重新缩放",
+    "{label}: flash_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}":
+        "{label}：flash_attention 应该返回形状为 (B, H, T_q, d_v) = {want} 的 out，实际是 {got}",
+})

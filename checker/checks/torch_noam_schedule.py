@@ -10,6 +10,7 @@ import math
 
 from checker.checks.child.lr_schedule import noam_schedule_run, noam_values
 from checker.kit import Accepted, Fail, Mistake, UserError, case, check, expect_structure
+from checker.lang import register, t
 
 TARGET = "noam_lr"
 # Settings: the paper's (512, 4000), then small warm-ups so ~3·warmup steps stay cheap; every
@@ -103,8 +104,9 @@ def values(kit):
             want = reference(step, c)
             if not _close(value, want):
                 found = _diagnose(kit, c, step, value)
-                raise Fail(f"{c.label}: noam_lr({step}, {c.d_model}, {c.warmup_steps}, {c.factor}) = {value!r}, "
-                           f"expected {want!r}", found)
+                raise Fail(t("{label}: noam_lr({step}, {d_model}, {warmup_steps}, {factor}) = {value}, expected {want}",
+                             label=c.label, step=step, d_model=c.d_model, warmup_steps=c.warmup_steps, factor=c.factor,
+                             value=repr(value), want=repr(want)), found)
 
 
 @check("numerics", "noam_lr's factor defaults to 1.0")
@@ -114,8 +116,9 @@ def default_factor(kit):
     explicit = _float(kit.user((10, c.d_model, c.warmup_steps, 1.0)),
                       f"noam_lr(10, {c.d_model}, {c.warmup_steps}, 1.0)")
     if not _close(value, explicit):
-        raise Fail(f"noam_lr(10, {c.d_model}, {c.warmup_steps}) = {value!r}, but with factor=1.0 given it is "
-                   f"{explicit!r}: factor defaults to 1.0")
+        raise Fail(t("noam_lr(10, {d_model}, {warmup_steps}) = {value}, but with factor=1.0 given it is {explicit}: "
+                     "factor defaults to 1.0", d_model=c.d_model, warmup_steps=c.warmup_steps, value=repr(value),
+                     explicit=repr(explicit)))
 
 
 @check("properties", "the rate peaks at step == warmup_steps")
@@ -125,9 +128,10 @@ def peak(kit):
         got = _values(kit, c, steps)
         best = max(range(len(steps)), key=lambda i: got[i]) + 1
         if best != c.warmup_steps:
-            raise Fail(f"{c.label}: over steps 1..{steps[-1]} your rate is largest at step {best}, not at "
-                       f"warmup_steps = {c.warmup_steps}: the two branches of the min must meet there "
-                       "(step · warmup_steps^-1.5 = step^-0.5 exactly when step = warmup_steps)")
+            raise Fail(t("{label}: over steps 1..{last} your rate is largest at step {best}, not at warmup_steps = "
+                         "{warmup_steps}: the two branches of the min must meet there (step · warmup_steps^-1.5 = "
+                         "step^-0.5 exactly when step = warmup_steps)", label=c.label, last=steps[-1], best=best,
+                         warmup_steps=c.warmup_steps))
 
 
 @check("properties", "linear rise up to the peak: noam_lr(k) = k · noam_lr(1) for k <= warmup_steps")
@@ -137,8 +141,9 @@ def linear_rise(kit):
         got = _values(kit, c, steps)
         for k, value in zip(steps, got):
             if not _close(value, k * got[0]):
-                raise Fail(f"{c.label}: noam_lr({k}) = {value!r} is not {k} · noam_lr(1) = {k * got[0]!r}: before the "
-                           "peak the rate must grow linearly with the step (step · warmup_steps^-1.5)")
+                raise Fail(t("{label}: noam_lr({k}) = {value} is not {k} · noam_lr(1) = {want}: before the peak the "
+                             "rate must grow linearly with the step (step · warmup_steps^-1.5)", label=c.label, k=k,
+                             value=repr(value), want=repr(k * got[0])))
 
 
 @check("properties", "inverse square root after the peak: noam_lr(k) · √k is constant for k >= warmup_steps")
@@ -149,16 +154,16 @@ def inverse_sqrt(kit):
         first = got[0] * math.sqrt(steps[0])
         for k, value in zip(steps, got):
             if not _close(value * math.sqrt(k), first):
-                raise Fail(f"{c.label}: noam_lr({k}) · √{k} = {value * math.sqrt(k)!r}, but at the peak it is "
-                           f"{first!r}: "
-                           "after warmup_steps the rate must decay as 1/√step (step^-0.5)")
+                raise Fail(t("{label}: noam_lr({k}) · √{k} = {value}, but at the peak it is {first}: after "
+                             "warmup_steps the rate must decay as 1/√step (step^-0.5)", label=c.label, k=k,
+                             value=repr(value * math.sqrt(k)), first=repr(first)))
 
 
-_STEP_ZERO_WHY = (
-    "Follow-up: what is the rate at step 0? The formula has none (0^-0.5 divides by zero), and LambdaLR calls "
-    "its lambda with 0 when it is built, so this is where off-by-one schedules come from. This kata's reference "
-    "counts steps from 1 and raises ValueError for step < 1, so that a caller who counts from 0 learns it at "
-    "once instead of training one step late (the Annotated Transformer maps 0 to 1 instead)")
+def _step_zero_why():
+    return t("Follow-up: what is the rate at step 0? The formula has none (0^-0.5 divides by zero), and LambdaLR calls "
+             "its lambda with 0 when it is built, so this is where off-by-one schedules come from. This kata's "
+             "reference counts steps from 1 and raises ValueError for step < 1, so that a caller who counts from 0 "
+             "learns it at once instead of training one step late (the Annotated Transformer maps 0 to 1 instead)")
 
 
 @check("properties", "noam_lr raises ValueError for step < 1 (steps count from 1)", followup=True)
@@ -176,12 +181,14 @@ def step_zero(kit):
             if err.kind == "AssertionError":
                 asserted = True
             elif err.kind != "ValueError":
-                raise Fail(f"noam_lr({step}, ...) raised {err.kind} ({err.message}), not ValueError. "
-                           f"{_STEP_ZERO_WHY}") from None
+                raise Fail(t("noam_lr({step}, ...) raised {kind} ({message}), not ValueError. {why}", step=step,
+                             kind=err.kind, message=err.message, why=_step_zero_why())) from None
             continue
-        raise Fail(f"noam_lr({step}, ...) returned {value!r}. {_STEP_ZERO_WHY}")
+        raise Fail(t("noam_lr({step}, ...) returned {value}. {why}", step=step, value=repr(value), why=_step_zero_why()))
     if asserted:
-        raise Accepted("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same wrong call, but asserts vanish under `python -O`, and then a step counted from 0 would train one step late, silently")
+        raise Accepted(t("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it "
+                         "stops the same wrong call, but asserts vanish under `python -O`, and then a step counted from "
+                         "0 would train one step late, silently"))
 
 
 @check("properties", "noam_scheduler: the lr during the k-th optimizer.step() is noam_lr(k), over 3·warmup steps")
@@ -194,18 +201,18 @@ def scheduler(kit):
                             steps)
         except UserError as err:
             if err.kind == "ValueError" and not err.not_implemented:
-                raise Fail(f"{c.label}: noam_scheduler raised ValueError ({err.message}) while it was built: LambdaLR "
-                           "calls the lambda with 0 at construction, and noam_lr(0) is not defined: use "
-                           "lambda s: noam_lr(s + 1, ...)") from None
+                raise Fail(t("{label}: noam_scheduler raised ValueError ({message}) while it was built: LambdaLR calls "
+                             "the lambda with 0 at construction, and noam_lr(0) is not defined: use "
+                             "lambda s: noam_lr(s + 1, ...)", label=c.label, message=err.message)) from None
             if err.kind == "ZeroDivisionError":
-                raise Fail(f"{c.label}: noam_scheduler raised ZeroDivisionError ({err.message}): LambdaLR calls the "
-                           "lambda with 0 at construction, and 0 ** -0.5 divides by zero: use "
-                           "lambda s: noam_lr(s + 1, ...)") from None
+                raise Fail(t("{label}: noam_scheduler raised ZeroDivisionError ({message}): LambdaLR calls the lambda "
+                             "with 0 at construction, and 0 ** -0.5 divides by zero: use lambda s: noam_lr(s + 1, ...)",
+                             label=c.label, message=err.message)) from None
             raise
         if not run["is_scheduler"]:
-            raise Fail(f"{c.label}: noam_scheduler returned a {run['kind']}, not a "
-                       "torch.optim.lr_scheduler.LRScheduler: return e.g. LambdaLR(optimizer, lambda s: ...), which "
-                       "the training loop steps with scheduler.step()")
+            raise Fail(t("{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler: return "
+                         "e.g. LambdaLR(optimizer, lambda s: ...), which the training loop steps with scheduler.step()",
+                         label=c.label, kind=run['kind']))
         lrs = run["lrs"]
         r = lambda k: reference(k, c)  # noqa: E731 - the right rate of step k
         if lrs and all(_close(v, r(max(k - 1, 1))) for k, v in enumerate(lrs, start=1)):
@@ -214,10 +221,11 @@ def scheduler(kit):
         for k, value in enumerate(lrs, start=1):
             if not _close(value, r(k)):
                 found = _diagnose_scheduler(kit, lrs, r) or _follows_own(kit, c, lrs)
-                raise Fail(f"{c.label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is "
-                           f"{value!r}, expected noam_lr({k}) = {r(k)!r}", found)
+                raise Fail(t("{label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is "
+                             "{value}, expected noam_lr({k}) = {want}", label=c.label, k=k, value=repr(value),
+                             want=repr(r(k))), found)
     if annotated:
-        raise Accepted(_ANNOTATED)
+        raise Accepted(t(_ANNOTATED))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -232,8 +240,8 @@ def _float(value, call: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (float, int)):
         from checker.kit import describe
 
-        raise Fail(f"{call} should return a Python float, got {describe(value)}: compute it with ** and min (or math), "
-                   "or call .item() on a tensor")
+        raise Fail(t("{call} should return a Python float, got {got}: compute it with ** and min (or math), or call "
+                     ".item() on a tensor", call=call, got=describe(value)))
     return float(value)
 
 
@@ -253,11 +261,115 @@ def _follows_own(kit, c, lrs):
     except (Fail, UserError):
         return None
     if all(_close(v, w) for v, w in zip(lrs, own)):
-        return ("your scheduler gives step k your own noam_lr(k), which is wrong (see the numerics checks): "
-                "fix noam_lr and the scheduler follows")
+        return t("your scheduler gives step k your own noam_lr(k), which is wrong (see the numerics checks): fix "
+                 "noam_lr and the scheduler follows")
     return None
 
 
 def _diagnose_scheduler(kit, lrs, r):
     return kit.name_mistake((), lrs, _SCHEDULER_MISTAKES, run=lambda m: [m.impl(r, k) for k in range(1, len(lrs) + 1)],
                             same=lambda got, wrong: all(w is None or _close(v, w) for v, w in zip(got, wrong)))
+
+
+_ZH = register({
+    "noam_lr(step, d_model, warmup_steps, factor) and noam_scheduler(optimizer, ...) are functions":
+        "noam_lr(step, d_model, warmup_steps, factor) 和 noam_scheduler(optimizer, ...) 都是函数",
+    "noam_lr matches the paper's formula at the start, around the peak and far after it":
+        "noam_lr 在开头、峰值附近和峰值之后很远处都符合论文的公式",
+    "noam_lr's factor defaults to 1.0": "noam_lr 的 factor 默认为 1.0",
+    "the rate peaks at step == warmup_steps": "学习率在 step == warmup_steps 时达到峰值",
+    "linear rise up to the peak: noam_lr(k) = k · noam_lr(1) for k <= warmup_steps":
+        "到峰值为止线性上升：k <= warmup_steps 时 noam_lr(k) = k · noam_lr(1)",
+    "inverse square root after the peak: noam_lr(k) · √k is constant for k >= warmup_steps":
+        "峰值之后按平方根倒数衰减：k >= warmup_steps 时 noam_lr(k) · √k 为常数",
+    "noam_lr raises ValueError for step < 1 (steps count from 1)": "step < 1 时 noam_lr 抛出 ValueError（步数从 1 开始计）",
+    "noam_scheduler: the lr during the k-th optimizer.step() is noam_lr(k), over 3·warmup steps":
+        "noam_scheduler：在 3·warmup 步内，第 k 次 optimizer.step() 时的学习率是 noam_lr(k)",
+    "your rate equals max(step^-0.5, step · warmup^-1.5): the schedule takes the MIN of the two branches (the smaller "
+    "one: the linear rise before the peak, 1/√step after)":
+        "你的学习率等于 max(step^-0.5, step · warmup^-1.5)：调度取两个分支中的最小值（较小的那个：峰值之前是线性上升，"
+        "之后是 1/√step）",
+    "your rate uses step · warmup_steps^-0.5 for the rise: it is step · warmup_steps^-1.5, so that both branches meet "
+    "at step == warmup_steps":
+        "你的学习率上升阶段用的是 step · warmup_steps^-0.5：应为 step · warmup_steps^-1.5，这样两个分支才会在 "
+        "step == warmup_steps 处相交",
+    "your rate misses the d_model^-0.5 factor: multiply by d_model ** -0.5":
+        "你的学习率少了 d_model^-0.5 这个因子：要乘以 d_model ** -0.5",
+    "your rate multiplies by √d_model: the factor is d_model^-0.5 (1 / math.sqrt(d_model))":
+        "你的学习率乘的是 √d_model：因子应为 d_model^-0.5（1 / math.sqrt(d_model)）",
+    "your rate ignores factor: multiply the whole rate by factor": "你的学习率忽略了 factor：要把整个学习率乘以 factor",
+    "your rate is d_model^-0.5 · step^-0.5 at every step, without the warm-up: take "
+    "min(step^-0.5, step · warmup_steps^-1.5)":
+        "你的学习率每一步都是 d_model^-0.5 · step^-0.5，没有预热：要取 min(step^-0.5, step · warmup_steps^-1.5)",
+    "your scheduler gives noam_lr(1) to the first TWO optimizer steps and noam_lr(k - 1) to step k after, as the "
+    "Annotated Transformer's rate() does (if step == 0: step = 1, for LambdaLR's call with 0 at construction): the "
+    "paper's schedule one step late, its peak at warmup_steps + 1. This kata's reference gives the k-th "
+    "optimizer.step() noam_lr(k): LambdaLR(optimizer, lambda s: noam_lr(s + 1, ...))":
+        "你的调度器给前两次 optimizer 步都用 noam_lr(1)，之后第 k 步用 noam_lr(k - 1)，和 Annotated Transformer 的 "
+        "rate() 一样（if step == 0: step = 1，为了应对 LambdaLR 在构造时用 0 调用）：这是论文的调度晚了一步，峰值在 "
+        "warmup_steps + 1。本题的参考答案让第 k 次 optimizer.step() 使用 noam_lr(k)："
+        "LambdaLR(optimizer, lambda s: noam_lr(s + 1, ...))",
+    "your scheduler runs the first step at the optimizer's full lr (your lambda returns 1 for step 0) and is one step "
+    "late after: LambdaLR calls the lambda with 0 at construction; use lambda s: noam_lr(s + 1, ...)":
+        "你的调度器第一步用的是优化器的完整学习率（你的 lambda 对 step 0 返回 1），之后又晚了一步：LambdaLR 在构造时用 "
+        "0 调用 lambda；要用 lambda s: noam_lr(s + 1, ...)",
+    "your scheduler is one step late: during step k the lr is noam_lr(k - 1). LambdaLR calls the lambda with 0 at "
+    "construction (the lr of step 1): use lambda s: noam_lr(s + 1, ...)":
+        "你的调度器晚了一步：第 k 步的学习率是 noam_lr(k - 1)。LambdaLR 在构造时用 0 调用 lambda（得到第 1 步的学习率）："
+        "要用 lambda s: noam_lr(s + 1, ...)",
+    "your scheduler is one step early: during step k the lr is noam_lr(k + 1) (a scheduler.step() too many, or s + 2): "
+    "LambdaLR calls the lambda with 0 at construction, so use lambda s: noam_lr(s + 1, ...)":
+        "你的调度器早了一步：第 k 步的学习率是 noam_lr(k + 1)（多调用了一次 scheduler.step()，或者写成了 s + 2）："
+        "LambdaLR 在构造时用 0 调用 lambda，所以要用 lambda s: noam_lr(s + 1, ...)",
+    "{label}: noam_lr({step}, {d_model}, {warmup_steps}, {factor}) = {value}, expected {want}":
+        "{label}：noam_lr({step}, {d_model}, {warmup_steps}, {factor}) = {value}，应为 {want}",
+    "noam_lr(10, {d_model}, {warmup_steps}) = {value}, but with factor=1.0 given it is {explicit}: factor defaults to "
+    "1.0":
+        "noam_lr(10, {d_model}, {warmup_steps}) = {value}，但显式传入 factor=1.0 时是 {explicit}：factor 的默认值是 1.0",
+    "{label}: over steps 1..{last} your rate is largest at step {best}, not at warmup_steps = {warmup_steps}: the two "
+    "branches of the min must meet there (step · warmup_steps^-1.5 = step^-0.5 exactly when step = warmup_steps)":
+        "{label}：在第 1..{last} 步中，你的学习率在第 {best} 步最大，而不是在 warmup_steps = {warmup_steps}：min 的两个"
+        "分支必须在那里相交（step · warmup_steps^-1.5 = step^-0.5 恰好在 step = warmup_steps 时成立）",
+    "{label}: noam_lr({k}) = {value} is not {k} · noam_lr(1) = {want}: before the peak the rate must grow linearly "
+    "with the step (step · warmup_steps^-1.5)":
+        "{label}：noam_lr({k}) = {value}，不等于 {k} · noam_lr(1) = {want}：峰值之前学习率必须随步数线性增长"
+        "（step · warmup_steps^-1.5）",
+    "{label}: noam_lr({k}) · √{k} = {value}, but at the peak it is {first}: after warmup_steps the rate must decay as "
+    "1/√step (step^-0.5)":
+        "{label}：noam_lr({k}) · √{k} = {value}，但在峰值处是 {first}：warmup_steps 之后学习率必须按 1/√step（step^-0.5）衰减",
+    "Follow-up: what is the rate at step 0? The formula has none (0^-0.5 divides by zero), and LambdaLR calls its "
+    "lambda with 0 when it is built, so this is where off-by-one schedules come from. This kata's reference counts "
+    "steps from 1 and raises ValueError for step < 1, so that a caller who counts from 0 learns it at once instead of "
+    "training one step late (the Annotated Transformer maps 0 to 1 instead)":
+        "追问：第 0 步的学习率是多少？公式在这里没有定义（0^-0.5 是除以零），而 LambdaLR 在构造时就用 0 调用它的 lambda，"
+        "差一步的调度错误就是从这里来的。本题的参考答案从 1 开始计步，step < 1 时抛出 ValueError，这样从 0 开始计数的调用方"
+        "会立刻发现，而不是悄悄地晚一步训练（Annotated Transformer 的做法则是把 0 映射成 1）",
+    "noam_lr({step}, ...) raised {kind} ({message}), not ValueError. {why}":
+        "noam_lr({step}, ...) 抛出的是 {kind}（{message}），而不是 ValueError。{why}",
+    "noam_lr({step}, ...) returned {value}. {why}": "noam_lr({step}, ...) 返回了 {value}。{why}",
+    "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
+    "wrong call, but asserts vanish under `python -O`, and then a step counted from 0 would train one step late, "
+    "silently":
+        "识别出了 `assert`（AssertionError），而本题的参考答案在这里抛出 ValueError：它能拦住同样的错误调用，但 "
+        "`python -O` 下 assert 会消失，那时从 0 开始计数的步数就会悄无声息地晚一步训练",
+    "{label}: noam_scheduler raised ValueError ({message}) while it was built: LambdaLR calls the lambda with 0 at "
+    "construction, and noam_lr(0) is not defined: use lambda s: noam_lr(s + 1, ...)":
+        "{label}：noam_scheduler 在构造时抛出了 ValueError（{message}）：LambdaLR 在构造时用 0 调用 lambda，而 "
+        "noam_lr(0) 没有定义：要用 lambda s: noam_lr(s + 1, ...)",
+    "{label}: noam_scheduler raised ZeroDivisionError ({message}): LambdaLR calls the lambda with 0 at construction, "
+    "and 0 ** -0.5 divides by zero: use lambda s: noam_lr(s + 1, ...)":
+        "{label}：noam_scheduler 抛出了 ZeroDivisionError（{message}）：LambdaLR 在构造时用 0 调用 lambda，而 "
+        "0 ** -0.5 是除以零：要用 lambda s: noam_lr(s + 1, ...)",
+    "{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler: return e.g. "
+    "LambdaLR(optimizer, lambda s: ...), which the training loop steps with scheduler.step()":
+        "{label}：noam_scheduler 返回的是 {kind}，而不是 torch.optim.lr_scheduler.LRScheduler：要返回例如 "
+        "LambdaLR(optimizer, lambda s: ...)，训练循环会用 scheduler.step() 推进它",
+    "{label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is {value}, expected "
+    "noam_lr({k}) = {want}":
+        "{label}，优化器以 lr=1.0 构造：第 {k} 次 optimizer.step() 时学习率是 {value}，应为 noam_lr({k}) = {want}",
+    "{call} should return a Python float, got {got}: compute it with ** and min (or math), or call .item() on a tensor":
+        "{call} 应该返回 Python float，实际是 {got}：要用 ** 和 min（或 math）计算，或者对张量调用 .item()",
+    "your scheduler gives step k your own noam_lr(k), which is wrong (see the numerics checks): fix noam_lr and the "
+    "scheduler follows":
+        "你的调度器给第 k 步用的是你自己的 noam_lr(k)，而它是错的（见数值检查）：修好 noam_lr，调度器自然就对了",
+})

@@ -15,6 +15,7 @@ seeded, so a given implementation always gets the same verdict.
 import torch
 
 from checker.kit import Accepted, Convention, Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.lang import register, t
 
 TARGET = "filter_logits"
 OUTPUTS = [("filtered logits", "(..., V)")]
@@ -169,9 +170,11 @@ def eligible_set(kit):
             b = int((mine != theirs).any(-1).nonzero()[0])  # a row of the logits flattened to (-1, V)
             keep = lambda m: m[b].nonzero().flatten().tolist()  # noqa: E731
             found = kit.diagnose(c, "float64", (got,))
-            raise Fail(f"{c.label}, row {b}: you keep tokens {keep(mine)}, expected {keep(theirs)}"
-                       + ("" if found else ": temperature first, then top-k (ties at the k-th value kept), then the "
-                          "nucleus of what top-k left"), found)
+            values = dict(label=c.label, b=b, mine=keep(mine), theirs=keep(theirs))
+            if found:
+                raise Fail(t("{label}, row {b}: you keep tokens {mine}, expected {theirs}", **values), found)
+            raise Fail(t("{label}, row {b}: you keep tokens {mine}, expected {theirs}: temperature first, then top-k "
+                         "(ties at the k-th value kept), then the nucleus of what top-k left", **values), found)
 
 
 @check("properties", "top-p keeps at least the most probable token, even for a tiny top_p")
@@ -179,7 +182,8 @@ def tiny_top_p(kit):
     c = CASES[1]
     logits = _logits(c)
     got = kit.user((logits, 1.0, None, 1e-6))
-    compare(got, kit.reference((logits, 1.0, None, 1e-6)), f"{c.label}, top_p=1e-6: filtered logits", "(B, V)")
+    compare(got, kit.reference((logits, 1.0, None, 1e-6)), t("{label}, top_p=1e-6: filtered logits", label=c.label),
+            "(B, V)")
 
 
 @check("properties", "top_p=1.0 and top_k=0 switch filtering off, even for a token of vanishing probability")
@@ -190,19 +194,20 @@ def off_means_off(kit):
     for top_k, top_p in ((0, 1.0), (None, None), (5, 1.0)):
         got = kit.user((logits, 1.0, top_k, top_p), dtype="float32")
         try:
-            compare(got, logits.clone(), f"top_k={top_k}, top_p={top_p}: filtered logits", "(B, V)")
+            compare(got, logits.clone(), t("top_k={top_k}, top_p={top_p}: filtered logits", top_k=top_k, top_p=top_p),
+                    "(B, V)")
         except Fail as fail:
-            raise Fail(f"{fail}. top_k None or 0 and top_p None or 1.0 mean 'no filtering': skip the step "
-                       "(`if top_p is not None and top_p < 1.0`), do not run the nucleus with top_p=1.0") from None
+            raise Fail(t("{fail}. top_k None or 0 and top_p None or 1.0 mean 'no filtering': skip the step (`if top_p "
+                         "is not None and top_p < 1.0`), do not run the nucleus with top_p=1.0", fail=fail)) from None
 
 
 @check("properties", "temperature <= 0 raises ValueError in filter_logits")
 def bad_temperature(kit):
     logits = _logits(CASES[0])
     asserted = False
-    for t in (0.0, -0.5):
+    for temp in (0.0, -0.5):
         try:
-            got = kit.user((logits, t, None, None))
+            got = kit.user((logits, temp, None, None))
         except UserError as err:
             if err.not_implemented:
                 raise
@@ -211,15 +216,17 @@ def bad_temperature(kit):
             if err.kind == "AssertionError":
                 asserted = True
                 continue
-            raise Fail(f"filter_logits(logits, temperature={t}) raised {err}; raise ValueError instead") from None
-        raise Fail(f"filter_logits(logits, temperature={t}) returned {describe_short(got)}; dividing by a temperature "
-                   "<= 0 is meaningless: raise ValueError (sample_next_token handles temperature 0 as greedy itself)")
+            raise Fail(t("filter_logits(logits, temperature={temp}) raised {err}; raise ValueError instead", temp=temp,
+                         err=err)) from None
+        raise Fail(t("filter_logits(logits, temperature={temp}) returned {got}; dividing by a temperature <= 0 is "
+                     "meaningless: raise ValueError (sample_next_token handles temperature 0 as greedy itself)",
+                     temp=temp, got=describe_short(got)))
     if asserted:
-        raise Accepted(_ASSERTED)
+        raise Accepted(t(_ASSERTED))
 
 
 def describe_short(value):
-    return f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+    return t("a tensor of shape {shape}", shape=tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
 
 
 # ----------------------------------------------------------------------------- sample_next_token checks
@@ -249,23 +256,27 @@ def _draw(kit, c, logits=None, seed=None, temperature=None):
     if "lead" in c.dims:  # (B * N / lead, lead, V): three axes, the same rows in the same order
         repeated = repeated.view(-1, c.lead, c.V)
     g = torch.Generator().manual_seed(c.seed if seed is None else seed)
-    t = c.temperature if temperature is None else temperature
-    ids = kit.user((repeated, t, c.top_k, c.top_p, g), target="sample_next_token")
-    _expect_ids(ids, tuple(repeated.shape[:-1]), c.V, f"{c.label}, logits {tuple(repeated.shape)}")
+    temp = c.temperature if temperature is None else temperature
+    ids = kit.user((repeated, temp, c.top_k, c.top_p, g), target="sample_next_token")
+    _expect_ids(ids, tuple(repeated.shape[:-1]), c.V, t("{label}, logits {shape}", label=c.label,
+                                                        shape=tuple(repeated.shape)))
     return ids.reshape(-1)
 
 
 def _expect_ids(ids, shape, V, where):
     if not isinstance(ids, torch.Tensor):
-        raise Fail(f"{where}: sample_next_token should return a (...) int64 tensor, got {describe_short(ids)}")
+        raise Fail(t("{where}: sample_next_token should return a (...) int64 tensor, got {got}", where=where,
+                     got=describe_short(ids)))
     if tuple(ids.shape) != shape:
-        extra = (" (torch.multinomial returns (N, 1): drop that axis)" if tuple(ids.shape) == (*shape, 1) else "")
-        raise Fail(f"{where}: sample_next_token should return the logits' shape without V, {shape}, "
-                   f"got {tuple(ids.shape)}{extra}")
+        extra = (t(" (torch.multinomial returns (N, 1): drop that axis)") if tuple(ids.shape) == (*shape, 1) else "")
+        raise Fail(t("{where}: sample_next_token should return the logits' shape without V, {shape}, got {got}{extra}",
+                     where=where, shape=shape, got=tuple(ids.shape), extra=extra))
     if ids.dtype != torch.int64:
-        raise Fail(f"{where}: sample_next_token should return int64 token ids, got {ids.dtype}")
+        raise Fail(t("{where}: sample_next_token should return int64 token ids, got {dtype}", where=where,
+                     dtype=ids.dtype))
     if ids.numel() and (ids.min() < 0 or ids.max() >= V):
-        raise Fail(f"{where}: token ids must lie in [0, V) = [0, {V}), got {int(ids.min())}..{int(ids.max())}")
+        raise Fail(t("{where}: token ids must lie in [0, V) = [0, {V}), got {low}..{high}", where=where, V=V,
+                     low=int(ids.min()), high=int(ids.max())))
 
 
 def chi_square_p_value(counts, probs):
@@ -299,9 +310,10 @@ def never_ineligible(kit):
         ok = allowed.repeat_interleave(_N, dim=0).gather(1, ids[:, None]).squeeze(1)
         if not ok.all():
             i = int((~ok).nonzero()[0])
-            raise Fail(f"{c.label}: row {i // _N} drew token {int(ids[i])}, which top-k/top-p removes "
-                       f"(eligible: {allowed[i // _N].nonzero().flatten().tolist()}): draw from "
-                       "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits")
+            raise Fail(t("{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible}): draw "
+                         "from softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits",
+                         label=c.label, row=i // _N, token=int(ids[i]),
+                         eligible=allowed[i // _N].nonzero().flatten().tolist()))
 
 
 @check("properties", "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)")
@@ -312,8 +324,8 @@ def frequencies(kit):
         want = _filter(logits, c.temperature, c.top_k, c.top_p).softmax(-1)  # (B, V)
         counts = torch.stack([torch.bincount(ids[b], minlength=c.V) for b in range(c.B)]).to(torch.float64)
         if (counts == _N).any(-1).all() and torch.equal(ids[:, 0], logits.argmax(-1)):
-            raise Fail(f"{c.label}: every draw is the most probable token: that is greedy decoding; sample with "
-                       "torch.multinomial(softmax(filtered logits), 1, generator=generator)")
+            raise Fail(t("{label}: every draw is the most probable token: that is greedy decoding; sample with "
+                         "torch.multinomial(softmax(filtered logits), 1, generator=generator)", label=c.label))
         for b in range(c.B):
             p_value, stat = chi_square_p_value(counts[b], want[b])
             if p_value >= _ALPHA:
@@ -322,11 +334,14 @@ def frequencies(kit):
             named = kit.name_mistake((), counts[b], _SAMPLER_MISTAKES, run=lambda m: m.impl(logits, c)[b],
                                      same=lambda got, p: bool((p > 0).equal(want[b] > 0))
                                      and chi_square_p_value(got, p)[0] >= _ALPHA)
-            raise Fail(f"{c.label}, row {b}: your frequencies {[round(f, 3) for f in freq]} do not fit the expected "
-                       f"probabilities {[round(p, 3) for p in want[b].tolist()]} (chi-square {stat:.1f}, "
-                       f"p-value {p_value:.1e} < {_ALPHA:g})"
-                       + ("" if named else ": draw each row from softmax(filter_logits(logits, temperature, top_k, "
-                          "top_p), dim=-1)"), named)
+            values = dict(label=c.label, b=b, freq=[round(f, 3) for f in freq],
+                          want=[round(p, 3) for p in want[b].tolist()], stat=stat, p_value=p_value, alpha=_ALPHA)
+            if named:
+                raise Fail(t("{label}, row {b}: your frequencies {freq} do not fit the expected probabilities {want} "
+                             "(chi-square {stat:.1f}, p-value {p_value:.1e} < {alpha:g})", **values), named)
+            raise Fail(t("{label}, row {b}: your frequencies {freq} do not fit the expected probabilities {want} "
+                         "(chi-square {stat:.1f}, p-value {p_value:.1e} < {alpha:g}): draw each row from "
+                         "softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)", **values), named)
 
 
 @check("properties", "sample_next_token draws with the caller's generator: the same seed gives the same draws")
@@ -335,13 +350,14 @@ def reproducible(kit):
     logits = _sample_logits(c)
     first, again = _draw(kit, c, logits, seed=5), _draw(kit, c, logits, seed=5)
     if not torch.equal(first, again):
-        raise Fail(f"{c.label}: two calls with generators seeded alike gave different draws: pass the caller's "
-                   "generator to the sampler (torch.multinomial(probs, 1, generator=generator)); the global "
-                   "random state must not be used")
+        raise Fail(t("{label}: two calls with generators seeded alike gave different draws: pass the caller's "
+                     "generator to the sampler (torch.multinomial(probs, 1, generator=generator)); the global random "
+                     "state must not be used", label=c.label))
     other = _draw(kit, c, logits, seed=6)
     if torch.equal(first, other):
-        raise Fail(f"{c.label}: generators with different seeds gave the same draws: your sampler does not use the "
-                   "generator it is given (torch.multinomial(probs, 1, generator=generator)), nor reseed anything")
+        raise Fail(t("{label}: generators with different seeds gave the same draws: your sampler does not use the "
+                     "generator it is given (torch.multinomial(probs, 1, generator=generator)), nor reseed anything",
+                     label=c.label))
 
 
 @check("properties", "temperature 0 is greedy: the argmax of every row, whatever top_k and top_p")
@@ -350,8 +366,8 @@ def greedy(kit):
         logits = inputs(c, "float64")[0] if c in CASES else _sample_logits(c)
         g = torch.Generator().manual_seed(3)
         ids = kit.user((logits, 0.0, c.top_k, c.top_p, g), target="sample_next_token")
-        _expect_ids(ids, tuple(logits.shape[:-1]), c.V, f"{c.label}, temperature=0")
-        compare(ids, logits.argmax(-1), f"{c.label}, temperature=0: token ids (the argmax)", "(...)")
+        _expect_ids(ids, tuple(logits.shape[:-1]), c.V, t("{label}, temperature=0", label=c.label))
+        compare(ids, logits.argmax(-1), t("{label}, temperature=0: token ids (the argmax)", label=c.label), "(...)")
 
 
 @check("properties", "sample_next_token raises ValueError for a negative temperature")
@@ -366,10 +382,10 @@ def negative_temperature(kit):
         if err.kind == "ValueError":
             return
         if err.kind == "AssertionError":
-            raise Accepted(_ASSERTED) from None
-        raise Fail(f"sample_next_token(logits, temperature=-1.0) raised {err}; raise ValueError") from None
-    raise Fail(f"sample_next_token(logits, temperature=-1.0) returned {describe_short(got)}: a negative temperature "
-               "is meaningless, raise ValueError (filter_logits already does)")
+            raise Accepted(t(_ASSERTED)) from None
+        raise Fail(t("sample_next_token(logits, temperature=-1.0) raised {err}; raise ValueError", err=err)) from None
+    raise Fail(t("sample_next_token(logits, temperature=-1.0) returned {got}: a negative temperature is meaningless, "
+                 "raise ValueError (filter_logits already does)", got=describe_short(got)))
 
 
 @check("hygiene", "sample_next_token leaves the caller's logits unchanged")
@@ -380,5 +396,139 @@ def sampler_hygiene(kit):
     try:
         compare(after[0], sent[0], "logits", exact=True)
     except Fail as fail:
-        raise Fail(f"sample_next_token modified its input ({fail}): use out-of-place operations "
-                   "(logits / temperature, masked_fill, not masked_fill_ or /=)") from None
+        raise Fail(t("sample_next_token modified its input ({fail}): use out-of-place operations "
+                     "(logits / temperature, masked_fill, not masked_fill_ or /=)", fail=fail)) from None
+
+
+_FILL_WHY_ZH = ("softmax 给它们的概率恰好是 0（exp 下溢），所以抽样结果相同。本题的参考答案填的是 float('-inf')，"
+                "无论之后给 logits 加上什么（重复惩罚、偏置），它都保持“永不选中”，而且写法本身就说明了意图")
+_ZH = register({
+    "filter_logits and sample_next_token are functions with the documented arguments":
+        "filter_logits 和 sample_next_token 都是函数，参数与文档一致",
+    "exactly the eligible tokens stay finite: top-k, then top-p on what top-k left":
+        "恰好是可选的词元保持有限值：先 top-k，再对 top-k 剩下的做 top-p",
+    "top-p keeps at least the most probable token, even for a tiny top_p": "即使 top_p 极小，top-p 也至少保留概率最大的词元",
+    "top_p=1.0 and top_k=0 switch filtering off, even for a token of vanishing probability":
+        "top_p=1.0 和 top_k=0 会关闭过滤，即使某个词元的概率几乎为零",
+    "temperature <= 0 raises ValueError in filter_logits": "temperature <= 0 时 filter_logits 抛出 ValueError",
+    "sample_next_token never draws a token that filter_logits removes": "sample_next_token 从不抽到被 filter_logits 移除的词元",
+    "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)":
+        "sample_next_token 的频率符合 softmax(filter_logits(...))（卡方检验，每行 N = 20000）",
+    "sample_next_token draws with the caller's generator: the same seed gives the same draws":
+        "sample_next_token 用调用方的 generator 抽样：相同的种子给出相同的结果",
+    "temperature 0 is greedy: the argmax of every row, whatever top_k and top_p":
+        "temperature 为 0 就是贪心：无论 top_k 和 top_p 是多少，都取每行的 argmax",
+    "sample_next_token raises ValueError for a negative temperature": "temperature 为负时 sample_next_token 抛出 ValueError",
+    "sample_next_token leaves the caller's logits unchanged": "sample_next_token 不改动调用方的 logits",
+    "your nucleus stops BEFORE the token that crosses top_p (you keep tokens with cumsum <= top_p): keep the smallest "
+    "set whose total reaches top_p, i.e. drop a token only when the tokens more probable than it already sum to >= "
+    "top_p (cumsum - probs >= top_p)":
+        "你的核（nucleus）在越过 top_p 的那个词元之前就停了（你保留的是 cumsum <= top_p 的词元）：要保留总和达到 top_p "
+        "的最小集合，也就是说，只有当比它概率更大的词元之和已经 >= top_p 时才去掉它（cumsum - probs >= top_p）",
+    "your nucleus is computed on the full distribution, before top-k: apply top-p to what top-k left (set the top-k "
+    "losers to -inf first, then softmax and cumsum), as Hugging Face's warpers do":
+        "你的核是在 top-k 之前、在完整分布上计算的：要对 top-k 剩下的部分做 top-p（先把 top-k 淘汰的设为 -inf，"
+        "再做 softmax 和 cumsum），Hugging Face 的 warper 就是这样做的",
+    "your top-p mask is applied in SORTED order to the unsorted logits: scatter it back to vocabulary order first, "
+    "drop = drop_sorted.scatter(-1, sorted_indices, drop_sorted)":
+        "你的 top-p 掩码按排序后的顺序作用在了未排序的 logits 上：要先把它 scatter 回词表顺序，"
+        "drop = drop_sorted.scatter(-1, sorted_indices, drop_sorted)",
+    "your output equals logits * temperature: divide the logits by the temperature (T < 1 sharpens)":
+        "你的输出等于 logits * temperature：要把 logits 除以 temperature（T < 1 让分布更尖锐）",
+    "your output ignores the temperature: return logits / temperature for the eligible tokens":
+        "你的输出忽略了 temperature：对可选的词元要返回 logits / temperature",
+    "your nucleus is computed on softmax(logits), before the temperature: divide by the temperature FIRST, then top-k, "
+    "then top-p on the tempered distribution":
+        "你的核是在 temperature 之前、在 softmax(logits) 上计算的：要先除以 temperature，再做 top-k，"
+        "然后在调温后的分布上做 top-p",
+    "your top-k keeps k + 1 tokens: the threshold is topk(logits, k).values[..., -1:], the k-th largest (index k - 1, "
+    "not k)":
+        "你的 top-k 保留了 k + 1 个词元：阈值是 topk(logits, k).values[..., -1:]，即第 k 大的值（下标 k - 1，而不是 k）",
+    "your top-k keeps k - 1 tokens: keep every token >= the k-th largest (>=, not >; topk(logits, k).values[..., -1:])":
+        "你的 top-k 只保留了 k - 1 个词元：要保留所有 >= 第 k 大值的词元（用 >=，不是 >；topk(logits, k).values[..., -1:]）",
+    "your removed tokens hold 0 (a mask multiplied in?): a logit of 0 is not 'never'; set them to -inf with "
+    "masked_fill(remove, float('-inf'))":
+        "你被移除的词元的值是 0（是不是乘了一个掩码？）：logit 为 0 并不代表“永不选中”；要用 "
+        "masked_fill(remove, float('-inf')) 把它们设为 -inf",
+    "your output equals softmax of the filtered logits: return the filtered LOGITS (the sampler takes the softmax)":
+        "你的输出等于过滤后 logits 的 softmax：要返回过滤后的 logits（softmax 由采样器来做）",
+    f"your removed tokens hold -1e9 (seed 000's habit) instead of -inf: {_FILL_WHY}":
+        f"你被移除的词元填的是 -1e9（seed 000 的习惯），而不是 -inf：{_FILL_WHY_ZH}",
+    f"your removed tokens hold torch.finfo(dtype).min instead of -inf: {_FILL_WHY}":
+        f"你被移除的词元填的是 torch.finfo(dtype).min，而不是 -inf：{_FILL_WHY_ZH}",
+    "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
+    "wrong call, but asserts vanish under `python -O`, and then a temperature <= 0 would divide by zero or flip the "
+    "distribution":
+        "识别出了 `assert`（AssertionError），而本题的参考答案在这里抛出 ValueError：它能拦住同样的错误调用，但 "
+        "`python -O` 下 assert 会消失，那时 temperature <= 0 就会除以零或者把分布翻转",
+    "your draws follow the distribution WITHOUT temperature: sample from softmax(logits / temperature) after filtering "
+    "(dividing the probabilities by T changes nothing: multinomial renormalizes them)":
+        "你的抽样服从的是没有 temperature 的分布：过滤之后要从 softmax(logits / temperature) 中抽样"
+        "（把概率除以 T 没有任何作用：multinomial 会重新归一化）",
+    "your draws follow softmax(logits * temperature) (or p ** temperature): divide the logits by the temperature":
+        "你的抽样服从 softmax(logits * temperature)（或 p ** temperature）：要把 logits 除以 temperature",
+    "{label}, row {b}: you keep tokens {mine}, expected {theirs}": "{label}，第 {b} 行：你保留的词元是 {mine}，应为 {theirs}",
+    "{label}, row {b}: you keep tokens {mine}, expected {theirs}: temperature first, then top-k (ties at the k-th value "
+    "kept), then the nucleus of what top-k left":
+        "{label}，第 {b} 行：你保留的词元是 {mine}，应为 {theirs}：先除以 temperature，再做 top-k（与第 k 大值相等的都保留），"
+        "然后对 top-k 剩下的部分取核",
+    "{label}, top_p=1e-6: filtered logits": "{label}，top_p=1e-6：过滤后的 logits",
+    "top_k={top_k}, top_p={top_p}: filtered logits": "top_k={top_k}，top_p={top_p}：过滤后的 logits",
+    "{fail}. top_k None or 0 and top_p None or 1.0 mean 'no filtering': skip the step (`if top_p is not None and "
+    "top_p < 1.0`), do not run the nucleus with top_p=1.0":
+        "{fail}。top_k 为 None 或 0、top_p 为 None 或 1.0 表示“不过滤”：要跳过这一步（`if top_p is not None and "
+        "top_p < 1.0`），不要用 top_p=1.0 去计算核",
+    "filter_logits(logits, temperature={temp}) raised {err}; raise ValueError instead":
+        "filter_logits(logits, temperature={temp}) 抛出了 {err}；应该改为 raise ValueError",
+    "filter_logits(logits, temperature={temp}) returned {got}; dividing by a temperature <= 0 is meaningless: raise "
+    "ValueError (sample_next_token handles temperature 0 as greedy itself)":
+        "filter_logits(logits, temperature={temp}) 返回了{got}；除以 <= 0 的 temperature 没有意义：要 raise ValueError"
+        "（temperature 为 0 的贪心情况由 sample_next_token 自己处理）",
+    "a tensor of shape {shape}": "形状为 {shape} 的张量",
+    "{label}, logits {shape}": "{label}，logits {shape}",
+    "{where}: sample_next_token should return a (...) int64 tensor, got {got}":
+        "{where}：sample_next_token 应该返回形状为 (...) 的 int64 张量，实际是{got}",
+    " (torch.multinomial returns (N, 1): drop that axis)": "（torch.multinomial 返回 (N, 1)：要去掉那个轴）",
+    "{where}: sample_next_token should return the logits' shape without V, {shape}, got {got}{extra}":
+        "{where}：sample_next_token 返回的形状应为 logits 的形状去掉 V，即 {shape}，实际是 {got}{extra}",
+    "{where}: sample_next_token should return int64 token ids, got {dtype}":
+        "{where}：sample_next_token 应该返回 int64 的词元 id，实际是 {dtype}",
+    "{where}: token ids must lie in [0, V) = [0, {V}), got {low}..{high}":
+        "{where}：词元 id 必须在 [0, V) = [0, {V}) 之内，实际是 {low}..{high}",
+    "{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible}): draw from "
+    "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits":
+        "{label}：第 {row} 行抽到了词元 {token}，而它已被 top-k/top-p 移除（可选的是：{eligible}）：要从 "
+        "softmax(filter_logits(logits, temperature, top_k, top_p)) 中抽样，而不是从原始 logits 中抽样",
+    "{label}: every draw is the most probable token: that is greedy decoding; sample with "
+    "torch.multinomial(softmax(filtered logits), 1, generator=generator)":
+        "{label}：每次抽到的都是概率最大的词元：这是贪心解码；要用 "
+        "torch.multinomial(softmax(filtered logits), 1, generator=generator) 抽样",
+    "{label}, row {b}: your frequencies {freq} do not fit the expected probabilities {want} (chi-square {stat:.1f}, "
+    "p-value {p_value:.1e} < {alpha:g})":
+        "{label}，第 {b} 行：你的频率 {freq} 与期望的概率 {want} 不符（卡方 {stat:.1f}，p 值 {p_value:.1e} < {alpha:g}）",
+    "{label}, row {b}: your frequencies {freq} do not fit the expected probabilities {want} (chi-square {stat:.1f}, "
+    "p-value {p_value:.1e} < {alpha:g}): draw each row from softmax(filter_logits(logits, temperature, top_k, top_p), "
+    "dim=-1)":
+        "{label}，第 {b} 行：你的频率 {freq} 与期望的概率 {want} 不符（卡方 {stat:.1f}，p 值 {p_value:.1e} < {alpha:g}）："
+        "每一行都要从 softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1) 中抽样",
+    "{label}: two calls with generators seeded alike gave different draws: pass the caller's generator to the sampler "
+    "(torch.multinomial(probs, 1, generator=generator)); the global random state must not be used":
+        "{label}：两次调用用的 generator 种子相同，抽样结果却不同：要把调用方的 generator 传给采样函数"
+        "（torch.multinomial(probs, 1, generator=generator)）；不能使用全局随机状态",
+    "{label}: generators with different seeds gave the same draws: your sampler does not use the generator it is given "
+    "(torch.multinomial(probs, 1, generator=generator)), nor reseed anything":
+        "{label}：种子不同的 generator 给出了相同的抽样结果：你的采样函数没有使用传入的 generator"
+        "（torch.multinomial(probs, 1, generator=generator)），也不应该自己重新设种子",
+    "{label}, temperature=0": "{label}，temperature=0",
+    "{label}, temperature=0: token ids (the argmax)": "{label}，temperature=0：词元 id（argmax）",
+    "sample_next_token(logits, temperature=-1.0) raised {err}; raise ValueError":
+        "sample_next_token(logits, temperature=-1.0) 抛出了 {err}；应该 raise ValueError",
+    "sample_next_token(logits, temperature=-1.0) returned {got}: a negative temperature is meaningless, raise "
+    "ValueError (filter_logits already does)":
+        "sample_next_token(logits, temperature=-1.0) 返回了{got}：负的 temperature 没有意义，要 raise ValueError"
+        "（filter_logits 已经这样做了）",
+    "sample_next_token modified its input ({fail}): use out-of-place operations (logits / temperature, masked_fill, "
+    "not masked_fill_ or /=)":
+        "sample_next_token 修改了它的输入（{fail}）：要用非原地操作（logits / temperature、masked_fill，而不是 "
+        "masked_fill_ 或 /=）",
+})
