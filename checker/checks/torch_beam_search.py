@@ -14,6 +14,7 @@ import torch
 
 from checker.checks.child.beam_search import TableModel, beam_search_calls
 from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.lang import register, t
 
 TARGET = "beam_search"
 _SCORE_RTOL, _SCORE_ATOL = 1e-9, 1e-12  # sums of at most a dozen float64 log-probabilities
@@ -131,26 +132,32 @@ MISTAKES = [
 def hypotheses(value, where: str) -> list:
     """[(ids list[int], score float)] from what beam_search returned, or Fail saying what is wrong with it."""
     if not isinstance(value, (list, tuple)):
-        raise Fail(f"{where}: beam_search should return a list of (ids, score) pairs, got {_kind(value)}")
+        raise Fail(t("{where}: beam_search should return a list of (ids, score) pairs, got {got}", where=where,
+                     got=_kind(value)))
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, (list, tuple)) or len(item) != 2:
-            raise Fail(f"{where}: item {i} of the result should be a pair (ids, score), got {_kind(item)}")
+            raise Fail(t("{where}: item {i} of the result should be a pair (ids, score), got {got}", where=where, i=i,
+                         got=_kind(item)))
         ids, score = item
-        tip = " (.tolist() turns a tensor into one)" if isinstance(ids, torch.Tensor) else ""
-        if not isinstance(ids, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in ids):
-            raise Fail(f"{where}: the ids of item {i} should be a list of ints, got {_kind(ids)}{tip}")
-        tip = " (.item() or .tolist() gives a Python float)" if isinstance(score, torch.Tensor) else ""
+        tip = t(" (.tolist() turns a tensor into one)") if isinstance(ids, torch.Tensor) else ""
+        if not isinstance(ids, list) or not all(isinstance(tok, int) and not isinstance(tok, bool) for tok in ids):
+            raise Fail(t("{where}: the ids of item {i} should be a list of ints, got {got}{tip}", where=where, i=i,
+                         got=_kind(ids), tip=tip))
+        tip = t(" (.item() or .tolist() gives a Python float)") if isinstance(score, torch.Tensor) else ""
         if not isinstance(score, (float, int)) or isinstance(score, bool):
-            raise Fail(f"{where}: the score of item {i} should be a Python float, got {_kind(score)}{tip}")
+            raise Fail(t("{where}: the score of item {i} should be a Python float, got {got}{tip}", where=where, i=i,
+                         got=_kind(score), tip=tip))
         out.append((list(ids), float(score)))
     return out
 
 
 def _kind(x) -> str:
     if isinstance(x, torch.Tensor):
-        return f"a tensor of shape {tuple(x.shape)} ({x.dtype})"
-    return f"a {type(x).__name__}" + (f" of {len(x)} items" if isinstance(x, (list, tuple)) else f" ({x!r})"[:80])
+        return t("a tensor of shape {shape} ({dtype})", shape=tuple(x.shape), dtype=x.dtype)
+    if isinstance(x, (list, tuple)):
+        return t("a {type} of {n} items", type=type(x).__name__, n=len(x))
+    return t("a {type}{value}", type=type(x).__name__, value=f" ({x!r})"[:80])
 
 
 def same(got: list, want: list) -> bool:
@@ -160,19 +167,21 @@ def same(got: list, want: list) -> bool:
 
 def _show(hyps: list, n: int = 3) -> str:
     shown = ", ".join(f"({ids}, {score:.4f})" for ids, score in hyps[:n])
-    return f"[{shown}{', ...' if len(hyps) > n else ''}] ({len(hyps)} hypotheses)"
+    return t("[{shown}{more}] ({n} hypotheses)", shown=shown, more=', ...' if len(hyps) > n else '', n=len(hyps))
 
 
 def _compare(kit, c, got, want, what="") -> None:
     if same(got, want):
         return
     if len(got) != len(want):
-        diff = f"you return {len(got)} hypotheses, expected {len(want)}"
+        diff = t("you return {got} hypotheses, expected {want}", got=len(got), want=len(want))
     else:
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if not same([g], [w]))
-        diff = f"hypothesis {i} is {got[i][0]} with score {got[i][1]:.6g}, expected {want[i][0]} with {want[i][1]:.6g}"
+        diff = t("hypothesis {i} is {ids} with score {score:.6g}, expected {want_ids} with {want_score:.6g}", i=i,
+                 ids=got[i][0], score=got[i][1], want_ids=want[i][0], want_score=want[i][1])
     named = kit.name_mistake(inputs(c), got, run=lambda m: m.impl(*inputs(c)), same=same)
-    raise Fail(f"{c.label}{what}: {diff}; yours {_show(got)}, expected {_show(want)}", named)
+    raise Fail(t("{label}{what}: {diff}; yours {yours}, expected {expected}", label=c.label, what=what, diff=diff,
+                 yours=_show(got), expected=_show(want)), named)
 
 
 def _run(kit, c, **changes):
@@ -197,18 +206,19 @@ def structure(kit):
 def model_calls(kit):
     for c in CASES:
         reply = kit.drive(beam_search_calls, *inputs(c))
-        for n, t, after_eos in reply["calls"]:
+        for n, length, after_eos in reply["calls"]:
             if n == 0:
-                raise Fail(f"{c.label}: you called the model with no prefix at all (N = 0, t = {t}): when no "
-                           "hypothesis is live the search is over; stop the loop there")
+                raise Fail(t("{label}: you called the model with no prefix at all (N = 0, t = {length}): when no "
+                             "hypothesis is live the search is over; stop the loop there", label=c.label, length=length))
             if after_eos:
-                raise Fail(f"{c.label}: at a step with prefixes of {t} tokens, {after_eos} of the {n} prefixes you handed "
-                           "the model already hold EOS: a hypothesis ending in EOS is finished; take it out of the beam "
-                           "and never extend it")
-        steps = max((t for _, t, _ in reply["calls"]), default=0)
+                raise Fail(t("{label}: at a step with prefixes of {length} tokens, {after_eos} of the {n} prefixes you "
+                             "handed the model already hold EOS: a hypothesis ending in EOS is finished; take it out of "
+                             "the beam and never extend it", label=c.label, length=length, after_eos=after_eos, n=n))
+        steps = max((length for _, length, _ in reply["calls"]), default=0)
         if steps > c.max_new:
-            raise Fail(f"{c.label}: you called the model on prefixes of {steps} tokens: with max_new_tokens = "
-                       f"{c.max_new} the longest prefix it sees is BOS + {c.max_new - 1} tokens")
+            raise Fail(t("{label}: you called the model on prefixes of {steps} tokens: with max_new_tokens = {max_new} "
+                         "the longest prefix it sees is BOS + {most} tokens", label=c.label, steps=steps,
+                         max_new=c.max_new, most=c.max_new - 1))
 
 
 @check("shapes", "returns a list of at most beam_size (ids, score) pairs; ids exclude BOS, EOS only last")
@@ -216,17 +226,19 @@ def result_form(kit):
     for c in CASES:
         got, _ = _run(kit, c)
         if not got or len(got) > c.beam:
-            raise Fail(f"{c.label}: beam_search returned {len(got)} hypotheses; it returns between 1 and "
-                       f"beam_size = {c.beam} (the best finished ones)")
+            raise Fail(t("{label}: beam_search returned {n} hypotheses; it returns between 1 and beam_size = {beam} "
+                         "(the best finished ones)", label=c.label, n=len(got), beam=c.beam))
         for ids, _ in got:
             if not 1 <= len(ids) <= c.max_new:
-                raise Fail(f"{c.label}: hypothesis {ids} has {len(ids)} tokens; a hypothesis holds 1 to "
-                           f"max_new_tokens = {c.max_new} generated tokens (BOS excluded)")
+                raise Fail(t("{label}: hypothesis {ids} has {n} tokens; a hypothesis holds 1 to max_new_tokens = "
+                             "{max_new} generated tokens (BOS excluded)", label=c.label, ids=ids, n=len(ids),
+                             max_new=c.max_new))
             if c.eos in ids[:-1]:
-                raise Fail(f"{c.label}: hypothesis {ids} goes on after EOS ({c.eos}): an extension ending in EOS is "
-                           "finished and never extended")
-            if any(not 0 <= t < c.V for t in ids):
-                raise Fail(f"{c.label}: hypothesis {ids} holds ids outside the vocabulary [0, {c.V})")
+                raise Fail(t("{label}: hypothesis {ids} goes on after EOS ({eos}): an extension ending in EOS is "
+                             "finished and never extended", label=c.label, ids=ids, eos=c.eos))
+            if any(not 0 <= tok < c.V for tok in ids):
+                raise Fail(t("{label}: hypothesis {ids} holds ids outside the vocabulary [0, {V})", label=c.label,
+                             ids=ids, V=c.V))
 
 
 @check("numerics", "every score is the hypothesis' summed log-probability / len ** length_penalty")
@@ -242,15 +254,16 @@ def scores_are_log_probabilities(kit):
             if not math.isclose(score, want, rel_tol=_SCORE_RTOL, abs_tol=_SCORE_ATOL):
                 hint = ""
                 if math.isclose(score, total, rel_tol=_SCORE_RTOL) and c.lp:
-                    hint = ": that is the raw sum; divide by len ** length_penalty"
+                    hint = t(": that is the raw sum; divide by len ** length_penalty")
                 elif ids[-1] == c.eos and math.isclose(score * len(ids) ** c.lp, total - model.log_prob(ids)[-1],
                                                        rel_tol=_SCORE_RTOL):
-                    hint = ": EOS's log-probability is missing from it"
+                    hint = t(": EOS's log-probability is missing from it")
                 elif c.lp and math.isclose(score, total / (len(ids) + 1) ** c.lp, rel_tol=_SCORE_RTOL):
-                    hint = ": you divide by (len + 1) ** length_penalty; len counts EOS but not BOS"
-                raise Fail(f"{c.label}: hypothesis {ids} has score {score:.6g}, but its log-probabilities sum to "
-                           f"{total:.6g} over len = {len(ids)} tokens, so its score is {want:.6g} "
-                           f"(length_penalty = {c.lp}){hint}")
+                    hint = t(": you divide by (len + 1) ** length_penalty; len counts EOS but not BOS")
+                raise Fail(t("{label}: hypothesis {ids} has score {score:.6g}, but its log-probabilities sum to "
+                             "{total:.6g} over len = {n} tokens, so its score is {want:.6g} (length_penalty = {lp}){hint}",
+                             label=c.label, ids=ids, score=score, total=total, n=len(ids), want=want, lp=c.lp,
+                             hint=hint))
 
 
 @check("numerics", "the same hypotheses, in the same order, with the same scores as the reference")
@@ -264,7 +277,7 @@ def matches_reference(kit):
 def exhaustive(kit):
     for c in _EXHAUSTIVE:
         got, _ = _run(kit, c)
-        _compare(kit, c, got, exhaustive_search(*inputs(c)), ", compared with an exhaustive search")
+        _compare(kit, c, got, exhaustive_search(*inputs(c)), t(", compared with an exhaustive search"))
 
 
 def exhaustive_search(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty=0.0):
@@ -288,7 +301,7 @@ def exhaustive_search(model, bos_id, eos_id, beam_size, max_new_tokens, length_p
 def greedy(kit):
     for c in CASES[:3]:
         got, _ = _run(kit, c, beam=1)
-        _compare(kit, c, got, greedy_search(*inputs(c)[:3], c.max_new, c.lp), ", beam_size=1 (greedy decoding)")
+        _compare(kit, c, got, greedy_search(*inputs(c)[:3], c.max_new, c.lp), t(", beam_size=1 (greedy decoding)"))
 
 
 def greedy_search(model, bos_id, eos_id, max_new_tokens, length_penalty=0.0):
@@ -308,8 +321,9 @@ def not_below_greedy(kit):
             continue
         (ids, score), = greedy_search(*inputs(c)[:3], c.max_new)
         if got[0][1] < score - 1e-9:
-            raise Fail(f"{c.label}, length_penalty=0: your best hypothesis {got[0][0]} scores {got[0][1]:.6g}, below "
-                       f"greedy decoding's {ids} ({score:.6g}); on these models a beam of {c.beam} finds better")
+            raise Fail(t("{label}, length_penalty=0: your best hypothesis {best} scores {best_score:.6g}, below greedy "
+                         "decoding's {ids} ({score:.6g}); on these models a beam of {beam} finds better", label=c.label,
+                         best=got[0][0], best_score=got[0][1], ids=ids, score=score, beam=c.beam))
 
 
 @check("properties", "length_penalty ranks the finished hypotheses by sum / len ** length_penalty, not the search")
@@ -317,4 +331,108 @@ def length_penalty_ranks(kit):
     c = CASES[1]
     for lp in (0.0, 1.0, 3.0):
         got, args = _run(kit, c, lp=lp)
-        _compare(kit, c, got, kit.reference(tuple(args)), f", length_penalty={lp}")
+        _compare(kit, c, got, kit.reference(tuple(args)), t(", length_penalty={lp}", lp=lp))
+
+
+_ZH = register({
+    "beam_search is a function taking (model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty)":
+        "beam_search 是一个函数，参数为 (model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty)",
+    "the model receives (N, t) prefixes of live hypotheses only: never a finished one, 1 <= N <= beam_size":
+        "模型只接收仍在进行的假设的 (N, t) 前缀：从不接收已结束的假设，1 <= N <= beam_size",
+    "returns a list of at most beam_size (ids, score) pairs; ids exclude BOS, EOS only last":
+        "返回至多 beam_size 个 (ids, score) 对组成的列表；ids 不含 BOS，EOS 只能在最后",
+    "every score is the hypothesis' summed log-probability / len ** length_penalty":
+        "每个分数都是该假设的对数概率之和 / len ** length_penalty",
+    "the same hypotheses, in the same order, with the same scores as the reference":
+        "假设、顺序和分数都与参考答案相同",
+    "with beam_size >= V ** max_new_tokens beam search is exhaustive search":
+        "beam_size >= V ** max_new_tokens 时，束搜索就是穷举搜索",
+    "beam_size = 1 is greedy decoding": "beam_size = 1 就是贪心解码",
+    "the best hypothesis never scores below greedy decoding (length_penalty = 0, these models)":
+        "最好的假设分数从不低于贪心解码（length_penalty = 0，对这些模型而言）",
+    "length_penalty ranks the finished hypotheses by sum / len ** length_penalty, not the search":
+        "length_penalty 只按 sum / len ** length_penalty 给已结束的假设排序，不影响搜索过程",
+    "your beam keeps the extensions with the best LAST-token log-probability: rank candidates by the summed "
+    "log-probability of the whole hypothesis (score + log p(token))":
+        "你的束保留的是最后一个词元对数概率最高的扩展：要按整个假设的对数概率之和给候选排序（score + log p(token)）",
+    "your hypotheses go on after EOS: an extension that ends in eos_id is finished; move it out of the beam and never "
+    "extend it":
+        "你的假设在 EOS 之后还在继续：以 eos_id 结尾的扩展就已结束；要把它移出束，并且不再扩展",
+    "the scores of your finished hypotheses leave out the log-probability of their EOS: EOS is a token the model "
+    "chose; add its log-probability like any other":
+        "你已结束的假设的分数漏掉了 EOS 的对数概率：EOS 也是模型选出的词元；要像其他词元一样加上它的对数概率",
+    "your length normalization divides by (len + 1) ** length_penalty: len counts the generated tokens, EOS included, "
+    "BOS not":
+        "你的长度归一化除以的是 (len + 1) ** length_penalty：len 统计的是生成的词元，包括 EOS，不包括 BOS",
+    "your length normalization leaves EOS out of len: len counts every generated token, EOS included":
+        "你的长度归一化没把 EOS 计入 len：len 统计每一个生成的词元，包括 EOS",
+    "your beam refills to beam_size LIVE hypotheses after some finish (Hugging Face's rule); here a finished "
+    "hypothesis keeps its slot: keep the beam_size best extensions, then retire those ending in EOS (the beam shrinks)":
+        "有假设结束后，你的束会重新补满 beam_size 个进行中的假设（Hugging Face 的规则）；这里已结束的假设仍占着它的位置："
+        "保留最好的 beam_size 个扩展，再把以 EOS 结尾的移出（束会变小）",
+    "your search stops as soon as one hypothesis finishes: go on while any hypothesis is live (up to max_new_tokens "
+    "steps)":
+        "只要有一个假设结束，你的搜索就停止了：只要还有进行中的假设就要继续（最多 max_new_tokens 步）",
+    "your result leaves out the hypotheses still live after max_new_tokens steps: they count as finished":
+        "你的结果漏掉了 max_new_tokens 步之后仍在进行的假设：它们也算作已结束",
+    "your scores are the summed log-probabilities: return the ranking score, sum / len ** length_penalty":
+        "你的分数是对数概率之和：要返回用于排序的分数 sum / len ** length_penalty",
+    "your result holds every finished hypothesis: return the beam_size best":
+        "你的结果包含了所有已结束的假设：要返回最好的 beam_size 个",
+    "your result is ranked worst first: sort by score, highest first (reverse=True)":
+        "你的结果是从最差到最好排列的：要按分数从高到低排序（reverse=True）",
+    "your ids start with BOS: return the generated tokens only (ids[1:])":
+        "你的 ids 以 BOS 开头：只返回生成的词元（ids[1:]）",
+    "{where}: beam_search should return a list of (ids, score) pairs, got {got}":
+        "{where}：beam_search 应该返回由 (ids, score) 对组成的列表，实际是{got}",
+    "{where}: item {i} of the result should be a pair (ids, score), got {got}":
+        "{where}：结果的第 {i} 项应该是一个 (ids, score) 对，实际是{got}",
+    " (.tolist() turns a tensor into one)": "（.tolist() 可以把张量转换成列表）",
+    "{where}: the ids of item {i} should be a list of ints, got {got}{tip}":
+        "{where}：第 {i} 项的 ids 应该是 int 列表，实际是{got}{tip}",
+    " (.item() or .tolist() gives a Python float)": "（.item() 或 .tolist() 可以得到 Python float）",
+    "{where}: the score of item {i} should be a Python float, got {got}{tip}":
+        "{where}：第 {i} 项的分数应该是 Python float，实际是{got}{tip}",
+    "a tensor of shape {shape} ({dtype})": "形状为 {shape} 的张量（{dtype}）",
+    "a {type} of {n} items": "有 {n} 项的 {type}",
+    "a {type}{value}": "一个 {type}{value}",
+    "[{shown}{more}] ({n} hypotheses)": "[{shown}{more}]（共 {n} 个假设）",
+    "you return {got} hypotheses, expected {want}": "你返回了 {got} 个假设，应为 {want} 个",
+    "hypothesis {i} is {ids} with score {score:.6g}, expected {want_ids} with {want_score:.6g}":
+        "第 {i} 个假设是 {ids}，分数 {score:.6g}，应为 {want_ids}，分数 {want_score:.6g}",
+    "{label}{what}: {diff}; yours {yours}, expected {expected}": "{label}{what}：{diff}；你的结果 {yours}，应为 {expected}",
+    "{label}: you called the model with no prefix at all (N = 0, t = {length}): when no hypothesis is live the search "
+    "is over; stop the loop there":
+        "{label}：你调用模型时一个前缀都没有（N = 0，t = {length}）：没有进行中的假设时搜索就结束了；要在那里停止循环",
+    "{label}: at a step with prefixes of {length} tokens, {after_eos} of the {n} prefixes you handed the model already "
+    "hold EOS: a hypothesis ending in EOS is finished; take it out of the beam and never extend it":
+        "{label}：在前缀长度为 {length} 个词元的那一步，你交给模型的 {n} 个前缀中有 {after_eos} 个已经含有 EOS："
+        "以 EOS 结尾的假设已经结束；要把它移出束，并且不再扩展",
+    "{label}: you called the model on prefixes of {steps} tokens: with max_new_tokens = {max_new} the longest prefix it "
+    "sees is BOS + {most} tokens":
+        "{label}：你用长度为 {steps} 个词元的前缀调用了模型：max_new_tokens = {max_new} 时，模型见到的最长前缀是 "
+        "BOS + {most} 个词元",
+    "{label}: beam_search returned {n} hypotheses; it returns between 1 and beam_size = {beam} (the best finished ones)":
+        "{label}：beam_search 返回了 {n} 个假设；它应返回 1 到 beam_size = {beam} 个（最好的已结束假设）",
+    "{label}: hypothesis {ids} has {n} tokens; a hypothesis holds 1 to max_new_tokens = {max_new} generated tokens "
+    "(BOS excluded)":
+        "{label}：假设 {ids} 有 {n} 个词元；一个假设含有 1 到 max_new_tokens = {max_new} 个生成的词元（不含 BOS）",
+    "{label}: hypothesis {ids} goes on after EOS ({eos}): an extension ending in EOS is finished and never extended":
+        "{label}：假设 {ids} 在 EOS（{eos}）之后还在继续：以 EOS 结尾的扩展已经结束，不再扩展",
+    "{label}: hypothesis {ids} holds ids outside the vocabulary [0, {V})": "{label}：假设 {ids} 含有词表 [0, {V}) 之外的 id",
+    ": that is the raw sum; divide by len ** length_penalty": "：这是原始的和；要除以 len ** length_penalty",
+    ": EOS's log-probability is missing from it": "：其中缺了 EOS 的对数概率",
+    ": you divide by (len + 1) ** length_penalty; len counts EOS but not BOS":
+        "：你除以的是 (len + 1) ** length_penalty；len 计入 EOS，但不计入 BOS",
+    "{label}: hypothesis {ids} has score {score:.6g}, but its log-probabilities sum to {total:.6g} over len = {n} "
+    "tokens, so its score is {want:.6g} (length_penalty = {lp}){hint}":
+        "{label}：假设 {ids} 的分数是 {score:.6g}，但它在 len = {n} 个词元上的对数概率之和是 {total:.6g}，所以分数应为 "
+        "{want:.6g}（length_penalty = {lp}）{hint}",
+    ", compared with an exhaustive search": "，与穷举搜索相比",
+    ", beam_size=1 (greedy decoding)": "，beam_size=1（贪心解码）",
+    "{label}, length_penalty=0: your best hypothesis {best} scores {best_score:.6g}, below greedy decoding's {ids} "
+    "({score:.6g}); on these models a beam of {beam} finds better":
+        "{label}，length_penalty=0：你最好的假设 {best} 分数为 {best_score:.6g}，低于贪心解码的 {ids}（{score:.6g}）；"
+        "在这些模型上，大小为 {beam} 的束能找到更好的结果",
+    ", length_penalty={lp}": "，length_penalty={lp}",
+})
