@@ -110,3 +110,14 @@ def test_stats_and_init_speak_chinese_and_stats_cuts_nothing_at_80_columns(tmp_p
     for lang, heading in (("zh", "通过率"), ("en", "practised")):
         out = run_kata("stats", "--workspace", ws, "--lang", lang, env={"COLUMNS": "80"}).stdout
         assert heading in out and "…" not in out and "grouped_quer" in out, out
+
+
+def test_no_english_sentence_has_two_different_chinese_translations():
+    """Every table feeds one lookup, so a template two modules translate differently would depend on import order."""
+    _import_all()
+    import sys
+
+    tables = {name: m._ZH for name, m in sys.modules.items() if name.startswith("checker") and hasattr(m, "_ZH")}
+    clashes = [f"{english!r}: {ZH[english]!r} vs {chinese!r} ({name})"
+               for name, table in tables.items() for english, chinese in table.items() if ZH[english] != chinese]
+    assert not clashes, "\n".join(clashes)

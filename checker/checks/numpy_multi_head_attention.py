@@ -299,7 +299,7 @@ _ZH = register({
     "split_heads turns (B, T, d_model) into (B, H, T, depth), head h holding features h*depth..":
         "split_heads 把 (B, T, d_model) 变成 (B, H, T, depth)，第 h 个头拿到特征 h*depth..",
     "combine_heads turns (B, H, T, depth) back into (B, T, H * depth)": "combine_heads 把 (B, H, T, depth) 变回 (B, T, H * depth)",
-    "hidden keys get exactly zero weight in every head": "每个头中被遮挡的键权重都恰好为 0",
+    "hidden keys get exactly zero weight in every head": "每个头里被遮挡的键权重都恰好为 0",
     "under a causal mask, position i uses no position after i": "在因果掩码下，位置 i 不用到 i 之后的任何位置",
     "a query with no visible key gets zero weights and a zero output": "没有任何可见键的查询，权重和输出都为 0",
     "large scores (Wq and Wk times 30) give no NaN or inf: softmax subtracts each row's max":
