@@ -167,10 +167,15 @@ def test_help_documents_the_exit_codes():
     assert run_kata("chek").returncode == 2
 
 
-def test_all_solutions_pass_through_the_cli():
-    proc, doc = run_json("check", "--all", "--solution")
+def test_all_solutions_pass_through_the_cli_with_every_title_in_chinese():
+    import re
+
+    proc, doc = run_json("check", "--all", "--solution", "--lang", "zh")
     assert proc.returncode == 0, [k["name"] for k in doc["katas"] if k["status"] != "pass"]
     assert [k["name"] for k in doc["katas"]] == [k.id for k in catalogue.all_katas()]
+    english = [c["name"] for k in doc["katas"] for c in k["checks"]
+               if not re.search(r"[\u4e00-\u9fff]", c["name"].split("：", 1)[-1])]
+    assert not english, english
 
 
 def test_tutorial_code_passes_with_a_follow_up_and_strict_fails_it(workspace):
