@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
-from checker.kit import (FLOAT32_INSIDE, Accepted, Convention, Fail, Mistake, UserError, case, check, compare,
+from checker.kit import (FLOAT32_INSIDE, Accepted, Fail, Mistake, UserError, case, check, compare,
                          expect_structure)
 from checker.lang import register, t
 
@@ -33,16 +33,7 @@ SHOW_WEIGHTS = (1, 1)  # the causal case, the attn output: drawn when masking fa
 TIMING = case(7, B=4, T=64, D=128, H=16, H_kv=4, G=4, d_k=8, mask="causal (1, 1, T, T)")
 
 
-# LLaMA's attention computes the softmax in float32 whatever the input's dtype:
-# F.softmax(scores.float(), dim=-1).type_as(xq). On float64 input that is float32 internals, about 1e-7
-# off; every named mistake moves the result by far more (tests/test_reference_torch_grouped_query_attention.py).
-CONVENTIONS = (
-    Convention("float32 softmax", "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1)"
-               ".type_as(q)): on float64 input your weights carry float32 rounding, about 1e-7, and are held to "
-               "1e-5 here. This kata's reference keeps the input's dtype throughout (scores.softmax(dim=-1)); "
-               "LLaMA upcasts because it runs in float16/bfloat16, where a softmax in half precision loses digits",
-               tol=FLOAT32_INSIDE),
-)
+CONVENTIONS = (shared.FLOAT32_SOFTMAX,)  # LLaMA's softmax(scores.float()).type_as(q)
 # The property checks ask which head reads which, or whether GQA's ends are MHA and MQA: float32
 # internals must not read as a wrong grouping (whether the numbers are precise is the numerics checks' job).
 _SAME = FLOAT32_INSIDE
@@ -315,13 +306,6 @@ _ZH = register({
         "num_kv_heads == num_heads 时，就是多头注意力这道题的参考答案（权重相同）",
     "num_kv_heads == 1 is multi-query attention: every head shares one K and one V":
         "num_kv_heads == 1 时是多查询注意力：所有头共享一个 K 和一个 V",
-    "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1).type_as(q)): on float64 input your "
-    "weights carry float32 rounding, about 1e-7, and are held to 1e-5 here. This kata's reference keeps the input's "
-    "dtype throughout (scores.softmax(dim=-1)); LLaMA upcasts because it runs in float16/bfloat16, where a softmax in "
-    "half precision loses digits":
-        "识别出了 LLaMA 的 float32 softmax（F.softmax(scores.float(), dim=-1).type_as(q)）：输入为 float64 时，"
-        "你的权重带有 float32 的舍入误差（约 1e-7），这里按 1e-5 的容差检查。本题的参考答案始终保持输入的 dtype"
-        "（scores.softmax(dim=-1)）；LLaMA 提升精度是因为它运行在 float16/bfloat16 下，半精度的 softmax 会损失有效数字",
     "an `assert` for the size check was recognised (AssertionError): the reference raises ValueError, because asserts "
     "vanish under `python -O` and a bad configuration would then build silently":
         "识别出了用 `assert` 做尺寸检查（AssertionError）：参考答案抛出 ValueError，因为 `python -O` 下 assert "

@@ -5,7 +5,8 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
+from checker.checks.shared import attention as shared
+from checker.kit import FLOAT32_INSIDE, Fail, Mistake, case, check, compare, expect_structure
 from checker.lang import register, t
 
 TARGET = "CachedSelfAttention"
@@ -28,16 +29,7 @@ _DECODE = case(5, B=2, T=8, D=12, H=3, d_k=4, schedule=(3, 1, 2, 1, 1))
 _CHUNK = case(6, B=2, T_past=6, T_new=3, D=20, H=4, d_k=5)
 TIMING = case(7, B=4, T_past=120, T_new=8, D=64, H=4, d_k=16)
 
-# LLaMA's attention computes the softmax in float32 whatever the input's dtype:
-# F.softmax(scores.float(), dim=-1).type_as(xq). On float64 input that is float32 internals, about 1e-7
-# off; every named mistake moves the result by far more (tests/test_reference_torch_kv_cache.py).
-CONVENTIONS = (
-    Convention("float32 softmax", "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1)"
-               ".type_as(q)): on float64 input your weights carry float32 rounding, about 1e-7, and are held to "
-               "1e-5 here. This kata's reference keeps the input's dtype throughout (scores.softmax(dim=-1)); "
-               "LLaMA upcasts because it runs in float16/bfloat16, where a softmax in half precision loses digits",
-               tol=FLOAT32_INSIDE),
-)
+CONVENTIONS = (shared.FLOAT32_SOFTMAX,)  # LLaMA's softmax(scores.float()).type_as(q)
 # The checks against full causal attention (a chunk after a cache, decoding step by step, an empty cache)
 # ask where the mask and the caches are: float32 internals must not read as a wrong mask (whether the
 # numbers are precise is the numerics checks' job, on every case).
@@ -294,13 +286,6 @@ _ZH = register({
     "token-by-token decoding (caches fed back) equals full causal attention at every step":
         "逐词元解码（把缓存传回去）在每一步都等于完整的因果注意力",
     "an empty cache (B, H, 0, d_k) acts like no cache": "空缓存 (B, H, 0, d_k) 的效果与没有缓存相同",
-    "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1).type_as(q)): on float64 input your "
-    "weights carry float32 rounding, about 1e-7, and are held to 1e-5 here. This kata's reference keeps the input's "
-    "dtype throughout (scores.softmax(dim=-1)); LLaMA upcasts because it runs in float16/bfloat16, where a softmax in "
-    "half precision loses digits":
-        "识别出了 LLaMA 的 float32 softmax（F.softmax(scores.float(), dim=-1).type_as(q)）：输入为 float64 时，"
-        "你的权重带有 float32 的舍入误差（约 1e-7），这里按 1e-5 的容差检查。本题的参考答案始终保持输入的 dtype"
-        "（scores.softmax(dim=-1)）；LLaMA 提升精度是因为它运行在 float16/bfloat16 下，半精度的 softmax 会损失有效数字",
     "your causal mask is not offset by the cache: new query i sees only keys 0..i (torch.tril of a (T_new, T_past + "
     "T_new) matrix, or tril(T_new, T_new) placed over the first keys), so it misses the cache's later positions and "
     "itself: new query i is at absolute position T_past + i, so use "

@@ -8,8 +8,19 @@ wording) are written once.
 import numpy as np
 import torch
 
-from checker.kit import Fail, FollowUp, compare
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, compare
 from checker.lang import register, t
+
+
+# LLaMA's attention computes the softmax in float32 whatever the input's dtype:
+# F.softmax(scores.float(), dim=-1).type_as(xq). On float64 input that is float32 internals, about 1e-7
+# off; every named mistake of the katas that accept it moves the result by far more (their reference tests).
+FLOAT32_SOFTMAX = Convention(
+    "float32 softmax", "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1)"
+    ".type_as(q)): on float64 input your weights carry float32 rounding, about 1e-7, and are held to "
+    "1e-5 here. This kata's reference keeps the input's dtype throughout (scores.softmax(dim=-1)); "
+    "LLaMA upcasts because it runs in float16/bfloat16, where a softmax in half precision loses digits",
+    tol=FLOAT32_INSIDE)
 
 
 def out_and_attn(value, c, out_shape: tuple, out_legend: str, attn_shape: tuple, attn_legend: str):
@@ -157,6 +168,13 @@ def layer_survives_large_scores(kit, c, args, at: tuple, names: str, legend: str
 
 
 _ZH = register({
+    "LLaMA's float32 softmax was recognised (F.softmax(scores.float(), dim=-1).type_as(q)): on float64 input your "
+    "weights carry float32 rounding, about 1e-7, and are held to 1e-5 here. This kata's reference keeps the input's "
+    "dtype throughout (scores.softmax(dim=-1)); LLaMA upcasts because it runs in float16/bfloat16, where a softmax in "
+    "half precision loses digits":
+        "识别出了 LLaMA 的 float32 softmax（F.softmax(scores.float(), dim=-1).type_as(q)）：输入为 float64 时，"
+        "你的权重带有 float32 的舍入误差（约 1e-7），这里按 1e-5 的容差检查。本题的参考答案始终保持输入的 dtype"
+        "（scores.softmax(dim=-1)）；LLaMA 提升精度是因为它运行在 float16/bfloat16 下，半精度的 softmax 会损失有效数字",
     "{label}: forward should return a tuple (out, attn) of tensors":
         "{label}：forward 应该返回由张量组成的元组 (out, attn)",
     "{label}: {name} should have shape {legend} = {want}, got {got}": "{label}：{name} 的形状应为 {legend} = {want}，实际是 {got}",
