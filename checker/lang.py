@@ -248,6 +248,11 @@ def speaking(lang: str):
         _speaking.reset(token)
 
 
+def speak(lang: str) -> None:
+    """Speak lang from now on, in this thread: a long-lived command (watch, drill) sets it once."""
+    _speaking.set(lang)
+
+
 def spoken() -> str:
     return _speaking.get()
 

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checker import catalogue, practice, workspace
-from checker.lang import language, say
+from checker.lang import language, say, speak, spoken
 from checker.progress import NotRecorded, ProgressError
 from checker.report import STATUS_LABEL, kata_panel, status_text
 from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError, open_progress,
@@ -197,7 +197,7 @@ class Checker:
 
     def run(self, kata, path: Path, **where):
         result = self.engine.check_file(kata, path, timeout=self.args.timeout, memory_gb=self.args.memory,
-                                        strict=self.args.strict)
+                                        strict=self.args.strict, lang=spoken())
         if self.progress is not None:
             try:
                 self.progress.record(result, **where)
@@ -215,6 +215,7 @@ class Checker:
 
 def cmd_watch(args, console: Console) -> int:
     lang = language(args.lang)
+    speak(lang)  # the whole verdict, and the screens drawing it, in the user's language
     ws = open_workspace(args, console)
     try:
         progress = open_progress(ws)
@@ -273,6 +274,7 @@ def _show_watch(console: Console, result, lang: str, ws: Path, count: int, progr
 
 def cmd_drill(args, console: Console) -> int:
     lang = language(args.lang)
+    speak(lang)
     if args.list:
         return practice.print_presets(console, lang, args.json)
     preset, katas, minutes = practice.choose_drill(args.names, args.minutes)
