@@ -119,6 +119,14 @@ def test_watch_screen_turns_red_then_green_as_files_are_saved(term, workspace):
     assert row["name"] == "attention" and row["attempts"] >= 4 and row["passes"] == 2
 
 
+def test_watch_speaks_chinese_in_its_verdict(term, workspace):
+    (workspace / "torch" / "attention.py").write_text(NO_SCALE)
+    term.start("watch", "attention", "--workspace", workspace, "--lang", "zh")
+    term.wait_for("attention · 未通过", "诊断：你的输出等于没有 1/√d_k 缩放的注意力", "q 退出")
+    term.keys("q")
+    term.wait_for("EXIT=0")
+
+
 def test_drill_screen_counts_down_and_ends_when_all_is_green(term, workspace):
     term.start("drill", "attention", "--minutes", "5", "--workspace", workspace)
     term.wait_for("left", "attention", "NOT STARTED", "q end the drill")
