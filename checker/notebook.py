@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import fields
-from datetime import datetime
 from pathlib import Path
 
 from checker import catalogue, workspace
@@ -160,7 +159,9 @@ def save_cell(name: str, code: str) -> Path:
     ws = workspace.locate(None, announce=lambda message: None)
     path = workspace.kata_file(ws, kata)
     if path.is_file() and path.read_text(encoding="utf-8") != code:
-        backup = ws / "backups" / datetime.now().strftime("%Y-%m-%d_%H%M%S") / kata.file
+        from checker.practice import fresh_folder  # the folder `kata reset` keeps its backups in, never reused
+
+        backup = workspace.kata_file(fresh_folder(ws / "backups"), kata)
         backup.parent.mkdir(parents=True, exist_ok=True)
         backup.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
