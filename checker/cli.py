@@ -155,7 +155,7 @@ def cmd_check(args, console: Console) -> int:
     from checker import engine  # torch is imported here, and only here
 
     if args.case is not None:
-        return _print_case(console, engine, katas[0], args.case)
+        return _print_case(console, engine, katas[0], args.case, lang)
     ws = None if args.solution else open_workspace(args, console)
     progress = None
     if ws is not None:
@@ -213,16 +213,21 @@ def problems(results) -> list[str]:
     return out
 
 
-def _print_case(console: Console, engine, kata, number: int) -> int:
-    try:
-        described = engine.describe_case(kata, number)
-    except LookupError as err:
-        raise UsageError(str(err)) from None
-    console.print(Text(f"{kata.id}: {described['label']}", style="bold"))
-    console.print(Text(described["how"], style="dim"))
-    for name, value in described["values"]:
-        console.print(Text(f"\n{name} =", style="bold"))
-        console.print(Text(value))
+def _print_case(console: Console, engine, kata, number: int, lang: str) -> int:
+    """A snippet that rebuilds case number and compares the user's code with the reference in a REPL."""
+    from rich.syntax import Syntax
+
+    from checker.lang import speaking
+
+    with speaking(lang):
+        try:
+            snippet = engine.Replay(kata, number).snippet()
+        except LookupError as err:
+            raise UsageError(str(err)) from None
+    if console.is_terminal:
+        console.print(Syntax(snippet, "python", theme="ansi_dark", background_color="default", word_wrap=True))
+    else:
+        print(snippet, end="")  # a pipe or a file gets the code exactly, to run as it is
     return EXIT_OK
 
 

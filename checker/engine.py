@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from checker import kit as kitmod
@@ -207,30 +209,148 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
     return "pass" if all(c.passed for c in result.checks) else "fail"
 
 
-def describe_case(kata: Kata, number: int) -> dict:
-    """The inputs of one case, printable, so the user can rebuild it in a REPL."""
-    import inspect
+class Replay:
+    """One case of a kata rebuilt exactly as the hidden checks build it: seeded inputs, the weights
+    loaded into a module, and the reference's outputs, all in float64. `kata check NAME --case N`
+    prints a snippet that uses it beside the user's own code:
 
-    spec = importlib.import_module(kata.checks_module)
-    cases = {c.id: c for c in kitmod.options(spec).CASES}
-    if number not in cases:
-        raise LookupError(f"{kata.id} has cases {', '.join(map(str, sorted(cases)))}; there is no case {number}")
-    c = cases[number]
-    kit = kitmod.Kit(spec, None, load_solution(kata))
-    target = getattr(kit.solution, spec.TARGET)
-    init = kit.init(c)
-    names = [p for p in inspect.signature(target.forward if init is not None else target).parameters if p != "self"]
-    torch.set_printoptions(precision=4, linewidth=110, sci_mode=False)
-    values = [(name, repr(value)) for name, value in zip(names, kit.inputs(c))]
-    state = kit.state(c, "float64")
-    values += [(f"weights[{key!r}]", repr(value)) for key, value in (state or {}).items()]
-    call = f"{spec.TARGET}({', '.join(f'{k}={v!r}' for k, v in init.items())})" if init is not None else spec.TARGET
-    how = (f"Called as {call}({', '.join(names)}) in float64"
-           + ("; the weights below are loaded into your module by name." if state else "."))
-    return {"label": c.label, "how": how, "values": values}
+        case = Replay("attention", 2)
+        case.compare(scaled_dot_product_attention(*case.inputs))
+    """
+
+    def __init__(self, kata: Kata | str, number: int):
+        from checker import catalogue
+
+        self.kata = catalogue.find(kata) if isinstance(kata, str) else kata
+        self.spec = importlib.import_module(self.kata.checks_module)
+        opts = kitmod.options(self.spec)
+        cases = {c.id: c for c in opts.CASES}
+        if number not in cases:
+            raise LookupError(t("{kata} has cases {cases}; there is no case {number}", kata=self.kata.id,
+                                cases=", ".join(map(str, sorted(cases))) or "-", number=number))
+        self.case = cases[number]
+        kit = kitmod.Kit(self.spec, None, load_solution(self.kata))
+        self.target, self.init = self.spec.TARGET, kit.init(self.case)
+        self.inputs = kit.inputs(self.case)
+        self.names = [name for name, _ in opts.OUTPUTS] if opts.OUTPUTS else ["output"]
+        self._tol = kit.tolerance("float64")
+        reference = getattr(kit.solution, self.target)
+        self.is_torch_module = isinstance(reference, type) and issubclass(reference, torch.nn.Module)
+        # A NumPy class has no state_dict: its checks set the weights by attribute path.
+        self.by_attribute = self.init is not None and not opts.LOAD_STATE and hasattr(self.spec, "weights")
+        self.weights = self.spec.weights(self.case, "float64") if self.by_attribute else kit.state(self.case, "float64")
+        try:
+            if self.by_attribute:
+                value = self.assign(reference(**self.init), self.weights).forward(*self.inputs)
+            else:
+                value = kit.reference(self.inputs, case=self.case)
+        except Exception:  # noqa: BLE001 - a kata whose checks call its target in other ways: inputs only
+            value = None
+        outputs = self._split(value)
+        self.expected = outputs if all(_comparable(v) for v in outputs) else None
+        self.parameters = list(inspect.signature(reference.forward if self.init is not None else reference)
+                               .parameters)
+        self.parameters = [p for p in self.parameters if p != "self"][:len(self.inputs)]
+
+    @staticmethod
+    def assign(obj, weights: dict):
+        """Set each weight by attribute path ("attention.W_q" -> obj.attention.W_q), as the checks do."""
+        for path, value in weights.items():
+            *owners, name = path.split(".")
+            owner = obj
+            for part in owners:
+                owner = getattr(owner, part)
+            setattr(owner, name, value.copy())
+        return obj
+
+    def _split(self, value) -> tuple:
+        if len(self.names) > 1 and isinstance(value, (tuple, list)) and len(value) == len(self.names):
+            return tuple(value)
+        return (value,)
+
+    def compare(self, got) -> bool:
+        """Print, output by output, whether got matches the reference (the checks' own comparison)."""
+        if self.expected is None:
+            print(t("this kata's checks call it in several ways; compare by hand with the reference"))
+            return False
+        same = True
+        for name, actual, expected in zip(self.names, self._split(got), self.expected):
+            if not isinstance(expected, torch.Tensor | np.ndarray):  # a number
+                actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+            try:
+                kitmod.compare(actual, expected, name, tol=self._tol)
+                print(t("{name}: matches the reference", name=name))
+            except kitmod.Fail as err:
+                print(err)
+                same = False
+        return same
+
+    def snippet(self) -> str:
+        """Python to paste beside the user's file: rebuild the case, call their code, compare."""
+        torch_kata = self.kata.track == "torch"
+        shown = "; ".join(f"{n} {_layout(v)}" for n, v in zip(self.parameters, self.inputs))
+        lines = [f"# kata check {self.kata.id} --case {self.case.id}: {self.case.label}",
+                 "# " + t("Run it in Python started in the folder of your file {file}.",
+                          file=Path(self.kata.file).name),
+                 *(["import torch"] if torch_kata else []),
+                 "from checker.engine import Replay",
+                 f"from {Path(self.kata.file).stem} import {self.target}  # " + t("your code"),
+                 "",
+                 f"case = Replay({self.kata.id!r}, {self.case.id})  # "
+                 + t("the inputs and weights the hidden checks use (seeded, float64)"),
+                 f"{', '.join(self.parameters)}{',' if len(self.parameters) == 1 else ''} = case.inputs  # {shown}"]
+        call = self.target
+        if self.init is not None:
+            literal = all(isinstance(v, int | float | str | bool | type(None)) for v in self.init.values())
+            kwargs = ", ".join(f"{k}={v!r}" for k, v in self.init.items()) if literal else "**case.init"
+            lines.append(f"model = {self.target}({kwargs})" + (".double().eval()" if self.is_torch_module else ""))
+            if self.by_attribute:
+                lines.append("case.assign(model, case.weights)  # " + t("the checks' weights, set by attribute path"))
+            elif self.weights:
+                lines.append("model.load_state_dict(case.weights)  # " + t("the reference's weights, by name"))
+            call = "model" if self.is_torch_module else "model.forward"
+        lines.append(f"got = {call}({', '.join(self.parameters)})")
+        if self.expected is not None:
+            expected = "; ".join(" ".join(filter(None, (n, _layout(v), _first(v))))
+                                 for n, v in zip(self.names, self.expected))
+            lines += ["# " + t("expected: {outputs}", outputs=expected),
+                      "case.compare(got)  # " + t("says, output by output, whether it matches and where it differs")]
+        return "\n".join(lines) + "\n"
+
+
+def _comparable(value) -> bool:
+    return isinstance(value, torch.Tensor | np.ndarray | int | float) and not isinstance(value, bool)
+
+
+def _layout(value) -> str:
+    if isinstance(value, torch.Tensor | np.ndarray):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{tuple(value.shape)} {dtype}"
+    shown = repr(value)
+    return shown if "\n" not in shown and len(shown) <= 40 else type(value).__name__
+
+
+def _first(value, count: int = 4) -> str:
+    """The first few values of an output, to recognise it at a glance."""
+    if not isinstance(value, torch.Tensor | np.ndarray):
+        return ""
+    flat = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value).reshape(-1)[:count]
+    more = ", ..." if np.asarray(value.shape).prod() > count else ""
+    return "[" + ", ".join(f"{float(x):.4g}" if flat.dtype.kind == "f" else str(x) for x in flat) + more + "]"
 
 
 _ZH = register({
+    "{kata} has cases {cases}; there is no case {number}": "{kata} 的输入组编号是 {cases}；没有第 {number} 组",
+    "this kata's checks call it in several ways; compare by hand with the reference":
+        "本题的检查用多种方式调用它；请自己和参考答案对照",
+    "{name}: matches the reference": "{name}：与参考答案一致",
+    "Run it in Python started in the folder of your file {file}.": "在你的文件 {file} 所在的文件夹里启动 Python 再运行。",
+    "your code": "你的代码",
+    "the checks' weights, set by attribute path": "检查所用的权重，按属性路径设置",
+    "the inputs and weights the hidden checks use (seeded, float64)": "隐藏检查用的输入和权重（固定随机种子，float64）",
+    "the reference's weights, by name": "参考答案的权重，按名字加载",
+    "expected: {outputs}": "期望输出：{outputs}",
+    "says, output by output, whether it matches and where it differs": "逐个输出说明是否一致、在哪里不同",
     "{path} does not exist. `kata init` puts a fresh stub back.": "{path} 不存在。`kata init` 会放回一份新的空白模板。",
     "while importing your file: {error}": "导入你的文件时：{error}",
     "uses no off-limits shortcut in the source": "源代码里没有用本题禁止的捷径",
