@@ -12,6 +12,7 @@ import difflib
 import importlib
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -20,7 +21,7 @@ from rich.text import Text
 
 from checker import __version__, catalogue, workspace
 from checker.catalogue import UnknownKata
-from checker.lang import LANGUAGES, language, say
+from checker.lang import LANGUAGES, language, register, say, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
@@ -37,6 +38,124 @@ exit status:
 
 mask convention (every kata): a boolean mask, True = this query may attend to this key.
 """
+
+
+_ZH = register({
+    EPILOG: """\
+退出状态：
+  0  检查的练习全部通过（其他命令：成功）
+  1  有练习没有通过（未通过、未开始、出错或超时）
+  2  用法错误：未知的练习或命令、错误的选项、无法使用的工作区
+  3  kata 自身的内部错误（请报告；--traceback 显示详情）
+  130 被中断（Ctrl-C）
+
+掩码约定（所有练习）：布尔掩码，True = 这个查询可以看到这个键。
+""",
+    "Hand-write the Transformer, part by part, and get a strict, truthful verdict.":
+        "手写 Transformer，一块一块来，得到严格而如实的判定。",
+    # the commands
+    "make a practice folder holding fresh copies of every stub (never overwrites)":
+        "建一个练习文件夹，放入每个空白模板的新副本（从不覆盖）",
+    "the catalogue in learning order, with your status and your code's fastest run":
+        "按学习顺序列出所有练习，附上你的状态和你的代码最快的一次运行",
+    "print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)":
+        "显示练习的题目：要写什么、公式、形状、易错点（提示用 kata hint）",
+    "run the hidden checks on your file(s) and report what is right and wrong":
+        "对你的文件运行隐藏的检查，报告哪里对、哪里错",
+    "re-check your file on every save (r or Enter: re-check, q: quit)":
+        "每次保存都重新检查你的文件（r 或回车：重新检查，q：退出）",
+    "a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report":
+        "计时模拟面试：新的空白模板、倒计时、保存即检查、打分报告",
+    "the next hint for a kata: concept, then shapes and steps, then near-code":
+        "练习的下一级提示：先讲概念，再讲形状与步骤，最后是接近代码的提示",
+    "the reference answer, highlighted, with why it is written that way":
+        "参考答案，带语法高亮，并说明为什么这样写",
+    "put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups":
+        "换回空白模板；你的文件按日期备份在 WORKSPACE/backups",
+    "your history: attempts, pass rate, time to green, hints and solutions used, drills":
+        "你的历史：尝试次数、通过率、通过用时、用过的提示和答案、计时练习",
+    "what to practise now: work in progress, reviews that are due, then new katas in order":
+        "现在练什么：进行中的练习、到期的复习，然后按顺序的新练习",
+    'print a shell completion script: eval "$(kata completion bash)" in ~/.bashrc':
+        '输出 shell 补全脚本：在 ~/.bashrc 里写 eval "$(kata completion bash)"',
+    # the options
+    "show kata's version and exit": "显示 kata 的版本并退出",
+    "show kata's own stack trace on internal errors": "内部错误时显示 kata 自身的调用栈",
+    "language (default: from your locale)": "语言（默认：跟随系统区域设置）",
+    "print one JSON document and nothing else": "只输出一个 JSON 文档，别的都不输出",
+    "seconds one call into your code may take (default: 10)": "调用一次你的代码最多可以用几秒（默认：10）",
+    "memory your code may use on top of torch itself (default: 4)":
+        "torch 本身之外你的代码最多可以用的内存，单位 GB（默认：4）",
+    "the full contract: accepted variants and follow-up questions fail too":
+        "完整要求：可接受的变体和追问也判为不通过",
+    "the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
+    "else a default workspace in your data folder)":
+        "要用的工作区（默认：$KATA_WORKSPACE、当前文件夹或它的上级，否则是数据文件夹里的默认工作区）",
+    "folder to create or complete (default: the current one)": "要新建或补全的文件夹（默认：当前文件夹）",
+    "kata, e.g. attention or numpy/softmax": "练习名，例如 attention 或 numpy/softmax",
+    "also print the hint levels you have already taken": "同时显示你已经看过的各级提示",
+    "kata(s), e.g. attention or numpy/attention": "练习名（可以多个），例如 attention 或 numpy/attention",
+    "check every kata": "检查所有练习",
+    "check the reference answers instead of your files": "检查参考答案，而不是你的文件",
+    "print the inputs of case N (to reproduce a failure)": "显示第 N 个用例的输入（用来复现失败）",
+    "draw your attention weights beside the expected ones (also shown when masking fails)":
+        "把你的注意力权重和期望的权重并排画出来（掩码检查失败时也会显示）",
+    "also list skipped checks and every stub": "同时列出跳过的检查和每个还没动过的模板",
+    "problems: one path:line:col: error|warning: stage: message line per problem, for editors":
+        "problems：每个问题一行 path:line:col: error|warning: stage: message，供编辑器读取",
+    "the kata to watch (default: every kata file, starting with the first not passed)":
+        "要监视的练习（默认：所有练习文件，从第一个没通过的开始）",
+    "only poll the files' times, without file events (network drives, some containers)":
+        "只轮询文件的修改时间，不用文件事件（网络盘、某些容器）",
+    "only poll the files' times, without file events": "只轮询文件的修改时间，不用文件事件",
+    "a preset (see --list) or the katas to drill, e.g. attention multi_head_attention":
+        "一个预设（见 --list），或要练的练习，例如 attention multi_head_attention",
+    "list the presets": "列出预设",
+    "time allowed (default: the preset's, or 10 minutes per star of difficulty)":
+        "允许的时间，单位分钟（默认：预设的时间，或者难度每颗星 10 分钟）",
+    "allow `kata hint` and `kata solution` during the drill (they cost points)":
+        "练习期间允许 `kata hint` 和 `kata solution`（会扣分）",
+    "do not ask first (needed without a terminal)": "不先询问（没有终端时必须加）",
+    "kata(s) to reset": "要重置的练习",
+    "reset every kata": "重置所有练习",
+    "how many suggestions (default: 3)": "给出几条建议（默认：3）",
+    "bash, zsh or fish": "bash、zsh 或 fish",
+    # errors
+    "name a kata to check (for example `kata check attention`) or use --all":
+        "请指定要检查的练习（例如 `kata check attention`），或者用 --all",
+    "--case needs exactly one kata": "--case 只能配一个练习",
+    "'{text}' is not a number": "“{text}”不是数字",
+    "'{text}' must be a number above 0 and at most 1000000": "“{text}”必须是大于 0、不超过 1000000 的数",
+    "unknown command '{name}'. Did you mean '{close}'? Commands: {commands}.":
+        "没有“{name}”这个命令。你是想用“{close}”吗？命令有：{commands}。",
+    "unknown command '{name}'. Commands: {commands}.": "没有“{name}”这个命令。命令有：{commands}。",
+    "No Chinese statement for {kata} yet; showing English.": "{kata} 还没有中文题目，先显示英文的。",
+    "interrupted": "已中断",
+    "kata: internal error: {error} (run again with --traceback for details)":
+        "kata：内部错误：{error}（加 --traceback 再运行一次可以看到详情）",
+    # argparse's own words (its gettext msgids), spoken through t() while kata runs (_argparse_speaking)
+    "usage: ": "用法：",
+    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
+    "positional arguments": "位置参数",
+    "options": "选项",
+    "show this help message and exit": "显示这条帮助并退出",
+    "unrecognized arguments: %s": "无法识别的参数：%s",
+    "invalid choice: %(value)r (choose from %(choices)s)": "无效的选择：%(value)r（可选：%(choices)s）",
+    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
+    "the following arguments are required: %s": "缺少必需的参数：%s",
+    "one of the arguments %s is required": "参数 %s 中必须给出一个",
+    "expected one argument": "需要一个值",
+    "expected at most one argument": "最多需要一个值",
+    "expected at least one argument": "至少需要一个值",
+    "expected %s argument": "需要 %s 个值",
+    "expected %s arguments": "需要 %s 个值",
+    "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
+    "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可以匹配 %(matches)s",
+    "not allowed with argument %s": "不能和参数 %s 一起用",
+    "ignored explicit argument %r": "忽略了显式给出的参数 %r",
+    "unexpected option string: %s": "意外的选项：%s",
+    "unknown parser %(parser_name)r (choices: %(choices)s)": "未知的命令 %(parser_name)r（可选：%(choices)s）",
+})
 
 
 # ----------------------------------------------------------------------------- commands
@@ -119,7 +238,7 @@ def cmd_show(args, console: Console) -> int:
     lang = language(args.lang)
     text, shown = read(kata, lang)
     if shown != lang and args.lang:
-        console.print(Text(f"No {lang} statement for {kata.id} yet; showing English.", style="yellow"))
+        console.print(Text(t("No Chinese statement for {kata} yet; showing English.", kata=kata.id), style="yellow"))
     console.print(render(without(text, HINTS)))  # the hints are a ladder: `kata hint` gives one rung at a time
     if args.hints:
         progress = open_progress(open_workspace(args, console))
@@ -145,9 +264,9 @@ def cmd_check(args, console: Console) -> int:
     lang = language(args.lang)
     katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
     if not katas:
-        raise UsageError("name a kata to check (for example `kata check attention`) or use --all")
+        raise UsageError(t("name a kata to check (for example `kata check attention`) or use --all"))
     if args.case is not None and len(katas) != 1:
-        raise UsageError("--case needs exactly one kata")
+        raise UsageError(t("--case needs exactly one kata"))
     if args.case is None:
         from checker import processes
 
@@ -270,130 +389,148 @@ def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        raise argparse.ArgumentTypeError(t("'{text}' is not a number", text=text)) from None
     if not (0 < value <= 1e6):
-        raise argparse.ArgumentTypeError(f"'{text}' must be a number above 0 and at most 1000000")
+        raise argparse.ArgumentTypeError(t("'{text}' must be a number above 0 and at most 1000000", text=text))
     return value
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Help lines wrapped by terminal cells, CJK-aware: argparse's textwrap counts characters, breaks at
+    spaces only, and so let a Chinese help line run far past the edge."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        from checker.statement import wrap_lines
+
+        return wrap_lines(" ".join(text.split()), width)
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        """argparse aligns the usage by len(prefix); "用法：" is 3 characters but 6 cells wide."""
+        prefix = t("usage: ") if prefix is None else prefix
+        blank = " " * cell_len(prefix)
+        return prefix + super()._format_usage(usage, actions, groups, blank)[len(blank):]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kata", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-        description="Hand-write the Transformer, part by part, and get a strict, truthful verdict.")
-    parser.add_argument("--version", action="version", version=f"kata {__version__}")
-    parser.add_argument("--traceback", action="store_true", help="show kata's own stack trace on internal errors")
+        prog="kata", formatter_class=_Help, epilog=t(EPILOG),
+        description=t("Hand-write the Transformer, part by part, and get a strict, truthful verdict."))
+    parser.add_argument("--version", action="version", version=f"kata {__version__}",
+                        help=t("show kata's version and exit"))
+    parser.add_argument("--lang", choices=LANGUAGES, dest="lang_first", help=t("language (default: from your locale)"))
+    parser.add_argument("--traceback", action="store_true", help=t("show kata's own stack trace on internal errors"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name, help_text):
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=t(EPILOG),
+                           formatter_class=_Help)
         p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
         return p
 
     def with_lang(p):
-        p.add_argument("--lang", choices=LANGUAGES, help="language (default: from your locale)")
+        p.add_argument("--lang", choices=LANGUAGES, help=t("language (default: from your locale)"))
 
     def with_json(p):
-        p.add_argument("--json", action="store_true", help="print one JSON document and nothing else")
+        p.add_argument("--json", action="store_true", help=t("print one JSON document and nothing else"))
 
     def with_limits(p):
         p.add_argument("--timeout", type=_positive, default=10.0, metavar="S",
-                       help="seconds one call into your code may take (default: 10)")
+                       help=t("seconds one call into your code may take (default: 10)"))
         p.add_argument("--memory", type=_positive, default=4.0, metavar="GB",
-                       help="memory your code may use on top of torch itself (default: 4)")
+                       help=t("memory your code may use on top of torch itself (default: 4)"))
         p.add_argument("--strict", action="store_true",
-                       help="the full contract: accepted variants and follow-up questions fail too")
+                       help=t("the full contract: accepted variants and follow-up questions fail too"))
 
     def with_workspace(p):
         p.add_argument("--workspace", "-w", metavar="DIR",
-                       help="the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
-                            "else a default workspace in your data folder)")
+                       help=t("the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
+                            "else a default workspace in your data folder)"))
 
-    p = command("init", "make a practice folder holding fresh copies of every stub (never overwrites)")
-    p.add_argument("dir", nargs="?", metavar="DIR", help="folder to create or complete (default: the current one)")
+    p = command("init", t("make a practice folder holding fresh copies of every stub (never overwrites)"))
+    p.add_argument("dir", nargs="?", metavar="DIR", help=t("folder to create or complete (default: the current one)"))
     with_lang(p)
 
-    p = command("list", "the catalogue in learning order, with your status and best time")
+    p = command("list", t("the catalogue in learning order, with your status and your code's fastest run"))
     with_workspace(p)
     with_json(p)
     with_lang(p)
 
-    p = command("show", "print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)")
-    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
-    p.add_argument("--hints", action="store_true", help="also print the hint levels you have already taken")
+    p = command("show", t("print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)"))
+    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
+    p.add_argument("--hints", action="store_true", help=t("also print the hint levels you have already taken"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("check", "run the hidden checks on your file(s) and report what is right and wrong")
-    p.add_argument("names", nargs="*", metavar="NAME", help="kata(s), e.g. attention or numpy/attention")
-    p.add_argument("--all", action="store_true", help="check every kata")
-    p.add_argument("--solution", action="store_true", help="check the reference answers instead of your files")
-    p.add_argument("--case", type=int, metavar="N", help="print the inputs of case N (to reproduce a failure)")
+    p = command("check", t("run the hidden checks on your file(s) and report what is right and wrong"))
+    p.add_argument("names", nargs="*", metavar="NAME", help=t("kata(s), e.g. attention or numpy/attention"))
+    p.add_argument("--all", action="store_true", help=t("check every kata"))
+    p.add_argument("--solution", action="store_true", help=t("check the reference answers instead of your files"))
+    p.add_argument("--case", type=int, metavar="N", help=t("print the inputs of case N (to reproduce a failure)"))
     with_limits(p)
     p.add_argument("--show-weights", action="store_true",
-                   help="draw your attention weights beside the expected ones (also shown when masking fails)")
-    p.add_argument("--verbose", "-v", action="store_true", help="also list skipped checks and every stub")
+                   help=t("draw your attention weights beside the expected ones (also shown when masking fails)"))
+    p.add_argument("--verbose", "-v", action="store_true", help=t("also list skipped checks and every stub"))
     with_json(p)
     p.add_argument("--format", choices=("text", "json", "problems"), default="text",
-                   help="problems: one path:line:col: error|warning: stage: message line per problem, for editors")
+                   help=t("problems: one path:line:col: error|warning: stage: message line per problem, for editors"))
     with_workspace(p)
     with_lang(p)
 
-    p = command("watch", "re-check your file on every save (r or Enter: re-check, q: quit)")
+    p = command("watch", t("re-check your file on every save (r or Enter: re-check, q: quit)"))
     p.add_argument("name", nargs="?", metavar="NAME",
-                   help="the kata to watch (default: every kata file, starting with the first not passed)")
+                   help=t("the kata to watch (default: every kata file, starting with the first not passed)"))
     p.add_argument("--poll", action="store_true",
-                   help="only poll the files' times, without file events (network drives, some containers)")
+                   help=t("only poll the files' times, without file events (network drives, some containers)"))
     with_limits(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("drill", "a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report")
+    p = command("drill", t("a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report"))
     p.add_argument("names", nargs="*", metavar="PRESET|NAME",
-                   help="a preset (see --list) or the katas to drill, e.g. attention multi_head_attention")
-    p.add_argument("--list", action="store_true", help="list the presets")
+                   help=t("a preset (see --list) or the katas to drill, e.g. attention multi_head_attention"))
+    p.add_argument("--list", action="store_true", help=t("list the presets"))
     p.add_argument("--minutes", type=_positive, metavar="M",
-                   help="time allowed (default: the preset's, or 10 minutes per star of difficulty)")
+                   help=t("time allowed (default: the preset's, or 10 minutes per star of difficulty)"))
     p.add_argument("--allow-hints", action="store_true",
-                   help="allow `kata hint` and `kata solution` during the drill (they cost points)")
-    p.add_argument("--poll", action="store_true", help="only poll the files' times, without file events")
+                   help=t("allow `kata hint` and `kata solution` during the drill (they cost points)"))
+    p.add_argument("--poll", action="store_true", help=t("only poll the files' times, without file events"))
     with_limits(p)
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("hint", "the next hint for a kata: concept, then shapes and steps, then near-code")
-    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
+    p = command("hint", t("the next hint for a kata: concept, then shapes and steps, then near-code"))
+    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("solution", "the reference answer, highlighted, with why it is written that way")
-    p.add_argument("name", metavar="NAME", help="kata, e.g. attention or numpy/softmax")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask first (needed without a terminal)")
+    p = command("solution", t("the reference answer, highlighted, with why it is written that way"))
+    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
+    p.add_argument("--yes", "-y", action="store_true", help=t("do not ask first (needed without a terminal)"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("reset", "put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups")
-    p.add_argument("names", nargs="*", metavar="NAME", help="kata(s) to reset")
-    p.add_argument("--all", action="store_true", help="reset every kata")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask first (needed without a terminal)")
+    p = command("reset", t("put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups"))
+    p.add_argument("names", nargs="*", metavar="NAME", help=t("kata(s) to reset"))
+    p.add_argument("--all", action="store_true", help=t("reset every kata"))
+    p.add_argument("--yes", "-y", action="store_true", help=t("do not ask first (needed without a terminal)"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("stats", "your history: attempts, pass rate, time to green, hints and solutions used, drills")
+    p = command("stats", t("your history: attempts, pass rate, time to green, hints and solutions used, drills"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("next", "what to practise now: work in progress, reviews that are due, then new katas in order")
-    p.add_argument("--count", "-n", type=int, default=3, metavar="N", help="how many suggestions (default: 3)")
+    p = command("next", t("what to practise now: work in progress, reviews that are due, then new katas in order"))
+    p.add_argument("--count", "-n", type=int, default=3, metavar="N", help=t("how many suggestions (default: 3)"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("completion", "print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc")
-    p.add_argument("shell", choices=("bash", "zsh", "fish"))
+    p = command("completion", t("print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc"))
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help=t("bash, zsh or fish"))
     return parser
 
 
@@ -440,16 +577,49 @@ complete -F _kata kata"""
 
 
 def _suggest_command(argv: list[str]) -> None:
-    first = next((a for a in argv if not a.startswith("-")), None)
+    first = next((a for i, a in enumerate(argv) if not a.startswith("-") and argv[i - 1:i] != ["--lang"]), None)
     if first is not None and first not in COMMANDS:
         close = difflib.get_close_matches(first, COMMANDS, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise UsageError(f"unknown command '{first}'.{hint} Commands: {', '.join(COMMANDS)}.")
+        commands = ", ".join(COMMANDS)
+        if close:
+            raise UsageError(t("unknown command '{name}'. Did you mean '{close}'? Commands: {commands}.",
+                               name=first, close=close[0], commands=commands))
+        raise UsageError(t("unknown command '{name}'. Commands: {commands}.", name=first, commands=commands))
+
+
+def _chosen_language(argv: list[str]) -> str:
+    """The language to speak before argparse has run (its own usage and errors speak it too):
+    --lang zh or --lang=zh on the command line, else KATA_LANG, else the locale."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else arg.partition("=")[2]
+        if arg.startswith("--lang") and value in LANGUAGES:
+            return value
+    try:
+        return language()
+    except UsageError:  # a bad KATA_LANG: said by the command itself
+        return "en"
+
+
+@contextmanager
+def _argparse_speaking():
+    """argparse's own words ("usage:", "error:", "invalid choice"...) through t(), as gettext would give them."""
+    saved = argparse._, argparse.ngettext
+    argparse._ = t
+    argparse.ngettext = lambda one, many, n: t(one if n == 1 else many)
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     safe_streams()
+    with speaking(_chosen_language(argv)), _argparse_speaking():
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     console = Console(highlight=False)
     show_trace = "--traceback" in argv
     args = None
@@ -460,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
+        if getattr(args, "lang", None) is None:  # kata --lang zh COMMAND: before the command, as after it
+            args.lang = args.lang_first
         return _command(args.command)(args, console)
     except SystemExit as exit_:  # argparse: --help gives 0, a bad option 2
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
@@ -467,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         Console(stderr=True, highlight=False).print(Text(f"kata: {err}", style="bold red"))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        Console(stderr=True).print(Text("interrupted", style="yellow"))
+        Console(stderr=True).print(Text(t("interrupted"), style="yellow"))
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `kata list | head`: the reader has had enough, which is no error of kata's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -481,9 +653,9 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         if show_trace:
             raise
-        Console(stderr=True, highlight=False).print(Text(
-            f"kata: internal error: {type(err).__name__}: {err} (run again with --traceback for details)",
-            style="bold red"))
+        Console(stderr=True, highlight=False).print(Text(t(
+            "kata: internal error: {error} (run again with --traceback for details)",
+            error=f"{type(err).__name__}: {err}"), style="bold red"))
         return EXIT_INTERNAL
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len, chop_cells
 from rich.console import Group
 from rich.padding import Padding
 from rich.table import Table
@@ -77,6 +78,56 @@ def pitfalls(kata: Kata, lang: str = "en") -> list[str]:
 
 
 # ----------------------------------------------------------------------------- drawing
+
+# CJK-aware line breaking: a line may also break between two Chinese characters (no spaces there), never
+# before a closing mark (，。）) nor after an opening one (（“). rich breaks at spaces only, so a Chinese
+# sentence with a `code` span in it broke early, leaving half-empty lines.
+_CJK = "\u2e80-\u2fff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CLOSE = "，。、；：？！）》」』】〉”’…—\u3001\u3002"
+_OPEN = "（《「『【〈“‘"
+_WORD = re.compile(f"\\s*[{_OPEN}]*(?:[{_CJK}]|[^\\s{_CJK}{_OPEN}{_CLOSE}]+|[{_CLOSE}])[{_CLOSE}]*\\s*")
+
+
+def breaks(text: str, width: int) -> list[int]:
+    """The offsets at which to break text into lines of at most width cells (as rich's divide_line,
+    CJK-aware); a word longer than a line is folded."""
+    offsets: list[int] = []
+    used = 0
+    for match in _WORD.finditer(text):
+        start, word = match.start(), match.group()
+        if used and used + cell_len(word.rstrip()) > width:
+            offsets.append(start)
+            used = 0
+        while cell_len(word.rstrip()) > width > 0:
+            piece = chop_cells(word, width)[0]
+            start, word = start + len(piece), word[len(piece):]
+            offsets.append(start)
+        used += cell_len(word)
+    return offsets
+
+
+class Prose:
+    """A Text drawn with CJK-aware line breaks (breaks()); rich's own Text breaks at spaces only."""
+
+    def __init__(self, text: Text | str, style: str = ""):
+        self.text = text if isinstance(text, Text) else Text(text, style=style)
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        for line in self.text.split(allow_blank=True):
+            for piece in line.divide(breaks(line.plain, width)):
+                piece.rstrip_end(width)
+                yield piece
+
+    def __rich_measure__(self, console, options):
+        return self.text.__rich_measure__(console, options)
+
+
+def wrap_lines(text: str, width: int) -> list[str]:
+    """text in lines of at most width cells, CJK-aware (argparse's help, plain text)."""
+    cuts = [0, *breaks(text, width), len(text)]
+    return [text[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
+
 
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
 
@@ -149,13 +200,13 @@ def render(markdown: str) -> Group:
             bullet = re.match(r"(\s*)(- |\d+\. )", joined)
             if bullet:
                 marker = "• " if bullet.group(2) == "- " else bullet.group(2)
-                body = inline(joined[bullet.end():])
+                body = Prose(inline(joined[bullet.end():]))
                 grid = Table.grid(padding=(0, 0))
                 grid.add_column(width=indent + len(marker))
                 grid.add_column(ratio=1)
                 grid.add_row(" " * indent + marker, body)
                 parts.append(grid)
             else:
-                parts.append(inline(joined))
+                parts.append(Prose(inline(joined)))
             i = end
     return Group(*parts)

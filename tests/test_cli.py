@@ -254,3 +254,42 @@ def test_completion_scripts_name_the_commands_and_the_katas():
     done = subprocess.run(["bash", "-c", script + "\nCOMP_WORDS=(kata check grouped_q); COMP_CWORD=2; _kata; "
                            "echo \"${COMPREPLY[@]}\""], capture_output=True, text=True)
     assert done.stdout.split() == ["grouped_query_attention"], done
+
+
+CJK = "[\u4e00-\u9fff]"
+
+
+def test_usage_errors_and_help_speak_chinese_when_chosen_and_exit_2():
+    import re
+
+    from rich.cells import cell_len
+
+    proc = run_kata("check", "attention", "--bogus", "--lang", "zh")
+    assert proc.returncode == 2 and "用法：" in proc.stderr and "无法识别的参数：--bogus" in proc.stderr, proc.stderr
+    proc = run_kata("list", "--lang", "fr", env={"KATA_LANG": "zh"})
+    assert proc.returncode == 2 and "无效的选择" in proc.stderr and "usage" not in proc.stderr
+    zh_locale = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "KATA_LANG": "", "COLUMNS": "80"}
+    for args in (("check", "--help"), ("--help",), ("stats", "--help")):
+        text = run_kata(*args, env=zh_locale).stdout
+        assert "用法：" in text and "退出状态" in text and "options" not in text, text
+        assert all(cell_len(line) <= 80 for line in text.splitlines()), "Chinese help wraps by cells"
+    english = run_kata("check", "attention", "--bogus", env={"KATA_LANG": "en"})
+    assert english.returncode == 2 and "usage:" in english.stderr and not re.search(CJK, english.stderr)
+
+
+def test_every_help_string_of_every_command_has_chinese():
+    import argparse
+    import re
+
+    from checker.cli import _argparse_speaking, build_parser
+    from checker.lang import speaking
+
+    with speaking("zh"), _argparse_speaking():
+        parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = [(None, a.help) for a in parser._actions if a.help not in (None, argparse.SUPPRESS)]
+    helps += [(name, a.help) for name, p in commands.choices.items() for a in p._actions
+              if a.help not in (None, argparse.SUPPRESS) and a.dest != "help"]
+    helps += [(a.dest, a.help) for a in commands._choices_actions]
+    english = [(name, text) for name, text in helps if not re.search(CJK, text)]
+    assert not english, english
