@@ -41,6 +41,27 @@ def workspace(tmp_path):
 
 
 def pytest_terminal_summary(terminalreporter):
+    _diagnosis_rates(terminalreporter)
+    _kill_rates(terminalreporter)
+
+
+def _diagnosis_rates(terminalreporter):
+    """Per kata, the share of wrong variants diagnosed and named (filled by tests/test_variants.py)."""
+    try:
+        from test_variants import FIGURES
+    except ImportError:
+        return
+    if not FIGURES:
+        return
+    terminalreporter.section("wrong variants: diagnosed, pointed")
+    terminalreporter.write_line(f"{'kata':32} {'n':>4} {'diagnosed':>11} {'pointed':>11}")
+    for kata, (n, d, p) in sorted(FIGURES.items()):
+        terminalreporter.write_line(f"{kata:32} {n:4} {d:4} {100 * d / n:5.1f}% {p:4} {100 * p / n:5.1f}%")
+    n, d, p = (sum(f[i] for f in FIGURES.values()) for i in range(3))
+    terminalreporter.write_line(f"{'all':32} {n:4} {d:4} {100 * d / n:5.1f}% {p:4} {100 * p / n:5.1f}%")
+
+
+def _kill_rates(terminalreporter):
     """Print the mutation kill rate per kata (filled by tests/test_mutation.py)."""
     try:
         from test_mutation import KILL_RATES
