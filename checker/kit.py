@@ -500,36 +500,68 @@ class Kit:
         return found
 
     def recorded_calls(self, case: Case) -> tuple[list, list]:
-        """(the reference's calls, the user's calls) of the given sub-parts on one case, float64, eval mode."""
-        from checker.checks.child.recording import record_user, recorded_forward
+        """(the reference's calls, the user's calls) of the given sub-parts on one case, float64, eval mode.
 
-        args, init, state = self.inputs(case), self.init(case), self.state(case, "float64")
+        Torch: forward hooks on the named sub-modules. NumPy: the named module functions (or the forward of
+        the named attributes of a class) wrapped for one call."""
+        from checker.checks.child.recording import record_numpy, record_user, recorded_forward
+
+        args, init, parts = self.inputs(case), self.init(case), self.options.PARTS
+        if self.spec.__name__.startswith("checker.checks.numpy_"):
+            make = getattr(self.spec, "weights", None)
+            weights = make(case, "float64") if isinstance(getattr(self.solution, self.spec.TARGET), type) else None
+            with np.errstate(all="ignore"):
+                want = record_numpy(self.solution, self.spec.TARGET, parts, _clone(args), init, weights)["calls"]
+            got = self.drive(record_numpy, self.spec.TARGET, parts, args, init, weights)["calls"]
+            return want, got
+        state = self.state(case, "float64")
         reference = self._reference_callable(case=case)
-        want = recorded_forward(reference, self.options.PARTS, _clone(args))["calls"]
-        got = self.drive(record_user, self.spec.TARGET, init, state, args, self.options.PARTS)["calls"]
+        want = recorded_forward(reference, parts, _clone(args))["calls"]
+        got = self.drive(record_user, self.spec.TARGET, init, state, args, parts)["calls"]
         return want, got
 
     def first_divergence(self, case: Case) -> str | None:
         """'norm2 receives x + cross_attn's output, ...; expected norm1's output + ...': the first given
-        sub-part, in the reference's order of calls, whose input differs from the reference's."""
+        sub-part, in the reference's order of calls, whose input differs from the reference's.
+
+        A call the user never makes is passed over (NumPy users may write a given function out inline), and
+        named only when no later call diverges."""
         want, got = self.recorded_calls(case)
         named = dict(zip(_arg_names(self), self.inputs(case)))
-        candidates = [(t("the layer's input {name}", name=n), v) for n, v in named.items() if _float(v)]
+        candidates = [(t("the encoder memory {name}", name=n) if n in MEMORY_NAMES else
+                       t("the layer's input {name}", name=n), v) for n, v in named.items()
+                      if isinstance(v, (torch.Tensor, np.ndarray))]
+        times = {name: sum(w[0] == name for w in want) for name, *_ in want}
+
+        def label(name, k):
+            return name if times[name] == 1 else t("{part} call {number}", part=name, number=k + 1)
+
         seen: dict[str, int] = {}
+        never = None
         for name, ref_inputs, ref_output, _ in want:
             k = seen[name] = seen.get(name, -1) + 1
             mine = [c for c in got if c[0] == name]
             if k >= len(mine):
-                return t("{part} is never called where the reference calls it (call {number})", part=name, number=k + 1)
-            for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
-                if not matches(actual, expected):
-                    self.divergence_line = mine[k][3]
-                    what = _identify(actual, candidates) or t("a tensor that is none of the layer's inputs and outputs")
-                    return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
-                             part=name, number=j + 1, what=what,
-                             expected=_identify(expected, candidates) or t("what the reference gives it"))
-            candidates.append((t("{part}'s output", part=name), ref_output))
-            candidates += [(t("{part}'s input", part=name), ref_inputs[0])] if ref_inputs else []
+                never = never or (name, k)
+            elif len(mine[k][1]) != len(ref_inputs):
+                self.divergence_line = mine[k][3]
+                return t("first divergence: {part} receives {got} tensor arguments; the reference passes {want} (a mask "
+                         "left out, or passed where the reference passes none?)", part=label(name, k),
+                         got=len(mine[k][1]), want=len(ref_inputs))
+            else:
+                for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
+                    if not matches(actual, expected):
+                        self.divergence_line = mine[k][3]
+                        what = _identify(actual, candidates) or t("a tensor that is none of the layer's inputs and "
+                                                                  "outputs")
+                        return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
+                                 part=label(name, k), number=j + 1, what=what,
+                                 expected=_identify(expected, candidates) or t("what the reference gives it"))
+            candidates.append((t("{part}'s output", part=label(name, k)), ref_output))
+            candidates += [(t("{part}'s input", part=label(name, k)), ref_inputs[0])] if ref_inputs else []
+        if never is not None:
+            return t("{part} is never called where the reference calls it (call {number})", part=never[0],
+                     number=never[1] + 1)
         return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
@@ -569,14 +601,20 @@ class Mistake:
     explain: str
 
 
+MEMORY_NAMES = ("memory", "encoder_output", "enc_output")  # a layer input that is the encoder's output
+
+
 def _identify(value, candidates: list) -> str | None:
     """Which candidate (a description, a tensor) value equals, or which sum of two of them."""
-    if not isinstance(value, torch.Tensor):
+    if not isinstance(value, (torch.Tensor, np.ndarray)):
         return None
-    same_shape = [(d, c) for d, c in candidates if isinstance(c, torch.Tensor) and c.shape == value.shape]
+    same_shape = [(d, c) for d, c in candidates if type(c) is type(value) and c.shape == value.shape
+                  and _floats(c) == _floats(value)]
     for description, candidate in same_shape:
         if matches(value, candidate):
             return description
+    if not _floats(value):
+        return None  # a mask: equal to one of the inputs, or to nothing nameable
     for i, (a, x) in enumerate(same_shape):
         for b, y in same_shape[i + 1:]:
             if matches(value, x + y):
@@ -586,6 +624,11 @@ def _identify(value, candidates: list) -> str | None:
 
 def _float(x) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def _floats(x) -> bool:
+    """A float tensor or a float NumPy array."""
+    return _float(x) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
 
 def _clone(args: tuple) -> tuple:
@@ -956,6 +999,11 @@ _ZH = register({
     "mask)": "{label}：一次前向传播中 {part} 被调用了 {actual} 次；参考答案调用 {expected} 次：每个子层只在论文图中它所在的"
              "位置运行一次（多调用一次既费时间，有 dropout 时还会再抽一次掩码）",
     "the layer's input {name}": "层的输入 {name}",
+    "the encoder memory {name}": "编码器的输出 memory（{name}）",
+    "{part} call {number}": "第 {number} 次调用的 {part}",
+    "first divergence: {part} receives {got} tensor arguments; the reference passes {want} (a mask left out, or "
+    "passed where the reference passes none?)": "第一处分歧：{part} 收到 {got} 个张量参数；参考答案传的是 {want} 个"
+                                                "（漏传了掩码，或者在参考答案不传掩码的地方传了？）",
     "{part} is never called where the reference calls it (call {number})": "参考答案调用 {part} 的地方（第 {number} 次调用）你的代码没有调用它",
     "a tensor that is none of the layer's inputs and outputs": "一个既不是层的输入、也不是任何部件输出的张量",
     "first divergence: {part} (argument {number}) receives {what}; expected {expected}":

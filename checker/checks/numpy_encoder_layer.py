@@ -11,6 +11,8 @@ from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_he
 
 TARGET = "encoder_layer"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
+# The given functions: when the numbers differ, the first call whose input differs is named.
+PARTS = ("multi_head_attention", "add_and_norm", "feed_forward_network", "layer_norm")
 OUTPUTS = [("output", "(B, T, D)")]
 _PARAMS = ["x", "mask", "d_model", "num_heads", "d_ff",
           "Wq_mha", "Wk_mha", "Wv_mha", "Wo_mha", "gamma1_ln", "beta1_ln",

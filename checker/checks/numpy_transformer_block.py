@@ -7,6 +7,7 @@ forward, through the driver checker.checks.child.numpy_classes.build_and_call.
 """
 
 import math
+import sys
 
 import numpy as np
 import torch
@@ -14,10 +15,12 @@ import torch
 from checker.checks.child import numpy_classes
 from checker.checks.shared import attention as shared
 from checker.lang import register, t
-from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import Fail, FollowUp, Mistake, UserError, calls_per_part, case, check, compare, expect_structure, matches
 
 TARGET = "TransformerBlock"
 LOAD_STATE = False  # the weights are assigned by attribute path, not loaded from a state_dict
+# The given objects whose forward the block calls: when the numbers differ, the first whose input differs is named.
+PARTS = ("attention", "norm1", "ff", "norm2")
 
 # Every dimension its own size (B, T, D, H, d_k = D // H, d_ff). Cases 1 and 3 use seed 002's
 # single sequence (T, D); 2 and 4 a batch (B, T, D).
@@ -327,6 +330,15 @@ def layer_norm_alone(kit):
         raise Fail(t("{label}, rows of variance about 1e-5: {fail}.{why}", label=c.label, fail=fail, why=why)) from None
 
 
+def _first_divergence(kit, c):
+    try:
+        found = kit.first_divergence(c)
+    except (Fail, UserError):
+        return None  # the block cannot be recorded: the other checks say why
+    kit.diagnosis = kit.diagnosis or found
+    return found
+
+
 @check("numerics", "matches the reference in float64 on every case")
 def numerics64(kit):
     for c in CASES:
@@ -336,8 +348,9 @@ def numerics64(kit):
             compare(got, want, "output", "(..., T, D)", tol=kit.tolerance("float64"))
         except Fail as fail:
             found = kit.name_mistake((), got, run=lambda m: reference_block(kit, c, impl=m.impl),
-                                     tol=kit.tolerance("float64"))
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+                                     tol=kit.tolerance("float64")) or _first_divergence(kit, c)
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found,
+                       line=kit.divergence_line if found else None) from None
 
 
 @check("numerics", "large attention scores (about ±1000) do not overflow softmax")
@@ -392,6 +405,10 @@ def hygiene(kit):
             except Fail as fail:
                 raise Fail(t("{label}: forward modified its input ({fail}); use x = x + ..., never x += ...",
                              label=c.label, fail=fail)) from None
+
+
+# No given part (attention, norm1, ff, norm2) is called more often than in the reference.
+given_parts_called_once = calls_per_part(sys.modules[__name__])
 
 
 _ZH = register({

@@ -12,6 +12,8 @@ TARGET = "SimpleDecoder"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("output", "(B, T, D)")]
+# Its sub-modules: when the numbers differ, the first one whose input differs is named.
+PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "layernorm_att", "up_proj", "down_proj", "layernorm_ffn")
 
 # Every dimension its own size (B, T, D, H, d_k). Case 1 has no pad_mask (the causal mask alone);
 # cases 2 and 3 pad on the right, so every query still sees at least itself.

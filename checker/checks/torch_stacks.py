@@ -18,6 +18,8 @@ from checker.lang import register, t
 
 TARGET = "Encoder"
 OUTPUTS = [("x", "(B, T_s, D)")]
+# The Encoder's layers and final norm: when the numbers differ, the first whose input differs is named.
+PARTS = (*(f"layers.{i}" for i in range(6)), "norm")
 
 # Every dimension its own size (B, T_s, D, H, d_k, d_ff, N); N stays small (every layer is deep-copied,
 # loaded and run on each call) but is at least 2 where copies must be told apart. N=1 is legal too.

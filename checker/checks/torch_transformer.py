@@ -12,6 +12,9 @@ TARGET = "Transformer"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("logits", "(B, T_t, V_t)")]
+# Its sub-modules (up to 4 layers a side; the cases have at most 3): the first whose input differs is named.
+PARTS = ("src_embed", "tgt_embed", "pos_enc", *(f"{side}_layers.{i}" for side in ("encoder", "decoder") for i in range(4)),
+         "out_proj")
 
 # Every dimension its own size (B, T_s, T_t, D, H, d_k, d_ff, V_s, V_t; N = num_layers as well).
 # Case 1 has no PAD, so mistakes that do not involve masks are diagnosed there; V_s > V_t there,

@@ -56,3 +56,82 @@ def record_user(user, target: str, init: dict, state: dict, args: tuple, parts: 
     module.load_state_dict(state, strict=True)
     module.eval()
     return recorded_forward(module, parts, args, source=user.__file__)
+
+
+# ----------------------------------------------------------------------------- the NumPy track
+# The given sub-parts are plain functions the user's function looks up by name in its module (seed 000:
+# multi_head_attention, add_and_norm, ...), or objects whose forward the user's class calls (seed 002:
+# self.attention.forward, self.norm1.forward, ...). Both are recorded by wrapping them for one call.
+
+
+def _arrays(values) -> list:
+    """The arrays among values, copied (a later in-place edit must not change what was recorded)."""
+    import numpy as np
+
+    return [v.copy() for v in values if isinstance(v, np.ndarray)]
+
+
+def _first_array(value):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (tuple, list)):
+        return next((v.copy() for v in value if isinstance(v, np.ndarray)), None)
+    return None
+
+
+def _recording(name: str, fn, calls: list, source: str | None):
+    """fn wrapped: each call appends [name, [array arguments], first array returned, the caller's line]."""
+
+    def wrapper(*args, **kwargs):
+        line = None
+        if source:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename != source:
+                frame = frame.f_back
+            line = None if frame is None else frame.f_lineno
+        entry = [name, _arrays((*args, *kwargs.values())), None, line]
+        calls.append(entry)  # at the call, so a part called inside another comes after it, as in the code
+        out = fn(*args, **kwargs)
+        entry[2] = _first_array(out)
+        return out
+
+    return wrapper
+
+
+def record_numpy(user, target: str, parts: tuple, args: tuple, init: dict | None = None,
+                 weights: dict | None = None) -> dict:
+    """Call target(*args) (a function), or target(**init) with weights set by attribute path and then its
+    forward(*args) (a class), with the named given parts recorded: module functions by name, or the
+    forward of the named attributes. Returns {"calls": [...], "missing": [names]}, as recorded_forward."""
+    from checker.checks.child.numpy_classes import _MISSING, _get, _set
+
+    calls, missing = [], []
+    source = getattr(user, "__file__", None)
+    fn = getattr(user, target)
+    if isinstance(fn, type):
+        obj = fn(**(init or {}))
+        for path, value in (weights or {}).items():
+            _set(obj, path, value.copy())
+        for name in parts:
+            owner = _get(obj, name)
+            if owner is _MISSING or not callable(getattr(owner, "forward", None)):
+                missing.append(name)
+                continue
+            owner.forward = _recording(name, owner.forward, calls, source)  # an instance attribute: this object only
+        obj.forward(*args)
+        return {"calls": calls, "missing": missing}
+    saved = {}
+    for name in parts:
+        if callable(user.__dict__.get(name)):
+            saved[name] = user.__dict__[name]
+            setattr(user, name, _recording(name, saved[name], calls, source))
+        else:
+            missing.append(name)
+    try:
+        fn(*args)
+    finally:
+        for name, original in saved.items():
+            setattr(user, name, original)
+    return {"calls": calls, "missing": missing}
