@@ -6,10 +6,8 @@ what to practise next) is computed by checker.history from the rows read here. N
 
 from __future__ import annotations
 
-import ast
 import os
 import random
-import re
 import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -17,6 +15,7 @@ from pathlib import Path
 
 from rich.cells import cell_len
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -261,18 +260,6 @@ def _unlocked_drill(progress, kata: Kata, lang: str) -> int | None:
 
 # ----------------------------------------------------------------------------- kata solution
 
-STEP = re.compile(r"#\s*(\d+)\)\s*(.+)")
-
-
-def why_lines(source: str) -> list[str]:
-    """The reference's numbered step comments, else the first line of each top-level docstring."""
-    steps = [f"{m[1]}) {m[2].strip()}" for m in STEP.finditer(source)]
-    if steps:
-        return steps
-    nodes = [n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
-    return [f"{n.name}: {ast.get_docstring(n).splitlines()[0]}" for n in nodes if ast.get_docstring(n)]
-
-
 def cmd_solution(args, console: Console) -> int:
     kata = catalogue.find(args.name)
     lang = language(args.lang)
@@ -294,8 +281,8 @@ def cmd_solution(args, console: Console) -> int:
     console.print(Text(say(lang, "solution.title", kata=kata.id), style="bold"))
     console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
     console.print(Text(say(lang, "solution.why"), style="bold cyan"))
-    for line in why_lines(source):
-        console.print(Text(f"  {line}"))
+    for line in statement.steps(source, lang):
+        console.print(Padding(statement.Prose(line), (0, 0, 0, 2)))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
     console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))
     return EXIT_OK

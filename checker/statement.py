@@ -9,15 +9,18 @@ too, but importing it costs ~45 ms, which `kata show` cannot afford (issue 5: at
 
 from __future__ import annotations
 
+import ast
 import re
 
 from rich.cells import cell_len, chop_cells
 from rich.console import Group
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from checker.catalogue import Kata
+from checker.lang import register, speaking, t
 
 # ----------------------------------------------------------------------------- reading
 
@@ -77,6 +80,309 @@ def pitfalls(kata: Kata, lang: str = "en") -> list[str]:
     return items(section(read(kata, lang)[0], PITFALLS), _BULLET)
 
 
+# ----------------------------------------------------------------------------- the reference's steps
+
+STEP = re.compile(r"#\s*(\d+)\)\s*(.+)")
+
+
+def steps(source: str, lang: str = "en") -> list[str]:
+    """The reference answer's numbered step comments (`# 1) project`), each under the function it is in
+    when several functions have steps; else the first line of each top-level docstring. In lang: every
+    step has its Chinese in _ZH below, keyed by its English (tests/test_statement.py holds that)."""
+    tree = ast.parse(source)
+    functions = [(f"{cls.name}.{node.name}" if cls else node.name, node.lineno, node.end_lineno)
+                 for cls in [None, *(n for n in tree.body if isinstance(n, ast.ClassDef))]
+                 for node in (tree.body if cls is None else cls.body) if isinstance(node, ast.FunctionDef)]
+    found = []  # (the function a step is in, "N) text")
+    for number, line in enumerate(source.splitlines(), 1):
+        match = STEP.search(line)
+        if match:
+            where = next((name for name, start, end in functions if start <= number <= end), "")
+            found.append((where, match[1], match[2].strip()))
+    with speaking(lang):
+        if not found:
+            return [f"{n.name}: {t(ast.get_docstring(n).splitlines()[0])}" for n in tree.body
+                    if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(n)]
+        several = len({where for where, _, _ in found}) > 1
+        lines, last = [], None
+        for where, number, text in found:
+            if several and where != last:
+                lines.append(f"{where}:")
+                last = where
+            lines.append(f"{'  ' if several else ''}{number}) {t(text)}")
+        return lines
+
+
+_ZH = register({
+    "subtract each slice's own max: softmax does not change, and the largest exponent is exp(0) = 1":
+        "每个切片先减去自己的最大值：softmax 不变，最大的指数是 exp(0) = 1",
+    "normalise along the same axis":
+        "沿同一个轴归一化",
+    "(B, T) token ids -> (B, 1, 1, T) bool, True at real tokens.":
+        "(B, T) 的 token id -> (B, 1, 1, T) 的 bool，真实 token 处为 True。",
+    "(T, T) bool, True on and below the diagonal: query i sees keys 0..i.":
+        "(T, T) 的 bool，对角线及其下方为 True：查询 i 看得到键 0..i。",
+    "similarity of every query with every key; swap only the LAST two axes of k, whatever its rank.":
+        "每个查询和每个键的相似度；只交换 k 的最后两个轴，不管它有几维。",
+    "hidden keys get -inf, so softmax gives them exactly zero weight":
+        "被遮挡的键设为 -inf，softmax 给它们的权重正好是 0",
+    "normalise over the keys (the last axis); a row of only -inf gives NaN (-inf - -inf): make it zero":
+        "在键上（最后一个轴）归一化；全是 -inf 的一行会得到 NaN（-inf - -inf）：把它置 0",
+    "weighted sum of the values":
+        "对值做加权求和",
+    "every position, and every column's pair index i = j // 2 (columns 2i and 2i+1 share a frequency)":
+        "每个位置，以及每一列的配对下标 i = j // 2（第 2i 列和第 2i+1 列共用一个频率）",
+    "angle = pos / 10000^(2i / D)":
+        "角度 = pos / 10000^(2i / D)",
+    "sin on even columns, cos on odd ones (an odd D simply has one more even column)":
+        "偶数列用 sin，奇数列用 cos（D 为奇数时只是多一个偶数列）",
+    "a batch axis of size 1, so the table broadcasts over (B, T, D)":
+        "加一个大小为 1 的 batch 轴，让这张表在 (B, T, D) 上广播",
+    "statistics of every vector; keepdims leaves a trailing axis of 1 so they broadcast back":
+        "每个向量的统计量；keepdims 留下一个大小为 1 的末轴，好广播回去",
+    "zero mean, unit variance; epsilon inside the square root keeps a constant row finite":
+        "零均值、单位方差；epsilon 放在平方根里面，常数行也保持有限",
+    "learned scale and shift, broadcast over the leading axes":
+        "可学习的缩放和平移，在前面的各个轴上广播",
+    "choose the activation before any work, so a wrong name fails fast":
+        "先选好激活函数再开始计算，名字写错就立刻报错",
+    "expand to d_ff, bias, then the nonlinearity":
+        "扩展到 d_ff，加偏置，再过非线性激活",
+    "project back to d_model; no activation after the second layer":
+        "投影回 d_model；第二层之后不接激活",
+    "project, then cut d_model into num_heads heads of size depth":
+        "先投影，再把 d_model 切成 num_heads 个大小为 depth 的头",
+    "attend in every head at once (the head axis is just one more leading axis)":
+        "所有头一起做注意力（头这个轴只是又多了一个前导轴）",
+    "concatenate the heads and mix them with W_o":
+        "拼接各个头，再用 W_o 混合",
+    "residual connection: the sublayer's input is added to its output":
+        "残差连接：子层的输入加到它的输出上",
+    "layer normalization of the sum, with the default epsilon":
+        "对这个和做层归一化，用默认的 epsilon",
+    "self-attention: queries, keys and values all come from x; the mask hides PAD keys":
+        "自注意力：查询、键、值都来自 x；掩码遮住 PAD 键",
+    "residual from the sublayer's input x, then layer norm":
+        "残差取自子层的输入 x，然后层归一化",
+    "position-wise FFN on out1 (not on x)":
+        "逐位置前馈网络作用在 out1 上（不是 x）",
+    "residual from the FFN's input out1, then layer norm":
+        "残差取自前馈网络的输入 out1，然后层归一化",
+    "masked self-attention: position i sees positions <= i of the target only":
+        "带掩码的自注意力：位置 i 只看得到目标序列中 <= i 的位置",
+    "cross-attention: queries from the decoder (out1), keys and values from the encoder":
+        "交叉注意力：查询来自解码器（out1），键和值来自编码器",
+    "position-wise FFN on out2, residual from out2":
+        "逐位置前馈网络作用在 out2 上，残差取自 out2",
+    "self-attention with a residual connection, then norm1":
+        "带残差连接的自注意力，然后 norm1",
+    "feed-forward on the normalised x, residual, then norm2":
+        "在归一化后的 x 上做前馈，加残差，然后 norm2",
+    "count every token; a Counter keeps the order in which tokens were first seen":
+        "统计每个 token；Counter 记住各个 token 第一次出现的顺序",
+    "the special tokens first, then the frequent words, each taking the next free index":
+        "先放特殊 token，再放高频词，每个都拿下一个空闲的下标",
+    "the inverse mapping":
+        "反向映射",
+    "tokens (B, T) -> (B, 1, 1, T): True where the key is a real token.":
+        "tokens (B, T) -> (B, 1, 1, T)：键是真实 token 的地方为 True。",
+    "(1, 1, T, T): query i sees keys 0..i (lower triangle with the diagonal).":
+        "(1, 1, T, T)：查询 i 看得到键 0..i（含对角线的下三角）。",
+    "tgt (B, T_t) -> (B, 1, T_t, T_t): a key is visible if it is real AND not in the future.":
+        "tgt (B, T_t) -> (B, 1, T_t, T_t)：键既是真实 token、又不在未来时才可见。",
+    "src (B, T_s), tgt (B, T_t) -> (B, 1, T_t, T_s): every target query sees the real source keys.":
+        "src (B, T_s), tgt (B, T_t) -> (B, 1, T_t, T_s)：每个目标查询看得到源序列的真实键。",
+    "similarity of every query with every key, scaled so softmax does not saturate":
+        "每个查询和每个键的相似度，经过缩放，softmax 才不会饱和",
+    "normalise over the keys (the last axis); a row of only -inf gives NaN: make it zero":
+        "在键上（最后一个轴）归一化；全是 -inf 的一行会得到 NaN：把它置 0",
+    "one angle per (position, column pair); float64 keeps the table exact to float32 rounding":
+        "每个（位置，列对）一个角度；用 float64 算，这张表精确到 float32 的舍入",
+    "even columns sin, odd columns cos; an odd d_model has one cos column fewer":
+        "偶数列 sin，奇数列 cos；d_model 为奇数时 cos 列少一列",
+    "a buffer, not a parameter: saved in state_dict, moved by .to(), never trained":
+        "是 buffer 不是参数：会存进 state_dict，会随 .to() 移动，从不训练",
+    "statistics of each vector over the last axis; subtracting the mean first keeps the variance exact":
+        "每个向量在最后一个轴上的统计量；先减均值，方差才算得精确",
+    "normalise; eps inside the square root keeps a constant vector finite":
+        "归一化；eps 放在平方根里面，常数向量也保持有限",
+    "Expands each position to d_ff, applies the activation, projects back to d_model.":
+        "把每个位置扩展到 d_ff，过激活函数，再投影回 d_model。",
+    "project: queries from x_q, keys and values from x_kv; then split into heads":
+        "投影：查询来自 x_q，键和值来自 x_kv；然后拆成多个头",
+    "attend in every head at once":
+        "所有头一起做注意力",
+    "concatenate the heads and project back to d_model":
+        "拼接各个头，投影回 d_model",
+    "A residual connection around `sublayer` with a LayerNorm after the sum (post-LN) or before the sublayer (pre-LN).":
+        "`sublayer` 外面包一层残差连接，LayerNorm 放在求和之后（post-LN）或子层之前（pre-LN）。",
+    "self-attention: queries, keys and values all come from x":
+        "自注意力：查询、键、值都来自 x",
+    "residual + LayerNorm (post-LN: normalize the sum)":
+        "残差 + LayerNorm（post-LN：对和做归一化）",
+    "position-wise FFN on the normalized x, residual from that same x, LayerNorm":
+        "逐位置前馈网络作用在归一化后的 x 上，残差取自同一个 x，再 LayerNorm",
+    "masked self-attention: Q = K = V = y, position i sees only the target keys tgt_mask allows":
+        "带掩码的自注意力：Q = K = V = y，位置 i 只看得到 tgt_mask 允许的目标键",
+    "cross-attention: Q from the decoder, K and V from the encoder memory":
+        "交叉注意力：Q 来自解码器，K 和 V 来自编码器的 memory",
+    "position-wise feed-forward network":
+        "逐位置前馈网络",
+    "project and split into heads: (B, T, D) -> (B, T, H, d_k) -> (B, H, T, d_k)":
+        "投影并拆成多个头：(B, T, D) -> (B, T, H, d_k) -> (B, H, T, d_k)",
+    "scaled scores; hidden keys get -inf, and rows that see nothing get zero weights":
+        "缩放后的分数；被遮挡的键设为 -inf，什么都看不到的行权重为 0",
+    "combine the heads and project: (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, D)":
+        "合并各个头再投影：(B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, D)",
+    "the causal mask, always; with padding, AND the real-token keys":
+        "因果掩码总是要加；有填充时，再和真实 token 的键做 AND",
+    "attention sublayer, then feed-forward sublayer":
+        "注意力子层，然后前馈子层",
+    "N deep copies: each layer gets its own weights":
+        "N 份深拷贝：每一层都有自己的权重",
+    "a final LayerNorm of the layers' width":
+        "最后一个 LayerNorm，宽度和各层一样",
+    "mask: every query sees the real (non-PAD) source keys":
+        "掩码：每个查询都看得到源序列中真实（非 PAD）的键",
+    "embed, add positions, run the layers one after the other":
+        "嵌入，加上位置编码，逐层运行",
+    "masks: target keys that are real and not in the future; real source keys":
+        "掩码：目标键要真实且不在未来；源键要真实",
+    "embed, add positions, run the layers; each cross-attends to the encoder's output":
+        "嵌入，加上位置编码，逐层运行；每一层都对编码器的输出做交叉注意力",
+    "inference: dropout off; encode the source once":
+        "推理：关掉 dropout；源序列只编码一次",
+    "decode the whole prefix; the next token comes from its last position":
+        "解码整个前缀；下一个 token 取自它的最后一个位置",
+    "finished sequences get PAD; append; a new EOS finishes its sequence":
+        "已结束的序列补 PAD；追加；新出现的 EOS 结束它所在的序列",
+    "stop as soon as every sequence is finished":
+        "所有序列都结束就立刻停止",
+    "the tokens to copy, drawn with the caller's generator (ids 0, 1, 2 are special)":
+        "要复制的 token，用调用者给的生成器抽取（id 0、1、2 是特殊 token）",
+    "decoder input starts with BOS; the target is the same sequence shifted left, ending in EOS":
+        "解码器输入以 BOS 开头；目标是同一序列左移一位，以 EOS 结尾",
+    "forward in training mode: logits for every target position":
+        "训练模式下前向：每个目标位置的 logits",
+    "cross-entropy over the vocabulary, averaged over the non-PAD targets":
+        "在词表上算交叉熵，对非 PAD 的目标取平均",
+    "fresh gradients, backward, update":
+        "清空梯度，反向传播，更新参数",
+    "at least float32: x² overflows float16 above 256 (float64 stays float64)":
+        "至少用 float32：x² 在 float16 里超过 256 就溢出（float64 保持 float64）",
+    "mean square over the last axis; eps inside the root keeps an all-zero vector at 0":
+        "在最后一个轴上求均方；eps 放在根号里面，全零向量仍然得 0",
+    "back to x's dtype, then the learned scale broadcast over the leading axes":
+        "转回 x 的 dtype，再乘上可学习的缩放，在前面的各个轴上广播",
+    "the gate: SiLU of one projection, (..., D) @ (D, d_ff) -> (..., d_ff)":
+        "门控：一个投影的 SiLU，(..., D) @ (D, d_ff) -> (..., d_ff)",
+    "gate the linear branch elementwise, (..., d_ff) * (..., d_ff)":
+        "用门控逐元素乘线性分支，(..., d_ff) * (..., d_ff)",
+    "project back, (..., d_ff) @ (d_ff, D) -> (..., D)":
+        "投影回去，(..., d_ff) @ (d_ff, D) -> (..., D)",
+    "one frequency per pair: theta_i = base^(-2i/d_k), i = 0 .. d_k/2 - 1":
+        "每一对一个频率：theta_i = base^(-2i/d_k)，i = 0 .. d_k/2 - 1",
+    "the angle of every (position, pair)":
+        "每个（位置，对）的角度",
+    "the two coordinates of every pair":
+        "每一对的两个坐标",
+    "rotate: (a, b) -> (a cos - b sin, a sin + b cos)":
+        "旋转：(a, b) -> (a cos - b sin, a sin + b cos)",
+    "project, split into H query heads and H_kv key/value heads":
+        "投影，拆成 H 个查询头和 H_kv 个键/值头",
+    "share: kv head g serves query heads g*G .. g*G+G-1 (repeat_interleave, not repeat)":
+        "共享：第 g 个 kv 头服务查询头 g*G .. g*G+G-1（用 repeat_interleave，不是 repeat）",
+    "attend in every query head at once":
+        "所有查询头一起做注意力",
+    "project the new positions only":
+        "只投影新的位置",
+    "append to the cache on the time axis (torch.cat makes new tensors: the caller's stay intact)":
+        "在时间轴上追加到缓存（torch.cat 生成新张量：调用者的张量保持不变）",
+    "causal mask offset by T_past: new query i sees keys 0 .. T_past + i":
+        "因果掩码偏移 T_past：新查询 i 看得到键 0 .. T_past + i",
+    "combine the heads and project":
+        "合并各个头再投影",
+    "every query against every key, scaled (k.mT: k with its last two axes swapped)":
+        "每个查询对每个键，经过缩放（k.mT：交换了最后两个轴的 k）",
+    "hide the future and everything older than the window (the diagonal stays: no empty row)":
+        "遮住未来以及比窗口更早的一切（对角线保留：不会有空行）",
+    "normalise over the keys and average the values":
+        "在键上归一化，再对值做加权平均",
+    "the n slopes of n heads: 2^(-8/n), 2^(-16/n), ..., 2^-8":
+        "n 个头的 n 个斜率：2^(-8/n), 2^(-16/n), ..., 2^-8",
+    "the first H - n even-indexed slopes of 2n heads, 2^(-8(h+1)/(2n)) for h = 0, 2, 4, ...: odd exponents":
+        "2n 个头的斜率中下标为偶数的前 H - n 个，2^(-8(h+1)/(2n))，h = 0, 2, 4, ...：奇数指数",
+    "scaled scores plus the per-head linear bias (the bias is not scaled; k.mT swaps k's last two axes)":
+        "缩放后的分数加上每个头的线性偏置（偏置不缩放；k.mT 交换 k 的最后两个轴）",
+    "causal with the offset: query i (absolute position i + T_k - T_q) sees keys j <= i + T_k - T_q":
+        "带偏移的因果掩码：查询 i（绝对位置 i + T_k - T_q）看得到 j <= i + T_k - T_q 的键",
+    "running statistics per query: max m, sum l of exp(score - m), accumulator of exp(score - m) v":
+        "每个查询的运行统计量：最大值 m，exp(score - m) 的和 l，exp(score - m) v 的累加器",
+    "the scores of this tile only":
+        "只算这个分块的分数",
+    "new running max; a query that has seen no key yet keeps -inf, shifted by 0 instead":
+        "新的运行最大值；还没见过任何键的查询保持 -inf，改为平移 0",
+    "rescale the old sum and accumulator, add this tile":
+        "重新缩放旧的和与累加器，再加上这个分块",
+    "normalise once at the end; a query with no visible key has l = 0 and acc = 0: output 0":
+        "最后只归一化一次；没有可见键的查询 l = 0、acc = 0：输出 0",
+    "stable log-probabilities over the class axis: x - logsumexp(x) never overflows":
+        "在类别轴上求稳定的对数概率：x - logsumexp(x) 永远不会溢出",
+    "the positions that count; ignored ones read class 0 (any valid index) and are masked below":
+        "计入的位置；被忽略的位置读类别 0（任何合法下标都行），下面再用掩码去掉",
+    "mean over the kept positions: 0 / 0 = NaN when every position is ignored":
+        "对保留的位置求平均：所有位置都被忽略时 0 / 0 = NaN",
+    "linear warm-up (step · warmup^-1.5) until the two branches meet at step == warmup, 2) then 1/√step":
+        "线性预热（step · warmup^-1.5），直到两支在 step == warmup 处相交，2) 之后按 1/√step",
+    "temperature: T < 1 sharpens the distribution, T > 1 flattens it":
+        "温度：T < 1 让分布更尖锐，T > 1 让分布更平坦",
+    "top-k: keep every token at least as large as the k-th largest":
+        "top-k：保留所有不小于第 k 大的 token",
+    "top-p on the distribution top-k left: drop a token once the more probable ones reach top_p":
+        "在 top-k 留下的分布上做 top-p：更可能的那些 token 的概率和一达到 top_p，就丢掉这个 token",
+    "temperature 0: greedy, no randomness":
+        "温度为 0：贪心，没有随机性",
+    "the filtered distribution, then one draw per row from the caller's generator":
+        "过滤后的分布，再用调用者的生成器每行抽一次",
+    "one live hypothesis, BOS alone, score 0":
+        "一个活着的假设：只有 BOS，得分 0",
+    "extend every live hypothesis by every token":
+        "把每个活着的假设用每个 token 扩展一步",
+    "keep the beam_size best extensions overall":
+        "在所有扩展里保留最好的 beam_size 个",
+    "an extension ending in EOS is finished; the others stay live":
+        "以 EOS 结尾的扩展算完成；其余的继续活着",
+    "after max_new_tokens steps the live hypotheses count as finished":
+        "max_new_tokens 步之后，活着的假设也算完成",
+    "rank by score / len ** length_penalty (len: generated tokens, EOS included, BOS not)":
+        "按 score / len ** length_penalty 排序（len：生成的 token 数，算 EOS，不算 BOS）",
+    "dx: each row of x reaches y through W, so its gradient goes back through W^T":
+        "dx：x 的每一行经过 W 到达 y，所以它的梯度经过 W^T 传回来",
+    "flatten every leading axis into N rows: every row used the same W and b":
+        "把所有前导轴展平成 N 行：每一行用的是同一个 W 和 b",
+    "dW and db sum the rows' contributions":
+        "dW 和 db 对各行的贡献求和",
+    "the Jacobian is diag(y) - y y^T; applied to dy, its y y^T part needs one number per slice:":
+        "雅可比矩阵是 diag(y) - y y^T；作用在 dy 上时，y y^T 部分每个切片只需要一个数：",
+    "the diag(y) part minus that: dx_i = y_i dy_i - y_i <dy, y>":
+        "diag(y) 部分减去它：dx_i = y_i dy_i - y_i <dy, y>",
+    "recompute the forward pass's statistics (two passes: subtract the mean before squaring)":
+        "重新计算前向的统计量（两遍：先减均值再平方）",
+    "gamma and beta are shared by every vector: sum over all the leading axes":
+        "gamma 和 beta 被每个向量共享：在所有前导轴上求和",
+    "through x_hat: the mean and the variance depend on every entry of the row":
+        "经过 x_hat：均值和方差依赖这一行的每一个元素",
+    "recompute the forward weights P; a row with no visible key is 0 (not NaN)":
+        "重新计算前向的权重 P；没有可见键的行为 0（不是 NaN）",
+    "out = P v: the gradient flows to v through Pᵀ and to P through vᵀ":
+        "out = P v：梯度经 Pᵀ 流向 v，经 vᵀ 流向 P",
+    "softmax's Jacobian (diag(P) − P Pᵀ per row) applied to dP; hidden keys have P = 0, so dS = 0 there":
+        "softmax 的雅可比矩阵（每行 diag(P) − P Pᵀ）作用在 dP 上；被遮挡的键 P = 0，所以那里 dS = 0",
+    "S = q kᵀ · scale":
+        "由 S = q kᵀ · scale 传回 q 和 k",
+})
+
+
 # ----------------------------------------------------------------------------- drawing
 
 # CJK-aware line breaking: a line may also break between two Chinese characters (no spaces there), never
@@ -116,11 +422,15 @@ class Prose:
         width = options.max_width
         for line in self.text.split(allow_blank=True):
             for piece in line.divide(breaks(line.plain, width)):
-                piece.rstrip_end(width)
+                piece.rstrip()  # the space a line broke at; rich's rstrip_end counts characters, not cells
                 yield piece
 
     def __rich_measure__(self, console, options):
-        return self.text.__rich_measure__(console, options)
+        """At least its widest unbreakable piece (one Chinese character is one), at most its longest line."""
+        plain = self.text.plain
+        widest = max((cell_len(w.rstrip()) for w in _WORD.findall(plain)), default=0)
+        longest = max((cell_len(line) for line in plain.splitlines()), default=0)
+        return Measurement(widest, longest).clamp(max_width=options.max_width)
 
 
 def wrap_lines(text: str, width: int) -> list[str]:
@@ -149,9 +459,9 @@ def _table(rows: list[str]) -> Table:
     body = [r for r in cells[1:] if not all(set(c) <= set("-: ") for c in r)]
     table = Table(show_lines=False)
     for head in cells[0]:
-        table.add_column(inline(head))
+        table.add_column(Prose(inline(head)))
     for r in body:
-        table.add_row(*(inline(c) for c in r))
+        table.add_row(*(Prose(inline(c)) for c in r))
     return table
 
 

@@ -329,3 +329,18 @@ def test_a_green_kata_with_open_follow_ups_scores_slightly_below_a_clean_one():
     answered = {**_check("attention", 10, "pass", "hygiene", drill=2, elapsed=1000.0), "followups": 0}
     assert drill_report(Records([clean, asked, answered], [], drills), 2)["score"] == 85, \
         "the last pass counts: follow-ups answered later cost nothing"
+
+
+ZH_LOCALE = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": "", "KATA_LANG": ""}
+CHINESE_BY = ({"args": ["--lang", "zh"], "env": {}}, {"args": [], "env": ZH_LOCALE})  # --lang, or the locale alone
+
+
+@pytest.mark.parametrize("how", CHINESE_BY, ids=("lang", "locale"))
+def test_solution_gives_its_numbered_steps_in_chinese(workspace, how):
+    import re
+
+    out = run_kata("solution", "encoder_layer", "--yes", "--workspace", workspace, *how["args"],
+                   env={"COLUMNS": "80", **how["env"]}).stdout
+    why = out.split("为什么这样写")[1].split("它避开的易错点")[0]
+    assert "EncoderLayer.forward:" in why and "1) 自注意力" in why and "3) 拼接各个头" in why, why
+    assert not re.search(r"[a-z]{3,} [a-z]{3,} [a-z]{3,}", why), f"an English step is left: {why}"

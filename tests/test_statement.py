@@ -43,3 +43,33 @@ def test_one_reader_gives_the_text_hints_and_pitfalls_falling_back_to_english(tm
     (folder / "demo.zh.md").write_text("# 演示\n\n## 易错点\n\n- 一\n\n## 提示\n\n1. 概念\n", encoding="utf-8")
     assert statement.read(kata, "zh")[1] == "zh"
     assert statement.hints(kata, "zh") == ["概念"] and statement.pitfalls(kata, "zh") == ["一"]
+
+
+def test_every_step_of_every_reference_answer_has_chinese():
+    from checker.catalogue import SOLUTIONS
+
+    missing = []
+    for kata in catalogue.all_katas():
+        source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
+        english, chinese = statement.steps(source, "en"), statement.steps(source, "zh")
+        assert english and len(english) == len(chinese), kata.id
+        missing += [f"{kata.id}: {e}" for e, z in zip(english, chinese) if e == z and not e.endswith(":")]
+    assert not missing, "no Chinese for these steps (add them to statement._ZH):\n" + "\n".join(missing)
+
+
+def test_steps_are_numbered_and_headed_by_their_function_when_several_have_steps():
+    source = "class A:\n    def f(self):\n        # 1) project\n        # 2) attend\n        pass\n\n\ndef g():\n    # 1) embed\n    pass\n"
+    assert statement.steps(source) == ["A.f:", "  1) project", "  2) attend", "g:", "  1) embed"]
+    assert statement.steps("def g():\n    # 1) embed\n    pass\n") == ["1) embed"]
+
+
+def test_chinese_wraps_between_characters_never_before_a_closing_mark_and_fills_the_line():
+    from rich.cells import cell_len
+
+    text = "步骤：`scores = Q @ K.transpose(-2, -1)` 得到 (B, H, T_q, T_k)；除以 `math.sqrt(Q.size(-1))`；把被遮挡的分数设为 `-inf`；`softmax(dim=-1)`；再把被遮挡的权重重新置 0（这一步顺带修好了没有可见键的行）；最后乘以 V。"
+    console = Console(width=40, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(statement.Prose(statement.inline(text)))
+    lines = console.export_text().splitlines()
+    assert "".join(line.strip() for line in lines).replace(" ", "") == text.replace("`", "").replace(" ", "")
+    assert all(cell_len(line) <= 40 for line in lines) and not any(line[:1] in "，。；：）" for line in lines)
+    assert all(cell_len(line) > 20 for line in lines[:-1]), f"no line breaks early: {lines}"
