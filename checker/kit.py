@@ -552,8 +552,11 @@ class Kit:
                 for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
                     if not matches(actual, expected):
                         self.divergence_line = mine[k][3]
-                        what = _identify(actual, candidates) or t("a tensor that is none of the layer's inputs and "
-                                                                  "outputs")
+                        # what the user's own earlier calls gave, for a part called out of its place
+                        earlier = got[:next(i for i, c in enumerate(got) if c is mine[k])]
+                        theirs = [(t("your {part}'s output", part=c[0]), c[2]) for c in earlier if c[2] is not None]
+                        what = _identify(actual, candidates) or _identify(actual, theirs) or t(
+                            "a tensor that is none of the layer's inputs and outputs")
                         return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
                                  part=label(name, k), number=j + 1, what=what,
                                  expected=_identify(expected, candidates) or t("what the reference gives it"))
@@ -1011,6 +1014,7 @@ _ZH = register({
     "what the reference gives it": "参考答案传给它的值",
     "{part}'s output": "{part} 的输出",
     "{part}'s input": "{part} 的输入",
+    "your {part}'s output": "你的代码里 {part} 的输出",
     # the words of every verdict
     "{message}. Diagnosis: {diagnosis}": "{message}。诊断：{diagnosis}",
     " (line {line})": "（第 {line} 行）",

@@ -7,6 +7,7 @@ The user's AddNorm.forward(x, sublayer) receives a fixed sublayer from checker.c
 import torch
 from torch import nn
 
+from checker.checks.child.dropouts import Constant
 from checker.checks.child.sublayers import TanhMLP, Zero
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 from checker.lang import register, t
@@ -14,6 +15,8 @@ from checker.lang import register, t
 TARGET = "AddNorm"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("output", "(..., D)")]
+# The norm and the dropout (in eval mode it passes the sublayer output on): the first whose input differs is named.
+PARTS = ("norm", "dropout")
 
 # Every dimension its own size; both orders; eps at its default and not; case 1 passes neither
 # pre_norm nor eps (the defaults: post-LN, 1e-5); case 5 has no batch axis, x is (T, D).
@@ -170,6 +173,20 @@ def dropout_placement(kit):
                          "{where}", label=c.label, where=where))
 
 
+@check("properties", "dropout acts on the sublayer's output, not its input: with a sublayer that ignores its input, "
+                     "dropout=0.5 still changes the result in training")
+def dropout_after_the_sublayer(kit):
+    for c in CASES[:2]:
+        x, _ = kit.inputs(c)
+        constant = Constant(torch.randn(x.shape, generator=c.generator(salt=29), dtype=torch.float64))
+        trained = kit.user((x, constant), case=c, init={**init(c), "dropout": 0.5}, train=True)
+        if matches(trained, kit.reference((x, constant), case=c)):
+            where = "x + dropout(sublayer(norm(x)))" if _pre(c) else "norm(x + dropout(sublayer(x)))"
+            raise Fail(t("{label}, training mode, dropout=0.5, a sublayer that ignores its input: your output equals the "
+                         "result without dropout, so dropout acts before the sublayer (on its input) or nowhere. Apply "
+                         "it to the sublayer's output: {where}", label=c.label, where=where))
+
+
 @check("properties", "dropout acts in pre-LN too: pre_norm=True, dropout=0.5 in train mode changes the result")
 def dropout_pre_ln(kit):
     c = CASES[1]
@@ -182,6 +199,13 @@ def dropout_pre_ln(kit):
 
 
 _ZH = register({
+    "dropout acts on the sublayer's output, not its input: with a sublayer that ignores its input, dropout=0.5 still "
+    "changes the result in training": "dropout 作用在子层的输出上，而不是输入上：子层不看输入时，训练模式下 dropout=0.5 "
+                                      "仍然会改变结果",
+    "{label}, training mode, dropout=0.5, a sublayer that ignores its input: your output equals the result without "
+    "dropout, so dropout acts before the sublayer (on its input) or nowhere. Apply it to the sublayer's output: {where}":
+        "{label}，训练模式，dropout=0.5，子层不看输入：你的输出和没有 dropout 时一样，说明 dropout 用在了子层之前（它的输入上）"
+        "或者根本没用。请把它用在子层的输出上：{where}",
     # titles
     "AddNorm is an nn.Module with norm = nn.LayerNorm(d_model) and forward(x, sublayer)":
         "AddNorm 是一个 nn.Module，带 norm = nn.LayerNorm(d_model) 和 forward(x, sublayer)",

@@ -3,6 +3,7 @@
 import torch
 from torch import nn
 
+from checker.checks.child.dropouts import train_own_dropouts
 from checker.checks.child.layers import FeedForward, MultiHeadAttention, train_with_only
 from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_structure, matches
 from checker.lang import register, t
@@ -248,19 +249,19 @@ def _why() -> str:
 
 @check("masking", "a query that sees no key gets zero weights and a finite output, not NaN", followup=True)
 def empty_rows(kit):
+    # Judged by property only (NaN, the blind rows' weights), so a wiring mistake elsewhere does not fail here.
     c = _EMPTY_ROWS
-    args = kit.inputs(c)
-    got = _triple(kit.user(args, case=c), c)
-    want = kit.reference(args, case=c)
-    for (name, legend), u, e in zip(OUTPUTS, got, want):
-        if torch.isnan(u).any():
+    y, sw, cw = _triple(kit.user(kit.inputs(c), case=c), c)
+    for name, value in (("y", y), ("self_weights", sw), ("cross_weights", cw)):
+        if torch.isnan(value).any():
             raise Fail(t("{label}: {name} came out NaN where a query sees no key (target item 1 starts with two "
                          "PADs; the source of item 2 is all PAD). {why}", label=c.label, name=name, why=_why()))
-        try:
-            compare(u, e, name, legend)
-        except Fail as fail:
-            raise Fail(t("{label}: {fail}; here queries see no key (target item 1 starts with two PADs; the source of "
-                         "item 2 is all PAD). {why}", label=c.label, fail=fail, why=_why())) from None
+    for name, blind in (("self_weights", sw[1, :, :2]), ("cross_weights", cw[2])):
+        if (blind != 0).any():
+            raise Fail(t("{label}: {name} gives a query that sees no key non-zero weights (up to {w:.3g}; target item 1 "
+                         "starts with two PADs, the source of item 2 is all PAD): a uniform average over hidden keys "
+                         "reads PADs and the future. {why}", label=c.label, name=name, w=blind.abs().max().item(),
+                         why=_why()))
 
 
 @check("properties", "the cross-attention reads memory, the self-attention does not")
@@ -311,6 +312,25 @@ def every_dropout_acts(kit):
                          active=active, where=t(where)))
 
 
+@check("properties", "dropout hits the sublayer outputs only: with all three sublayers silenced, training changes nothing")
+def dropout_nowhere_else(kit):
+    c = CASES[1]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    state = kit.state(c, "float64")
+    for name in ("self_attn.W_o", "cross_attn.W_o", "ffn.fc2"):  # every sublayer now adds exactly zero
+        state[f"{name}.weight"] = torch.zeros_like(state[f"{name}.weight"])
+        state[f"{name}.bias"] = torch.zeros_like(state[f"{name}.bias"])
+    given = ("self_attn.dropout", "cross_attn.dropout", "ffn.dropout")
+    trained = kit.drive(train_own_dropouts, TARGET, dropout, state, args, given)
+    # Compared with the user's own layer in eval mode, same weights: a wiring mistake is no dropout mistake.
+    if not isinstance(trained, torch.Tensor) or not matches(trained, _triple(kit.user(args, case=c, init=dropout,
+                                                                                      state=state), c)[0]):
+        raise Fail(t("{label}, training mode, dropout=0.5, the three sublayers all outputting 0: your y changes, so "
+                     "dropout hits y, a residual sum or a normalized output. Apply it to each sublayer's output only, "
+                     "before the add: norm1(y + dropout(sa_out)), norm2(y + dropout(ca_out)), "
+                     "norm3(y + dropout(ffn(y)))", label=c.label))
+
+
 def _triple(value, c):
     if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
         raise Fail(t("{label}: forward should return a tuple (y, self_weights, cross_weights) of tensors",
@@ -324,6 +344,18 @@ def _triple(value, c):
 
 
 _ZH = register({
+    "dropout hits the sublayer outputs only: with all three sublayers silenced, training changes nothing":
+        "dropout 只作用在子层的输出上：三个子层都输出 0 时，训练模式不改变任何结果",
+    "{label}, training mode, dropout=0.5, the three sublayers all outputting 0: your y changes, so dropout hits y, a "
+    "residual sum or a normalized output. Apply it to each sublayer's output only, before the add: "
+    "norm1(y + dropout(sa_out)), norm2(y + dropout(ca_out)), norm3(y + dropout(ffn(y)))":
+        "{label}，训练模式，dropout=0.5，三个子层都输出 0：你的 y 变了，说明 dropout 作用在了 y、残差的和或归一化后的输出上。"
+        "它只能用在每个子层的输出上、相加之前：norm1(y + dropout(sa_out))，norm2(y + dropout(ca_out))，"
+        "norm3(y + dropout(ffn(y)))",
+    "{label}: {name} gives a query that sees no key non-zero weights (up to {w:.3g}; target item 1 starts with two "
+    "PADs, the source of item 2 is all PAD): a uniform average over hidden keys reads PADs and the future. {why}":
+        "{label}：{name} 给一个看不到任何键的查询分配了非零权重（最大 {w:.3g}；目标端第 1 个样本以两个 PAD 开头，第 2 个样本"
+        "的源端全是 PAD）：对被遮挡的键取均匀平均，会读到 PAD 和未来的位置。{why}",
     # titles
     "DecoderLayer is an nn.Module with self_attn, cross_attn, ffn, norm1..3 and forward(y, memory)":
         "DecoderLayer 是一个 nn.Module，带 self_attn、cross_attn、ffn、norm1..3 和 forward(y, memory)",
@@ -407,9 +439,6 @@ _ZH = register({
     "is all PAD). {why}":
         "{label}：在查询看不到任何键的地方，{name} 是 NaN（目标端第 1 个样本以两个 PAD 开头；第 2 个样本的源端全是 PAD）。"
         "{why}",
-    "{label}: {fail}; here queries see no key (target item 1 starts with two PADs; the source of item 2 is all PAD). "
-    "{why}":
-        "{label}：{fail}；这里有查询看不到任何键（目标端第 1 个样本以两个 PAD 开头；第 2 个样本的源端全是 PAD）。{why}",
     "{label}: replacing memory by other values did not change y: the cross-attention must take its keys and values "
     "from memory, self.cross_attn(y, memory, memory_mask)":
         "{label}：把 memory 换成别的值，y 却没有变：交叉注意力必须从 memory 取键和值，self.cross_attn(y, memory, memory_mask)",
