@@ -133,6 +133,19 @@ _ZH = register({
     "interrupted": "已中断",
     "kata: internal error: {error} (run again with --traceback for details)":
         "kata：内部错误：{error}（加 --traceback 再运行一次可以看到详情）",
+    # kata list
+    "kata": "练习",
+    "level": "难度",
+    "status": "状态",
+    "run time": "运行耗时",
+    "title": "题目",
+    "Workspace: {workspace}.": "工作区：{workspace}。",
+    "Check one with `kata check NAME`; NumPy katas are numpy/NAME.":
+        "用 `kata check NAME` 检查一个练习；NumPy 练习写作 numpy/NAME。",
+    "run time: the fastest passing run of your code.": "运行耗时：你的代码通过时最快的一次运行。",
+    "{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).":
+        "{passed} ? = 已通过，但还有追问没有回答（检查报告里会列出；--strict 会判为不通过）。",
+    "* = the file changed since its last check.": "* = 上次检查之后文件改过。",
     # argparse's own words (its gettext msgids), spoken through t() while kata runs (_argparse_speaking)
     "usage: ": "用法：",
     "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
@@ -178,15 +191,20 @@ def cmd_list(args, console: Console) -> int:
     ws = open_workspace(args, console)
     summary = _summary(ws, console)
     lang = language(args.lang)
-    rows = [{"name": k.id, "track": k.track, "part": k.part, "title": k.title_in(lang), "difficulty": k.difficulty,
-             "status": summary.get(k.id, {}).get("status", "not_started"),
-             "attempts": summary.get(k.id, {}).get("attempts", 0),
-             "followups": summary.get(k.id, {}).get("followups", 0),
-             "best_seconds": summary.get(k.id, {}).get("best")} for k in catalogue.all_katas()]
+    from checker.progress import file_hash
+
+    rows = []
+    for k in catalogue.all_katas():
+        seen = summary.get(k.id, {})
+        checked = seen.get("file_hash")  # None: never checked, or checked before hashes were kept
+        rows.append({"name": k.id, "track": k.track, "part": k.part, "title": k.title_in(lang),
+                     "difficulty": k.difficulty, "status": seen.get("status", "not_started"),
+                     "attempts": seen.get("attempts", 0), "followups": seen.get("followups", 0),
+                     "fastest_run_seconds": seen.get("fastest_run"),
+                     "changed_since_check": bool(checked) and file_hash(workspace.kata_file(ws, k)) != checked})
     if args.json:
         print_json({"katas": rows})
         return EXIT_OK
-    from checker.lang import speaking
     from checker.report import duration, status_text
 
     with speaking(lang):
@@ -197,17 +215,26 @@ def cmd_list(args, console: Console) -> int:
     for r, status in zip(rows, statuses):
         if r["status"] == "pass" and r["followups"]:
             status.append(" ?", style="bold yellow")  # passed, with follow-up questions still open
-    bests = [duration(r["best_seconds"]) for r in rows]
+        if r["changed_since_check"]:
+            status.append(" *", style="bold cyan")  # the file changed since its last check
+    runs = [duration(r["fastest_run_seconds"]) for r in rows]
+    shows_runs = any(r["fastest_run_seconds"] is not None for r in rows)  # a column of dashes: dropped
+    heads = {"kata": t("kata"), "level": t("level"), "status": t("status"), "run": t("run time"), "title": t("title")}
     name_w = max(len(r["name"]) for r in rows)
-    status_w = max(cell_len(say(lang, "list.status")), *(s.cell_len for s in statuses))
-    best_w = max(cell_len(say(lang, "list.best")), *(len(b) for b in bests))
-    indent = 2 + 2 + name_w + 2 + 5 + 2 + status_w + 2 + best_w + 2  # where the title column starts
+    level_w = max(5, cell_len(heads["level"]))
+    status_w = max(cell_len(heads["status"]), *(s.cell_len for s in statuses))
+    run_w = max(cell_len(heads["run"]), *(len(b) for b in runs)) + 2 if shows_runs else 0
+    indent = 2 + 2 + name_w + 2 + level_w + 2 + status_w + run_w + 2  # where the title column starts
     groups = list(dict.fromkeys((k.part, k.track) for k in catalogue.all_katas()))  # in learning order
+
     def pad(text: str, width: int) -> str:  # by terminal cells: a Chinese character takes two
         return text + " " * (width - cell_len(text))
 
-    columns = (f" #  {pad(say(lang, 'list.kata'), name_w)}  {pad(say(lang, 'list.level'), 5)}  "
-               f"{pad(say(lang, 'list.status'), status_w)}  {say(lang, 'list.best'):>{best_w}}  {say(lang, 'list.title')}")
+    run_head = f"{' ' * (run_w - cell_len(heads['run']))}{heads['run']}" if shows_runs else ""
+    columns = (f" #  {pad(heads['kata'], name_w)}  {pad(heads['level'], level_w)}  {pad(heads['status'], status_w)}"
+               f"{run_head}  {heads['title']}")
+    from checker.statement import wrap_lines
+
     for part, track in groups:
         heading = say(lang, "list.track" if part == "seeds" else "list.track_llm", track=track)
         lines = Text.assemble((heading, "bold"), "\n", (columns, "dim"))
@@ -215,19 +242,27 @@ def cmd_list(args, console: Console) -> int:
         for n, i in enumerate(group, 1):
             lines.append(f"\n{n:>2}  ")
             lines.append(f"{rows[i]['name']:<{name_w}}", style="bold")
-            lines.append(f"  {'★' * rows[i]['difficulty']:<5}  ")
+            lines.append(f"  {pad('★' * rows[i]['difficulty'], level_w)}  ")
             lines.append_text(statuses[i])
-            lines.append(" " * (status_w - statuses[i].cell_len) + f"  {bests[i]:>{best_w}}  ")
+            lines.append(" " * (status_w - statuses[i].cell_len) + (f"{runs[i]:>{run_w}}" if shows_runs else "") + "  ")
             at = indent if console.width - indent >= 20 else 4  # a narrow terminal: the title on lines of its own
-            title = [line.plain.rstrip() for line in Text(rows[i]["title"]).wrap(console, console.width - at)]
+            title = wrap_lines(rows[i]["title"], console.width - at)  # CJK-aware
             lines.append(title[0] if at == indent else f"\n{' ' * at}{title[0]}")
             for more in title[1:]:  # a long title continues under itself
                 lines.append(f"\n{' ' * at}{more}")
-        console.print(lines, no_wrap=True, overflow="ellipsis")
+        console.print(lines, no_wrap=True, overflow="fold")
         console.print()
     with speaking(lang):
         passed = status_text("pass").plain
-    console.print(Text(say(lang, "list.footer", workspace=ws, passed=passed), style="dim"))
+    from checker.statement import Prose
+
+    notes = [t("Workspace: {workspace}.", workspace=ws),
+             t("Check one with `kata check NAME`; NumPy katas are numpy/NAME."),
+             t("run time: the fastest passing run of your code.") if shows_runs else "",
+             t("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
+               passed=passed),
+             t("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
+    console.print(Prose(" ".join(n for n in notes if n), style="dim"))
     return EXIT_OK
 
 
@@ -302,7 +337,6 @@ def cmd_check(args, console: Console) -> int:
         for line in problems(results):
             print(line)
     else:
-        from checker.lang import speaking
         from checker.report import print_results
 
         with speaking(lang):

@@ -2,7 +2,7 @@
 
 Records are the rows of the progress database (checks, events, drills), read by the caller and
 passed in; nothing here prints, writes or reads a file. History is read back as *rounds*: one
-attempt at one kata, from a drill's start or a reset (or the first check) to the next reset.
+attempt at one kata, from a drill's start, a reset, or else the kata's first check, to the next reset.
 Scores, time to green, stats and spaced repetition are all computed from rounds, so a killed
 drill is reported like any other. Never imports torch.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from checker.catalogue import Kata
-from checker.lang import say
+from checker.lang import register, say, speaking, t
 from checker.results import STAGES
 
 
@@ -33,8 +33,7 @@ class Round:
     """One attempt at one kata: in a drill, or in the workspace between two resets."""
 
     kata: str
-    start: datetime
-    known_start: bool = True  # False: began at the first check, so its time to green is unknown
+    start: datetime  # a drill's start, a reset, or else the kata's first check
     drill: int | None = None
     attempts: int = 0
     passes: int = 0
@@ -60,7 +59,7 @@ class Round:
             self.green_at, self.tries_to_green = at, self.attempts
             if self.drill is not None and row["elapsed"] is not None:
                 self.green = row["elapsed"]
-            elif self.known_start:
+            else:
                 self.green = (at - self.start).total_seconds()
 
     def add_event(self, row: dict) -> None:
@@ -106,7 +105,7 @@ def rounds(records: Records) -> list[Round]:
             continue
         if key not in open_rounds:
             start = drill_start.get(drill, at)
-            open_rounds[key] = Round(kata, start, known_start=drill is not None, drill=drill)
+            open_rounds[key] = Round(kata, start, drill=drill)
         r = open_rounds[key]
         r.add_check(row, at) if kind == "check" else r.add_event(row)
     return sorted(done + list(open_rounds.values()), key=lambda r: r.start)
@@ -205,7 +204,12 @@ def ago(at: datetime | None, lang: str, now: datetime) -> str:
 
 # ----------------------------------------------------------------------------- what to practise next
 
-INTERVALS = (1, 3, 7, 21, 60)  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
+INTERVALS = (1, 3, 7, 21, 60)
+IN_PROGRESS = {"fail": "in progress: your last check failed", "error": "in progress: your last check stopped on an error",
+               "timeout": "in progress: your last check ran out of time"}
+_ZH = register({"in progress: your last check failed": "进行中：上次检查没有通过",
+                "in progress: your last check stopped on an error": "进行中：上次检查出错中断了",
+                "in progress: your last check ran out of time": "进行中：上次检查超时了"})  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
 
 
 def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datetime) -> list[dict]:
@@ -219,9 +223,10 @@ def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datet
     going, due, new, early = [], [], [], []
     for kata in katas:
         item = {"name": kata.id, "title": kata.title_in(lang)}
-        if status.get(kata.id) in ("fail", "error", "timeout"):
-            going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}",
-                          "reason": say(lang, "next.continue", status=status[kata.id])})
+        if status.get(kata.id) in IN_PROGRESS:
+            with speaking(lang):
+                reason = t(IN_PROGRESS[status[kata.id]])
+            going.append({**item, "kind": "continue", "command": f"kata watch {kata.id}", "reason": reason})
         elif kata.id not in by_kata:
             new.append({**item, "kind": "new", "command": f"kata show {kata.id}; kata watch {kata.id}",
                         "reason": say(lang, "next.new")})

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from rich.cells import cell_len
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -21,7 +20,7 @@ from rich.text import Text
 
 from checker import catalogue, history, statement, workspace
 from checker.catalogue import Kata
-from checker.lang import language, say
+from checker.lang import language, register, say, speaking, t
 from checker.catalogue import KATAS, SOLUTIONS
 from checker.progress import NotRecorded
 from checker.report import status_text
@@ -242,9 +241,10 @@ def cmd_hint(args, console: Console) -> int:
     names = say(lang, "hint.names").split("|")
     for i, text in enumerate(items[:level], 1):
         console.print(Text(say(lang, "hint.level", level=i, total=len(items), name=names[i - 1]), style="bold cyan"))
-        console.print(Text(text), Text(""))
+        console.print(statement.Prose(text))  # near-code hints wrap, CJK-aware, and are never cut
+        console.print()
     more = "hint.more" if level < len(items) else "hint.last"
-    console.print(Text(say(lang, more, kata=kata.id), style="dim"))
+    console.print(statement.Prose(say(lang, more, kata=kata.id), style="dim"))
     return EXIT_OK
 
 
@@ -282,7 +282,7 @@ def cmd_solution(args, console: Console) -> int:
     console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
     console.print(Text(say(lang, "solution.why"), style="bold cyan"))
     for line in statement.steps(source, lang):
-        console.print(Padding(statement.Prose(line), (0, 0, 0, 2)))
+        console.print(Padding(statement.Prose(line), (0, 0, 0, 2), expand=False))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
     console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))
     return EXIT_OK
@@ -331,6 +331,25 @@ def cmd_reset(args, console: Console) -> int:
 # ----------------------------------------------------------------------------- kata stats
 
 
+# The per-kata columns, and the order the low-value ones go in when the table is wider than the terminal.
+STATS_COLUMNS = ("kata", "tries", "pass", "to green", "last", "trend", "hints", "sol.", "practised")
+STATS_DROPPED = ("trend", "last", "sol.", "hints", "practised", "pass")
+DRILL_ENDS = {"time": "time is up", "done": "all green", "quit": "quit", "interrupted": "interrupted",
+              "killed": "killed", "running": "running"}
+
+
+def _fitting(console: Console, build) -> Table:
+    """build(columns) for STATS_COLUMNS less the fewest low-value ones that make it fit the terminal."""
+    columns = list(STATS_COLUMNS)
+    table = build(columns)
+    for dropped in STATS_DROPPED:
+        if console.measure(table, options=console.options.update_width(10_000)).maximum <= console.width:
+            break
+        columns.remove(dropped)
+        table = build(columns)
+    return table
+
+
 def cmd_stats(args, console: Console) -> int:
     lang = language(args.lang)
     progress = open_progress(open_workspace(args, console))
@@ -343,37 +362,74 @@ def cmd_stats(args, console: Console) -> int:
     if not katas and not drills:
         console.print(Text(say(lang, "stats.none")))
         return EXIT_OK
-    table = Table(title=say(lang, "stats.katas"), title_justify="left", title_style="bold")
-    # At 80 columns nothing is cut: a heading keeps its width, and a long kata name folds onto a second line.
-    table.add_column(say(lang, "stats.col.kata"), overflow="fold", min_width=12)
-    for column in ("tries", "pass", "best", "last", "trend", "hints", "sol.", "practised"):
-        heading = say(lang, f"stats.col.{column}")
-        table.add_column(heading, justify="left" if column in ("trend", "practised") else "right", no_wrap=True,
-                         min_width=cell_len(heading))
-    for k in katas:
-        rate = f"{100 * k['pass_rate']:.0f}%" if k["pass_rate"] is not None else "–"
-        last = history.parse(k["last_at"]) if k["last_at"] else None
-        table.add_row(Text(k["name"], style="bold"), str(k["attempts"]), rate, clock(k["best_seconds_to_green"]),
-                      clock(k["last_seconds_to_green"]), sparkline(k["seconds_to_green"]), str(k["hints"]),
-                      str(k["solutions"]), history.ago(last, lang, datetime.now(timezone.utc)))
-    console.print(table)
-    console.print(Text(say(lang, "stats.green"), style="dim"))
-    untouched = len(catalogue.all_katas()) - len({k["name"] for k in katas} & {k.id for k in catalogue.all_katas()})
-    if untouched:
-        console.print(Text(say(lang, "stats.untouched", count=untouched), style="dim"))
-    if drills:
-        table = Table(title=say(lang, "stats.drills"), title_justify="left", title_style="bold")
-        for column in ("#", "started", "preset", "minutes", "green", "score", "end"):
-            table.add_column(say(lang, f"stats.col.{column}"), justify="right" if column in ("#", "minutes", "score")
-                             else "left")
-        for d in drills:
-            table.add_row(str(d["id"]), local_time(d["started_at"]), Text(d["label"]), f"{d['minutes']:g}",
-                          f"{d['green']}/{len(d['katas'])}", str(d["score"]), d["end"])
-        console.print(table)
-        for label in dict.fromkeys(d["label"] for d in drills):
-            scores = [d["score"] for d in drills if d["label"] == label]
-            console.print(Text(f"{label}: {sparkline(scores)}  (scores {' → '.join(map(str, scores[-8:]))})"))
+    now = datetime.now(timezone.utc)
+    with speaking(lang):
+        cells = [{"kata": Text(k["name"], style="bold"), "tries": str(k["attempts"]),
+                  "pass": f"{100 * k['pass_rate']:.0f}%" if k["pass_rate"] is not None else "–",
+                  "to green": clock(k["best_seconds_to_green"]), "last": clock(k["last_seconds_to_green"]),
+                  "trend": sparkline(k["seconds_to_green"][-8:]), "hints": str(k["hints"]), "sol.": str(k["solutions"]),
+                  "practised": history.ago(history.parse(k["last_at"]) if k["last_at"] else None, lang, now)}
+                 for k in katas]
+
+        def build(columns: list[str]) -> Table:
+            # Plain aligned columns; nothing is cut: a kata name keeps its line, a low-value column goes first.
+            table = Table(title=t("Per kata"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+            for column in columns:
+                table.add_column(t(column), justify="left" if column in ("kata", "trend", "practised") else "right",
+                                 overflow="fold")
+            for row in cells:
+                table.add_row(*(row[column] for column in columns))
+            return table
+
+        console.print(_fitting(console, build))
+        console.print(statement.Prose(t("to green: your shortest time from the start of a round (a drill's start, a reset, "
+                              "or else the kata's first check) to its first pass; last: the latest round's; "
+                              "tries: checks; pass: the share that passed; sol.: solutions seen."), style="dim"))
+        untouched = len(catalogue.all_katas()) - len({k["name"] for k in katas} & {k.id for k in catalogue.all_katas()})
+        if untouched:
+            console.print(statement.Prose(say(lang, "stats.untouched", count=untouched), style="dim"))
+        if drills:
+            _print_drills(console, drills)
     return EXIT_OK
+
+
+def _print_drills(console: Console, drills: list[dict]) -> None:
+    """The drills, oldest first, and each preset's scores so far (spoken in the language being spoken)."""
+    table = Table(title=t("Drills"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+    for column in ("#", "started", "preset", "minutes", "green", "score", "end"):
+        table.add_column(t(column), justify="right" if column in ("#", "minutes", "score") else "left",
+                         overflow="fold")
+    labels = {}
+    for d in drills:
+        names = ", ".join(k["name"] for k in d["katas"])
+        labels[d["label"]] = t("custom: {katas}", katas=names) if d["preset"] == "custom" else d["preset"]
+        table.add_row(str(d["id"]), local_time(d["started_at"]), Text(labels[d["label"]]), f"{d['minutes']:g}",
+                      f"{d['green']}/{len(d['katas'])}", str(d["score"]), t(DRILL_ENDS.get(d["end"], d["end"])))
+    console.print(table)
+    for label, shown in labels.items():
+        scores = [d["score"] for d in drills if d["label"] == label]
+        console.print(statement.Prose(t("{preset}: {trend}  (scores {scores})", preset=shown, trend=sparkline(scores),
+                              scores=" → ".join(map(str, scores[-8:])))))
+
+
+_ZH = register({
+    # kata stats
+    "Per kata": "每个练习", "Drills": "计时练习",
+    "kata": "练习", "tries": "次数", "pass": "通过率", "to green": "通过用时", "last": "上次", "trend": "趋势",
+    "hints": "提示", "sol.": "答案", "practised": "练习于",
+    "#": "#", "started": "开始于", "preset": "预设", "minutes": "分钟", "green": "通过", "score": "得分", "end": "结束",
+    "to green: your shortest time from the start of a round (a drill's start, a reset, "
+    "or else the kata's first check) to its first pass; last: the latest round's; "
+    "tries: checks; pass: the share that passed; sol.: solutions seen.":
+        "通过用时：一轮练习从开始（计时练习开始、reset，否则是这个练习的第一次检查）到第一次通过的最短用时；"
+        "上次：最近一轮的用时；次数：检查次数；通过率：通过的比例；答案：看答案的次数。",
+    "time is up": "时间到", "all green": "全部通过", "quit": "中途退出", "interrupted": "已中断", "killed": "被终止",
+    "running": "进行中",
+    "custom: {katas}": "自选：{katas}",
+    "{preset}: {trend}  (scores {scores})": "{preset}：{trend}  （得分 {scores}）",
+    # kata next
+    "run: {command}": "运行：{command}",
+})
 
 
 # ----------------------------------------------------------------------------- kata next
@@ -386,10 +442,12 @@ def cmd_next(args, console: Console) -> int:
         print_json({"next": picks})
         return EXIT_OK
     console.print(Text(say(lang, "next.title"), style="bold"))
-    for i, pick in enumerate(picks, 1):
-        console.print(Text.assemble((f"{i}. ", "dim"), (pick["name"], "bold"), (f"  {pick['title']}", "")))
-        console.print(Text(f"   {pick['reason']}", style="cyan" if i == 1 else "dim"))
-        console.print(Text(f"   {say(lang, 'next.run')}: {pick['command']}", style="dim"))
+    with speaking(lang):
+        for i, pick in enumerate(picks, 1):  # each line wraps CJK-aware under its own indent, never cut
+            console.print(statement.Prose(Text.assemble((f"{i}. ", "dim"), (pick["name"], "bold"), f"  {pick['title']}")))
+            console.print(Padding(statement.Prose(pick["reason"], style="cyan" if i == 1 else "dim"), (0, 0, 0, 3), expand=False))
+            console.print(Padding(statement.Prose(t("run: {command}", command=pick["command"]), style="dim"),
+                                  (0, 0, 0, 3), expand=False))
     if all(p["kind"] == "review" and p.get("due_in_days") for p in picks):
-        console.print(Text(say(lang, "next.done"), style="green"))
+        console.print(statement.Prose(say(lang, "next.done"), style="green"))
     return EXIT_OK

@@ -7,6 +7,7 @@ be read is reported and left exactly as it is, never recreated.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,6 +60,10 @@ MIGRATIONS = [
         # accepted variants and follow-up questions the run raised (NULL: recorded before they existed)
         "ALTER TABLE checks ADD COLUMN followups INTEGER",
     ),
+    (
+        # sha256 of the file checked, to tell when it changed since (NULL: recorded before, or no file)
+        "ALTER TABLE checks ADD COLUMN file_hash TEXT",
+    ),
 ]
 
 
@@ -68,6 +73,14 @@ class ProgressError(Exception):
 
 class NotRecorded(ProgressError):
     """The workspace cannot be written (read-only, or its disk is full): history is read, nothing recorded."""
+
+
+def file_hash(path) -> str | None:
+    """sha256 of the file's bytes; None if there is no such file."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except (OSError, TypeError):
+        return None
 
 
 def now() -> str:
@@ -153,21 +166,21 @@ class Progress:
     def record(self, result, *, drill: int | None = None, elapsed: float | None = None) -> None:
         passed = sum(c.passed for c in result.checks)
         self._write("INSERT INTO checks (kata, at, status, seconds, user_seconds, passed, total, stage, drill, elapsed,"
-                    " followups) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " followups, file_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (result.name, now(), result.status, result.seconds, result.user_seconds, passed,
-                     len(result.checks), result.stage, drill, elapsed, len(result.followups())))
+                     len(result.checks), result.stage, drill, elapsed, len(result.followups()), file_hash(result.file)))
 
     def summary(self) -> dict[str, dict]:
-        """Per kata id, for the workspace file (drills aside): last status and its open follow-ups,
-        attempts, best passing time of the code."""
+        """Per kata id, for the workspace file (drills aside): last status and its open follow-ups, the
+        hash of the file it checked, attempts, the fastest passing run of the code."""
         last = ("(SELECT {} FROM checks c2 WHERE c2.kata = c.kata AND c2.drill IS NULL"
                 " ORDER BY at DESC, id DESC LIMIT 1)")
         rows = self._read(
             "SELECT kata, COUNT(*), MIN(CASE WHEN status = 'pass' THEN user_seconds END), "
-            + last.format("status") + ", " + last.format("followups")
+            + ", ".join(last.format(column) for column in ("status", "followups", "file_hash"))
             + " FROM checks c WHERE drill IS NULL GROUP BY kata")
-        return {kata: {"attempts": n, "best": best, "status": status, "followups": followups or 0}
-                for kata, n, best, status, followups in rows}
+        return {kata: {"attempts": n, "fastest_run": fastest, "status": status, "followups": followups or 0,
+                       "file_hash": checked} for kata, n, fastest, status, followups, checked in rows}
 
     def checks(self) -> list[dict]:
         return [dict(r) for r in self._read("SELECT * FROM checks ORDER BY at, id")]

@@ -267,17 +267,18 @@ def _drill(id, katas, minutes_ago, end_reason=None, preset="attention-core"):
             "minutes": 30, "allow_hints": 1, "end_reason": end_reason}
 
 
-def test_a_round_starts_at_a_reset_or_a_drill_and_times_green_from_there():
+def test_a_round_starts_at_a_reset_a_drill_or_the_first_check_and_times_green_from_there():
     from checker.history import Records, rounds
 
     records = Records(
-        checks=[_check("attention", 100, "pass", "hygiene"),  # before any reset: its start is unknown
+        checks=[_check("attention", 110, "fail", "shapes"),  # before any reset: the round starts here
+                _check("attention", 100, "pass", "hygiene"),
                 _check("attention", 50, "fail", "shapes"), _check("attention", 40, "pass", "hygiene"),
                 _check("attention", 28, "pass", "hygiene", drill=1, elapsed=120.0)],
         events=[_event("attention", 60, "reset"), _event("attention", 45, "hint")],
         drills=[_drill(1, "attention", 30)])
     first, after_reset, drilled = rounds(records)
-    assert first.green is None and first.passes == 1, "no known start, no time to green"
+    assert first.green == 10 * 60 and first.passes == 1, "outside a drill, from the kata's first check"
     assert after_reset.green == 20 * 60 and after_reset.tries_to_green == 2 and after_reset.hints == 1
     assert after_reset.stage == "hygiene" and drilled.green == 120.0, "in a drill: the elapsed time it recorded"
 
