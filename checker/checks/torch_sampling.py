@@ -21,6 +21,7 @@ TARGET = "filter_logits"
 OUTPUTS = [("filtered logits", "(..., V)")]
 BATCH_INDEPENDENT = True
 GRADIENTS = False  # sampling is inference: nothing is trained through the filter
+DEVICE = True  # the -inf fill or a mask made inside must follow the logits' device
 
 # Every dimension its own size; each case exercises one part of the contract:
 # 1 top-k alone, 2 top-p alone, 3 top-k then top-p (the nucleus of what top-k left differs from the
@@ -65,7 +66,8 @@ def inputs(c, dtype):
 
 
 def _filter(logits, temperature=1.0, top_k=None, top_p=None, *, temp="divide", k_shift=0, nucleus_of="top-k",
-            cut="before", unsorted=False, fill=float("-inf"), probs=False, one_is_off=True):
+            cut="before", unsorted=False, fill=float("-inf"), probs=False, one_is_off=True,
+            axis=-1):
     """filter_logits with knobs; every knob at its default gives the right answer."""
     t = {"divide": temperature, "multiply": 1 / temperature, "ignore": 1.0, "after": 1.0}[temp]
     scores = logits / t
@@ -76,7 +78,7 @@ def _filter(logits, temperature=1.0, top_k=None, top_p=None, *, temp="divide", k
     if top_p is not None and (top_p < 1.0 or not one_is_off):
         pool = scores.masked_fill(~keep, float("-inf")) if nucleus_of == "top-k" else scores
         sorted_scores, order = pool.sort(dim=-1, descending=True)
-        p = sorted_scores.softmax(-1)
+        p = sorted_scores.softmax(axis)
         cum = p.cumsum(-1)
         drop = {"before": cum - p >= top_p, "crossing": cum > top_p}[cut]
         if cut == "crossing":
@@ -119,6 +121,9 @@ MISTAKES = [
     Mistake("0 instead of -inf", _variant(fill=0.0),
             "your removed tokens hold 0 (a mask multiplied in?): a logit of 0 is not 'never'; set them to -inf "
             "with masked_fill(remove, float('-inf'))"),
+    Mistake("nucleus softmax over axis 1", _variant(axis=1),
+            "your nucleus takes the softmax over axis 1: right for (B, V) logits, wrong for (B, T, V); "
+            "the vocabulary is the LAST axis, use dim=-1"),
     Mistake("probabilities returned", _variant(probs=True),
             "your output equals softmax of the filtered logits: return the filtered LOGITS (the sampler takes "
             "the softmax)"),
@@ -199,6 +204,44 @@ def off_means_off(kit):
         except Fail as fail:
             raise Fail(t("{fail}. top_k None or 0 and top_p None or 1.0 mean 'no filtering': skip the step (`if top_p "
                          "is not None and top_p < 1.0`), do not run the nucleus with top_p=1.0", fail=fail)) from None
+
+
+@check("properties", "ties at the cut: every token tied with the k-th value is kept, and a token whose preceding mass equals top_p is dropped")
+def ties_at_the_cut(kit):
+    # Exact in float64: four equal logits give probabilities of exactly 0.25, so the mass before the
+    # third is exactly 0.5. Counted per row, since which of tied tokens is "first" is not the contract.
+    for logits, top_k, top_p, rule in (
+            (torch.tensor([[3.0, 1.0, 1.0, 1.0, 0.0], [2.0, 2.0, 2.0, -1.0, 0.5]], dtype=torch.float64), 2, None,
+             "top-k keeps every token at least as large as the k-th largest (scores < kth are removed), so ties at "
+             "the k-th value are all kept: torch.topk's indices keep exactly k and drop the tied ones arbitrarily"),
+            (torch.zeros(2, 4, dtype=torch.float64), None, 0.5,
+             "a token is dropped once the mass of the more probable tokens reaches top_p (before >= top_p): with four "
+             "equal probabilities of 0.25 and top_p=0.5, two tokens are kept")):
+        got = kit.user((logits, 1.0, top_k, top_p))
+        want = kit.reference((logits, 1.0, top_k, top_p))
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            return  # the shapes check says what is wrong
+        mine, theirs = _kept(got).sum(-1).tolist(), _kept(want).sum(-1).tolist()
+        if mine != theirs:
+            raise Fail(t("logits {logits}, top_k={top_k}, top_p={top_p}: you keep {mine} tokens per row, expected "
+                         "{theirs}", logits=logits.tolist(), top_k=top_k, top_p=top_p, mine=mine, theirs=theirs),
+                       t(rule))
+
+
+@check("properties", "neutral values change nothing else: temperature 1 still filters, top_k >= V and top_p=1.0 keep every token")
+def neutral_values(kit):
+    c = CASES[2]
+    logits = _logits(c)
+    for temperature, top_k, top_p in ((1.0, c.top_k, c.top_p), (c.temperature, c.V, c.top_p),
+                                      (c.temperature, c.top_k, 1.0), (1.0, c.V, None)):
+        got = kit.user((logits, temperature, top_k, top_p))
+        try:
+            compare(got, kit.reference((logits, temperature, top_k, top_p)),
+                    t("temperature={temperature}, top_k={top_k}, top_p={top_p}: filtered logits",
+                      temperature=temperature, top_k=top_k, top_p=top_p), "(B, V)")
+        except Fail as fail:
+            raise Fail(fail.message, t("a branch taken on a neutral value (temperature 1, top_k >= V, top_p 1.0) "
+                                       "must only skip its own step: the other steps still apply")) from None
 
 
 @check("properties", "temperature <= 0 raises ValueError in filter_logits")
@@ -403,6 +446,29 @@ def sampler_hygiene(kit):
 _FILL_WHY_ZH = ("softmax 给它们的概率恰好是 0（exp 下溢），所以抽样结果相同。本题的参考答案填的是 float('-inf')，"
                 "无论之后给 logits 加上什么（重复惩罚、偏置），它都保持“永不选中”，而且写法本身就说明了意图")
 _ZH = register({
+    "your nucleus takes the softmax over axis 1: right for (B, V) logits, wrong for (B, T, V); "
+    "the vocabulary is the LAST axis, use dim=-1":
+        "你的核在第 1 维上做 softmax：对 (B, V) 的 logits 没问题，对 (B, T, V) 就错了；词表是最后一维，"
+        "请用 dim=-1",
+    "ties at the cut: every token tied with the k-th value is kept, and a token whose preceding mass equals top_p is dropped":
+        "截断处的并列：与第 k 大的值相等的词元全部保留；前面累计概率恰好等于 top_p 的词元被移除",
+    "top-k keeps every token at least as large as the k-th largest (scores < kth are removed), so ties at "
+    "the k-th value are all kept: torch.topk's indices keep exactly k and drop the tied ones arbitrarily":
+        "top-k 保留所有不小于第 k 大值的词元（移除 scores < kth 的），所以与第 k 大值并列的词元全部保留："
+        "用 torch.topk 的索引只会恰好保留 k 个，并任意丢掉并列的词元",
+    "a token is dropped once the mass of the more probable tokens reaches top_p (before >= top_p): with four "
+    "equal probabilities of 0.25 and top_p=0.5, two tokens are kept":
+        "一旦比它概率更大的词元的累计概率达到 top_p（before >= top_p），这个词元就被移除：四个概率都是 0.25、"
+        "top_p=0.5 时，保留两个词元",
+    "logits {logits}, top_k={top_k}, top_p={top_p}: you keep {mine} tokens per row, expected {theirs}":
+        "logits {logits}，top_k={top_k}，top_p={top_p}：你每行保留 {mine} 个词元，应为 {theirs}",
+    "neutral values change nothing else: temperature 1 still filters, top_k >= V and top_p=1.0 keep every token":
+        "中性取值不改变其他步骤：temperature 为 1 时仍要过滤，top_k >= V 和 top_p=1.0 保留所有词元",
+    "temperature={temperature}, top_k={top_k}, top_p={top_p}: filtered logits":
+        "temperature={temperature}，top_k={top_k}，top_p={top_p}：过滤后的 logits",
+    "a branch taken on a neutral value (temperature 1, top_k >= V, top_p 1.0) must only skip its own step: the "
+    "other steps still apply":
+        "在中性取值（temperature 为 1、top_k >= V、top_p 为 1.0）上走的分支只能跳过它自己那一步：其他步骤照常进行",
     "filter_logits and sample_next_token are functions with the documented arguments":
         "filter_logits 和 sample_next_token 都是函数，参数与文档一致",
     "exactly the eligible tokens stay finite: top-k, then top-p on what top-k left":
