@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -20,21 +21,21 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
-from rich.live import Live
+from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
 from checker import catalogue, practice, workspace
-from checker.lang import language, say, speak, spoken
+from checker.lang import language, register, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
-from checker.report import STATUS_LABEL, kata_panel, status_text
-from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError, open_progress,
+from checker.report import _without_diagnosis, duration, heatmap, kata_panel, stage_bar, status_text
+from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, open_progress,
                               open_workspace, print_json, warn, writable)
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish
 KEY_SECONDS = 0.02  # on a terminal, how often keys and file events are looked at while waiting
-RERUN_KEYS = ("r", "\n", "\r")
+RERUN_KEYS = ("r", "enter")
 
 
 # ----------------------------------------------------------------------------- noticing saves and keys
@@ -115,6 +116,34 @@ def _key_source() -> str | None:
         return None
 
 
+# The keys that move through a report longer than the screen, as named by _key_names.
+LINE_KEYS = {"j": 1, "down": 1, "k": -1, "up": -1}
+PAGE_KEYS = {" ": 1, "pgdn": 1, "b": -1, "pgup": -1}
+
+# What a terminal sends for the keys with no character: ANSI sequences on POSIX and in Windows Terminal,
+# a 0x00 or 0xE0 prefix and a letter from msvcrt.getwch on Windows.
+_ANSI = {"\x1b[A": "up", "\x1bOA": "up", "\x1b[B": "down", "\x1bOB": "down", "\x1b[5~": "pgup", "\x1b[6~": "pgdn"}
+_MSVCRT = {"H": "up", "P": "down", "I": "pgup", "Q": "pgdn"}
+_ESCAPES = r"\x1b\[[0-9;]*[~A-Za-z]|\x1bO[A-Za-z]|"
+_KEY = {"termios": re.compile(_ESCAPES + ".", re.S), "msvcrt": re.compile(_ESCAPES + r"[\x00\xe0].?|.", re.S)}
+
+
+def _key_names(raw: str, source: str) -> list[str]:
+    """The keys in what the terminal sent: 'up', 'pgdn', 'enter', or the character itself, lower case.
+
+    Every sequence is read whole, so that no part of one counts as a key (F2, ESC O Q, is not q).
+    """
+    names = []
+    for token in _KEY[source].findall(raw):
+        if token in _ANSI:
+            names.append(_ANSI[token])
+        elif source == "msvcrt" and token[0] in "\x00\xe0":
+            names.append(_MSVCRT.get(token[1:], ""))
+        elif len(token) == 1 and token != "\x1b":
+            names.append("enter" if token in "\r\n" else token.lower())
+    return [n for n in names if n]
+
+
 class Keys:
     """Single key presses from the terminal (cbreak mode, restored on exit); none without a terminal."""
 
@@ -135,16 +164,16 @@ class Keys:
 
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
 
-    def wait(self, watcher: Watcher, timeout: float) -> str:
-        """Sleep until a key, a file event or the timeout; the keys pressed, if any."""
+    def wait(self, watcher: Watcher, timeout: float) -> list[str]:
+        """Sleep until a key, a file event or the timeout; the keys pressed, by name (_key_names)."""
         deadline = time.monotonic() + max(0.0, timeout)
         if self.source is None:
             watcher.woken.wait(max(0.0, timeout))
-            return ""
+            return []
         while True:
             pressed = self._pressed(min(KEY_SECONDS, max(0.0, deadline - time.monotonic())))
             if pressed or watcher.woken.is_set() or time.monotonic() >= deadline:
-                return pressed.lower()
+                return _key_names(pressed, self.source)
 
     def _pressed(self, timeout: float) -> str:
         if self.source == "msvcrt":
@@ -210,6 +239,162 @@ class Checker:
         return result
 
 
+# ----------------------------------------------------------------------------- the screen
+
+
+class Screen:
+    """The whole terminal, drawn in place on the alternate screen (as less and top do): a top that stays,
+    a middle that scrolls, a bottom that stays, and the keys on the last line(s).
+
+    Whatever the terminal's size, the top (the kata's name, status and stage bar) and the bottom (the
+    diagnosis) are on it; the middle gets the rows left over and scrolls with LINE_KEYS and PAGE_KEYS.
+    The size is read at every drawing, so a resize redraws the whole screen at the new size.
+    """
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.offset = 0  # the first line of the middle on screen
+        self.page = 1  # how many lines of the middle the last drawing showed
+        self.drawn = None  # (size, offset, state) of the last drawing
+
+    def __enter__(self):
+        self._alternate = self.console.screen(hide_cursor=True)
+        self._alternate.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._alternate.__exit__(*exc)
+
+    def scroll(self, pressed: list[str]) -> None:
+        for key in pressed:
+            self.offset += LINE_KEYS.get(key, 0) + PAGE_KEYS.get(key, 0) * max(1, self.page - 1)
+
+    def show(self, state, build) -> None:
+        """Draw build() -> (top, middle, bottom, keys), unless state was drawn already at this size and offset.
+
+        keys says what the keys do (None: no key can be pressed); when the middle does not fit, a line
+        saying which lines are shown and how to scroll comes before it.
+        """
+        width, height = size = self.console.size
+        if self.drawn == (size, self.offset, state):
+            return
+        top, middle, bottom, keys = build()
+        options = self.console.options.update_width(width)
+
+        def render(*renderables) -> list:
+            return self.console.render_lines(Group(*renderables), options, pad=True) if renderables else []
+
+        def foot(window=None) -> list:
+            scrolling = [_scroll_keys(*window, len(body))] if window else []
+            return render(*scrolling, Wrapped(keys, style="dim")) if keys is not None else []
+
+        head, body, tail = render(*top), render(*middle), render(*bottom)
+        room = height - len(head) - len(tail) - len(foot())
+        if len(body) <= room:
+            self.offset, keys_lines = 0, foot()
+        else:
+            room = max(0, height - len(head) - len(tail) - len(foot((1, 1))))
+            self.offset = max(0, min(self.offset, len(body) - room))
+            keys_lines = foot((self.offset + 1, self.offset + room))
+        self.page = room
+        lines = (head + body[self.offset:self.offset + room] + tail)[:max(0, height - len(keys_lines))]
+        lines = Segment.set_shape(lines + [[]] * (height - len(lines) - len(keys_lines)) + keys_lines, width, height)
+        if self.console.is_alt_screen:
+            self.console.update_screen_lines(lines)
+        else:  # a console with no alternate screen (legacy Windows): clear it, then draw
+            self.console.clear()
+            self.console.print(Segments([s for line in lines for s in (*line, Segment.line())][:-1]), end="")
+        self.drawn = (size, self.offset, state)
+
+
+def _scroll_keys(first: int, last: int, total: int) -> Text:
+    return Text(t("lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page",
+                  first=first, last=last, total=total), style="bold")
+
+
+def _result_top(result, where: str) -> list:
+    """The lines that never leave the screen: the kata's name, its status and its stage bar."""
+    title = Text.assemble((result.name, "bold"), (" · ", "dim"), status_text(result.status),
+                          (f" · {result.seconds:.2f} s · {where}", "dim"))
+    if not result.checks:
+        return [Wrapped(title)]
+    bar = stage_bar(result)
+    for mark in "✓✗·":  # each mark stays with its stage: the bar breaks only after a ▸
+        bar.plain = bar.plain.replace(mark + " ", mark + NO_BREAK)
+    bar.plain = bar.plain.replace(" ▸", NO_BREAK + "▸")
+    return [Wrapped(title), Wrapped(bar)]
+
+
+def _result_middle(result) -> list:
+    """The report without its diagnosis: passed checks folded into one line, the failures in full, then the rest."""
+    rows: list = []
+    if result.status == "not_started":
+        rows.append(Wrapped(Text.assemble((t("Not started: "), "yellow"), t(
+            "the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
+            "prints the task).", kata=result.name))))
+    shown = [c for c in result.checks if not c.skipped]
+    passed = sum(c.passed for c in shown)
+    if passed:
+        rows.append(Text.assemble(("✓ ", "green"), (t("{count} check(s) passed", count=passed), "green")))
+    failed = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
+    failed.add_column(width=1)
+    failed.add_column(ratio=1)
+    for c in shown:
+        if not c.passed:
+            failed.add_row(Text("✗", style="red"), Wrapped(Text(c.name, style="bold")))
+            if c.message:
+                failed.add_row(Text(""), Wrapped(Text(_without_diagnosis(c.message), style="red")))
+    if failed.row_count:
+        rows.append(failed)
+    skipped = len(result.checks) - len(shown)
+    if skipped:
+        rows.append(Wrapped(t(" · {count} more check(s) skipped until the ones above pass", count=skipped),
+                            style="dim"))
+    notes = [c for c in result.followups() if c.passed]
+    if notes:
+        rows.append(Text(""))
+        rows.append(Wrapped(t("Accepted, with what an interviewer would ask next (--strict fails these):"),
+                            style="bold yellow"))
+        for c in notes:
+            label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
+            rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
+    if result.weights:
+        rows.append(Text(""))
+        rows.append(Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where "
+                              "the expected one is 0):", case=result.weights["case"]), style="bold"))
+        rows.append(heatmap(result))
+    if result.error and result.status != "not_started":
+        rows.append(Text(""))
+        rows.append(Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
+                         style="bold"))
+        rows.append(Wrapped(result.error.rstrip()))
+    if result.output.strip():
+        rows.append(Text(""))
+        rows.append(Text(t("Your code printed:"), style="bold"))
+        rows.append(Wrapped(result.output.rstrip(), style="dim"))
+    if result.user_seconds is not None and result.status in ("pass", "fail"):
+        ratio = (t(" ({ratio:.1f}× the reference)", ratio=result.user_seconds / result.reference_seconds)
+                 if result.reference_seconds else "")
+        rows.append(Text(""))
+        rows.append(Wrapped(t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
+                              user=duration(result.user_seconds), reference=duration(result.reference_seconds),
+                              ratio=ratio, seconds=result.seconds), style="dim"))
+    return rows
+
+
+def _diagnosis(result) -> list:
+    if not result.diagnosis:
+        return []
+    return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
+
+
+def _where(path: Path, folder: Path) -> str:
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return str(path)
+
+
 # ----------------------------------------------------------------------------- kata watch
 
 
@@ -231,42 +416,83 @@ def cmd_watch(args, console: Console) -> int:
     console.print(Text(say(lang, "ready"), style="dim"))
     checker = Checker(progress, args, console)
     watcher = Watcher(files, events=not args.poll)
+    watch = _Watch(console, lang, ws, files, progress, args.name)
     try:
-        with Keys() as keys, _ending_signals():
+        with Keys() as keys, _ending_signals(), watch.screen or contextlib.nullcontext():
+            watch.keys = keys.fd is not None
             changed = [path]
             while True:
-                if console.is_terminal:
-                    console.print(Text(f"checking {files[changed[-1]].id} ...", style="dim"))
-                results = [checker.run(files[p], p) for p in changed]
-                _show_watch(console, results[-1], lang, ws, len(files), progress, keys.fd is not None, args.name)
+                for p in changed:
+                    watch.checking = files[p]
+                    watch.show()
+                    watch.result, watch.checking = checker.run(files[p], p), None
+                watch.checked()
                 changed = []
                 while not changed:
+                    watch.show()
                     pressed = keys.wait(watcher, POLL_SECONDS)
                     if "q" in pressed:
                         return EXIT_OK
+                    if watch.screen:
+                        watch.screen.scroll(pressed)
                     changed = watcher.changed()
                     if not changed and any(k in pressed for k in RERUN_KEYS):
-                        changed = [Path(results[-1].file)]
+                        changed = [Path(watch.result.file)]
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
         watcher.close()
 
 
-def _show_watch(console: Console, result, lang: str, ws: Path, count: int, progress, keys: bool, named) -> None:
-    console.clear()  # only on a terminal; elsewhere the reports follow each other
-    console.print(Text.assemble(("kata watch", "bold"), (f" · {time.strftime('%H:%M:%S')} · ", "dim"),
-                                (say(lang, "watch.watching", count=count, folder=ws), "dim")))
-    console.print(kata_panel(result))
-    if result.status == "pass" and not named and progress is not None:
-        following = next((s for s in practice.suggestions(progress, lang)
-                          if s["kind"] != "review" and s["name"] != result.name), None)
-        if following:
-            kata = catalogue.find(following["name"])
-            where = workspace.kata_file(ws, kata)
-            console.print(Text(say(lang, "watch.next", kata=kata.id, file=where), style="green"))
-    if keys:
-        console.print(Text(say(lang, "watch.keys"), style="dim"))
+class _Watch:
+    """What kata watch shows: on a terminal, one screen that fits (Screen); elsewhere, each report in turn."""
+
+    def __init__(self, console: Console, lang: str, ws: Path, files: dict, progress, named):
+        self.console, self.lang, self.ws, self.files = console, lang, ws, files
+        self.progress, self.named = progress, named
+        self.screen = Screen(console) if console.is_terminal else None
+        self.result = self.checking = self.following = None
+        self.at, self.keys, self.count = "", False, 0  # count: the results shown so far
+
+    def checked(self) -> None:
+        """A new result: the time, the next kata to suggest, and off a terminal the report printed."""
+        result, self.at, self.following = self.result, time.strftime("%H:%M:%S"), None
+        self.count += 1
+        if result.status == "pass" and not self.named and self.progress is not None:
+            following = next((s for s in practice.suggestions(self.progress, self.lang)
+                              if s["kind"] != "review" and s["name"] != result.name), None)
+            if following:
+                kata = catalogue.find(following["name"])
+                self.following = say(self.lang, "watch.next", kata=kata.id, file=workspace.kata_file(self.ws, kata))
+        if self.screen is None:
+            self.console.print(Text.assemble(("kata watch", "bold"), (f" · {self.at} · ", "dim"),
+                                             (say(self.lang, "watch.watching", count=len(self.files),
+                                                  folder=self.ws), "dim")))
+            self.console.print(kata_panel(result))
+            if self.following:
+                self.console.print(Text(self.following, style="green"))
+            if self.keys:
+                self.console.print(Text(say(self.lang, "watch.keys"), style="dim"))
+        else:
+            self.screen.offset = 0  # a new report is read from its top
+
+    def show(self) -> None:
+        if self.screen is not None:
+            self.screen.show((self.count, self.checking), self.view)
+
+    def view(self):
+        doing = (say(self.lang, "check.progress", kata=self.checking.id) if self.checking
+                 else say(self.lang, "watch.watching", count=len(self.files), folder=self.ws))
+        top = [Wrapped(Text.assemble(("kata watch", "bold"), (f" · {self.at} · " if self.at else " · ", "dim"),
+                                     (doing, "dim")))]
+        middle, bottom = [], []
+        if self.result is not None:
+            top += _result_top(self.result, _where(Path(self.result.file), self.ws))
+            top.append(Text(""))
+            middle, bottom = _result_middle(self.result), _diagnosis(self.result)
+            if self.following:
+                bottom.append(Wrapped(self.following, style="green"))
+        return top, middle, bottom, say(self.lang, "watch.keys") if self.keys else None
 
 
 # ----------------------------------------------------------------------------- kata drill
@@ -293,10 +519,10 @@ def cmd_drill(args, console: Console) -> int:
             out.print(Text(say(lang, "drill.files", id=drill, minutes=minutes), style="bold"))
             for path in files:
                 out.print(Text(f"  {path}"))
-            reason = _Drill(checker, drill, files, minutes, preset, lang, out).loop(args.poll)
+            reason = _Drill(checker, drill, files, minutes, preset, lang, out, folder).loop(args.poll)
         except KeyboardInterrupt:
             reason = "interrupted"
-        finally:
+        finally:  # every check so far is recorded: the score counts what was reached, however the drill ends
             progress.end_drill(drill, reason, practice.drill_report(progress, drill)["score"])
     report = practice.drill_report(progress, drill)
     if args.json:
@@ -308,71 +534,124 @@ def cmd_drill(args, console: Console) -> int:
     return EXIT_OK if report["green"] == len(katas) else EXIT_NOT_PASSED
 
 
+def _content(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 class _Drill:
     """The running drill: its clock, the last result of each kata, and the dashboard."""
 
-    def __init__(self, checker: Checker, drill: int, files: dict, minutes: float, preset: str, lang: str, out: Console):
-        self.checker, self.drill, self.files, self.minutes, self.preset, self.lang, self.out = (
-            checker, drill, files, minutes, preset, lang, out)
+    def __init__(self, checker: Checker, drill: int, files: dict, minutes: float, preset: str, lang: str,
+                 out: Console, folder: Path):
+        self.checker, self.drill, self.files, self.minutes, self.preset, self.lang, self.out, self.folder = (
+            checker, drill, files, minutes, preset, lang, out, folder)
         self.results = {k.id: None for k in files.values()}
         self.attempts = {k.id: 0 for k in files.values()}
         self.green: dict[str, float] = {}
-        self.last = None
+        self.last = self.checking = None
+        self.note = ""
+        self.checked = {path: _content(path) for path in files}  # what each file held at its last check (or the stub)
         self.start = time.monotonic()
+        self.screen = Screen(out) if out.is_terminal else None
+        self.keys = False
 
     def loop(self, poll_only: bool) -> str:
         """Re-check every save until time is up ('time'), all is green ('done') or q ('quit')."""
         watcher = Watcher(self.files, events=not poll_only)
-        live = Live(console=self.out, auto_refresh=False, transient=True) if self.out.is_terminal else None
         try:
-            with Keys() as keys, _ending_signals(), live or contextlib.nullcontext():
+            with Keys() as keys, _ending_signals(), self.screen or contextlib.nullcontext():
+                self.keys = keys.fd is not None
                 while True:
                     left = self.start + self.minutes * 60 - time.monotonic()
                     if left <= 0:
                         return "time"
-                    if live:
-                        live.update(self.dashboard(left, keys.fd is not None), refresh=True)
+                    self.show(left)
                     pressed = keys.wait(watcher, min(POLL_SECONDS, left))
-                    if "q" in pressed:
-                        return "quit"
                     changed = watcher.changed()
+                    if "q" in pressed:
+                        for path in changed:  # a save made just before q counts
+                            self.check(path)
+                        return "quit"
+                    if self.screen:
+                        self.screen.scroll(pressed)
                     if not changed and any(k in pressed for k in RERUN_KEYS):
-                        changed = list(self.files)
+                        changed = [p for p in self.files if _content(p) != self.checked[p]]
+                        names = ", ".join(self.files[p].id for p in changed)
+                        self.note = (t("r: re-checking only what changed since its last check: {files}", files=names)
+                                     if changed else t("r: no file changed since its last check, so nothing was "
+                                                       "re-checked"))
+                    elif changed:
+                        self.note = ""
                     for path in changed:
-                        self.check(path, live)
+                        self.check(path)
                     if all(r is not None and r.status == "pass" for r in self.results.values()):
                         return "done"
         finally:
             watcher.close()
 
-    def check(self, path: Path, live) -> None:
+    def check(self, path: Path) -> None:
         kata = self.files[path]
         elapsed = time.monotonic() - self.start
+        self.checking = kata
+        self.show(self.start + self.minutes * 60 - time.monotonic())
+        self.checked[path] = _content(path)
         result = self.checker.run(kata, path, drill=self.drill, elapsed=round(elapsed, 2))
-        self.results[kata.id], self.last = result, result
+        self.results[kata.id], self.last, self.checking = result, result, None
         self.attempts[kata.id] += 1
         if result.status == "pass":
             self.green.setdefault(kata.id, elapsed)
-        if live is None:  # no dashboard: one line per check
+        if self.screen is None:  # no dashboard: one line per check
             self.out.print(Text.assemble((f"[{practice.clock(elapsed)}] ", "dim"), (kata.id, "bold"), " ",
                                          status_text(result.status), f" · stage {result.stage or '–'}"))
+        else:
+            self.screen.offset = 0
 
-    def dashboard(self, left: float, keys: bool) -> Group:
-        countdown = say(self.lang, "drill.left", time=practice.clock(left))
+    def show(self, left: float) -> None:
+        if self.screen is not None:
+            clock = practice.clock(max(0.0, left))
+            state = (clock, sum(self.attempts.values()), self.checking, self.note)
+            self.screen.show(state, lambda: self.view(left))
+
+    def view(self, left: float):
+        countdown = say(self.lang, "drill.left", time=practice.clock(max(0.0, left)))
         head = Text.assemble(("kata drill", "bold"), (f" · {self.preset} · {self.minutes:g} min · ", "dim"),
                              (countdown, "bold red" if left < 60 else "bold cyan"))
-        table = Table(box=box.SIMPLE_HEAD)
-        for column in ("kata", "status", "stage reached", "attempts", "first green"):  # paths: printed at the start
-            table.add_column(column, justify="right" if column == "attempts" else "left", no_wrap=column == "kata")
+        if self.checking:
+            head.append(" · " + say(self.lang, "check.progress", kata=self.checking.id), style="dim")
+        table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False)
+        for column in ("kata", "status", "stage reached", "attempts", "first green"):
+            table.add_column(t(column), justify="right" if column == "attempts" else "left", no_wrap=column == "kata")
         for kata in self.files.values():
             r = self.results[kata.id]
             table.add_row(Text(kata.id, style="bold"),
-                          status_text(r.status) if r else Text(STATUS_LABEL["not_started"], style="dim"),
-                          (r.stage if r else None) or "–", str(self.attempts[kata.id]),
+                          status_text(r.status if r else "not_started"),
+                          say(self.lang, f"stage.{r.stage}") if r and r.stage else "–", str(self.attempts[kata.id]),
                           practice.clock(self.green.get(kata.id)))
-        parts = [head, table]
-        if keys:
-            parts.append(Text(say(self.lang, "drill.keys"), style="dim"))
+        top = [Wrapped(head), Wrapped(t("Your files: {folder}", folder=self.folder), style="dim"), table]
+        middle, bottom = [], []
         if self.last is not None:
-            parts.append(kata_panel(self.last))
-        return Group(*parts)
+            top += [Text(""), *_result_top(self.last, _where(Path(self.last.file), self.folder))]
+            middle, bottom = _result_middle(self.last), _diagnosis(self.last)
+        if self.note:
+            bottom.append(Wrapped(self.note, style="cyan"))
+        keys = t("saving re-checks · r re-check the changed files · q end the drill") if self.keys else None
+        return top, middle, bottom, keys
+
+
+_ZH = register({
+    "{count} check(s) passed": "{count} 项检查通过",
+    "lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page":
+        "第 {first}–{last} 行，共 {total} 行：↑↓ j k 滚动一行，PgUp PgDn 空格 b 翻一页",
+    "attempts": "尝试次数",
+    "first green": "首次通过",
+    "Your files: {folder}": "你的文件：{folder}",
+    "r: no file changed since its last check, so nothing was re-checked":
+        "r：上次检查之后没有文件改动，所以没有重新检查",
+    "r: re-checking only what changed since its last check: {files}":
+        "r：只重新检查上次检查之后改动过的文件：{files}",
+    "saving re-checks · r re-check the changed files · q end the drill":
+        "保存即检查 · r 重新检查改动过的文件 · q 结束练习",
+})

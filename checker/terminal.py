@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.text import Text
 
 from checker import workspace
@@ -83,3 +86,71 @@ def confirm(console: Console, question: str, *, yes: bool, refusal: str) -> bool
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes", "是", "好")
+
+
+# ----------------------------------------------------------------------------- wrapping Chinese as well as English
+
+# A line may not start with closing punctuation nor end with opening punctuation (the rule of 禁则).
+_OPENING = "([{（【「『《〈“‘"
+_CLOSING = ")]},.;:!?%）】」』》〉”’，。、；：！？…"
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+NO_BREAK = "\u00a0"  # a space where wrap may not break the line: it draws a plain space
+
+
+def _may_break_before(plain: str, i: int) -> bool:
+    """A line may start at plain[i]: after a space, or beside a Chinese character (which needs no space)."""
+    before, here = plain[i - 1], plain[i]
+    if here.isspace() or before == NO_BREAK:
+        return False
+    if before.isspace():
+        return True
+    return (_wide(before) or _wide(here)) and here not in _CLOSING and before not in _OPENING
+
+
+def wrap(text: Text, width: int) -> list[Text]:
+    """text cut into lines of at most width cells, styles kept.
+
+    rich breaks only at spaces, so a run of Chinese (which has none) moves whole to the next line and
+    leaves the line before half empty; here a line may also break between two Chinese characters.
+    A word longer than a line is folded. NO_BREAK spaces keep their neighbours on one line.
+    """
+    lines = []
+    for para in text.split("\n", allow_blank=True):
+        plain, cuts = para.plain, []
+        start = cells = 0
+        last = None  # the latest place since start where the line may break
+        for i, ch in enumerate(plain):
+            if i > start and _may_break_before(plain, i):
+                last = i
+            if cells + cell_len(ch) > width and not ch.isspace() and i > start:
+                start = last if last is not None else i  # else: a word longer than the line, folded
+                cuts.append(start)
+                cells, last = cell_len(plain[start:i]), None
+            cells += cell_len(ch)
+        for line in para.divide(cuts):
+            line.rstrip()
+            line.plain = line.plain.replace(NO_BREAK, " ")  # same length: the styles stay where they were
+            lines.append(line)
+    return lines
+
+
+class Wrapped:
+    """A Text that wraps as Chinese should (see wrap) at whatever width it is given."""
+
+    def __init__(self, text: Text | str, style: str = ""):
+        self.text = Text(text, style=style) if isinstance(text, str) else text
+
+    def __rich_console__(self, console, options):
+        lines = wrap(self.text, options.max_width)
+        joined = Text("\n").join(lines)
+        joined.no_wrap, joined.overflow = True, "crop"
+        yield joined
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        longest = max(cell_len(line) for line in self.text.plain.split("\n"))
+        return Measurement(min(longest, 8), longest)

@@ -16,12 +16,18 @@ import sys
 import time
 
 import pytest
+from rich.cells import cell_len
 
 from checker import catalogue
 from conftest import _DATA_HOME, ROOT, run_json, run_kata
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 NO_SCALE = SOLUTION.replace("/ math.sqrt(d_k)", "")  # wrong: "your output equals attention without the 1/√d_k scale"
+# Written apart from the checks: a report of about 45 lines at 80 columns, ending in a diagnosis.
+INVERTED = (ROOT / "tests" / "variants" / "torch_attention" / "wrong_mask_inverted.py").read_text(encoding="utf-8")
+DIAGNOSIS = {"en": "Diagnosis: your mask is inverted: True means 'may attend'",
+             "zh": "诊断：你的掩码反了：True 表示“可以关注”"}
+FAIL = {"en": "attention · FAIL", "zh": "attention · 未通过"}
 ENV = {"NO_COLOR": "1", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "", "LANG": "C.UTF-8", "LC_ALL": ""}
 
 
@@ -84,6 +90,13 @@ class Terminal:
 
     def keys(self, *keys):
         subprocess.run([*self.tmux, "send-keys", "-t", "kata", *keys], check=True)
+
+    def resize(self, width, height):
+        subprocess.run([*self.tmux, "resize-window", "-t", "kata", "-x", str(width), "-y", str(height)], check=True)
+
+    def lines(self) -> list[str]:
+        """The screen as it is, line by line (no scrollback)."""
+        return [line.rstrip() for line in self.screen().rstrip("\n").split("\n")]
 
     def close(self):
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
@@ -160,6 +173,97 @@ def test_ctrl_c_ends_a_drill_with_its_report(term, workspace):
     assert 0 < drill["score"] < 100
 
 
+# ----------------------------------------------------------------------------- at 80×24
+
+
+def _fits(term, *texts, width=80, height=24):
+    """The screen shows every text, is height lines of at most width cells, the header first, the keys last."""
+    term.wait_for(*texts)
+    lines = _until(lambda: (lambda ls: ls if len(ls) == height and "q " in ls[-1] else None)(term.lines()),
+                   timeout=10, what=f"a whole screen of {height} lines, the keys last")
+    header = ("kata watch ·", "kata drill ·")
+    assert lines[0].startswith(header), lines
+    assert sum(line.startswith(header) for line in lines) == 1, "drawn once, not twice"
+    assert all(cell_len(line) <= width for line in lines), lines
+    return lines
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_watch_at_80x24_keeps_name_status_and_diagnosis_on_screen_while_the_report_scrolls(term, workspace, lang):
+    mine = workspace / "torch" / "attention.py"
+    term.start("watch", "attention", "--workspace", workspace, "--lang", lang, width=80, height=24)
+    term.wait_for("attention ·", "q 退出" if lang == "zh" else "q quit")
+    mine.write_text(INVERTED)
+    lines = _fits(term, FAIL[lang], DIAGNOSIS[lang], "12" if lang == "zh" else "1–")
+    text = " ".join(" ".join(lines).split())
+    assert ("10 项检查通过" if lang == "zh" else "✓ 10 check(s) passed") in text, "the passed checks fold into a count"
+    assert "PgDn" in text and ("✗ 掩码" if lang == "zh" else "✗ masking") in text
+    assert not any(line.startswith("Attention weights") or line.startswith("注意力权重") for line in lines)
+    for _ in range(4):  # page down to the heat map at the end of the report
+        term.keys("NPage")
+    lines = _fits(term, "q0", FAIL[lang], DIAGNOSIS[lang])
+    title = next(i for i, line in enumerate(lines) if line.startswith(FAIL[lang]))
+    assert "✗" in lines[title + 1], "the stage bar stays under the title"
+
+    term.resize(120, 30)  # a resize redraws everything at the new size: no garbling, no key to press
+    lines = _fits(term, FAIL[lang], width=120, height=30)
+    assert any(line.startswith(DIAGNOSIS[lang]) and "~mask" in line for line in lines), \
+        "the diagnosis now fits on one line"
+    term.resize(80, 24)
+    _fits(term, FAIL[lang], DIAGNOSIS[lang])
+    term.keys("q")
+    term.wait_for("EXIT=0")
+
+
+def _same_size_and_time(path, text):
+    """Save text in path with the old size and modification time: a change that no file event or stat reveals
+    (on a file system keeping seconds, a save in the same second of the same length looks like this)."""
+    old = path.stat()
+    data = text.encode() + b"#" * (old.st_size - len(text.encode()) - 1) + b"\n"
+    assert len(data) == old.st_size
+    path.write_bytes(data)
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+
+
+def test_drill_at_80x24_shows_the_diagnosis_r_rechecks_only_what_changed_and_q_keeps_the_score(term, workspace):
+    term.start("drill", "attention-core", "--minutes", "5", "--workspace", workspace, width=80, height=24)
+    term.wait_for("left", "multi_head_attention", "NOT STARTED", "q end the drill")
+    mine = _drill_folder(workspace) / "torch" / "attention.py"
+    mine.write_text(INVERTED)
+    lines = _fits(term, FAIL["en"], DIAGNOSIS["en"], "✗ masking", "PgDn")
+    assert lines[0].startswith("kata drill · attention-core") and "left" in lines[0]
+    assert "…" not in " ".join(lines) and "..." not in " ".join(lines), "nothing cut before the diagnosis"
+
+    term.keys("r")  # nothing changed since the check: nothing is re-checked, and the screen says so
+    term.wait_for("r: no file changed since its last check")
+    assert [k["attempts"] for k in _running_drill(workspace)["katas"]] == [1, 0]
+
+    _same_size_and_time(mine, SOLUTION)  # unseen by the watcher: only r finds it
+    term.keys("r")
+    term.wait_for("r: re-checking only what changed since its last check: attention", "attention · PASS")
+    assert [k["attempts"] for k in _running_drill(workspace)["katas"]] == [2, 0], "the unchanged file is not re-run"
+
+    term.keys("q")
+    screen = term.wait_for("Drill ended.", "Score", "EXIT=1", history=True)
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["end"] == "quit" and drill["green"] == 1 and drill["score"] > 0
+    assert f"Score {drill['score']}/100" in screen
+
+
+def test_a_drill_in_chinese_at_80x24_and_a_save_just_before_q_counts(term, workspace):
+    term.start("drill", "attention-core", "--minutes", "5", "--workspace", workspace, "--lang", "zh",
+               width=80, height=24)
+    term.wait_for("剩余", "multi_head_attention", "未开始", "q 结束练习")
+    mine = _drill_folder(workspace) / "torch" / "attention.py"
+    mine.write_text(INVERTED)
+    _fits(term, FAIL["zh"], DIAGNOSIS["zh"], "✗ 掩码", "PgDn")
+    mine.write_text(SOLUTION)
+    term.keys("q")  # at once: the save is checked before the drill ends
+    term.wait_for("练习结束。", "EXIT=1", history=True)
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["end"] == "quit" and drill["green"] == 1 and drill["score"] > 0
+
+
 # ----------------------------------------------------------------------------- without a terminal
 
 
@@ -215,7 +319,7 @@ def test_allowed_hints_cost_points_and_a_killed_drill_keeps_its_history(workspac
         drill.kill()  # SIGKILL: no chance to write anything more
         drill.wait()
     (record,) = _stats(workspace)["drills"]
-    assert record["end"] == "killed" and record["katas"][0]["hints"] == 1
+    assert record["end"] == "killed" and record["katas"][0]["hints"] == 1 and record["score"] > 0
     assert record["katas"][0]["first_green_seconds"] is not None
     assert record["katas"][0]["score"] <= 90, "a hint costs 10 points"
     assert run_json("hint", "attention", "--workspace", workspace)[1]["level"] == 1, \

@@ -1,0 +1,57 @@
+"""The pieces of the watch and drill screens that need no terminal: wrapping Chinese, and reading keys.
+
+The screens themselves, at 80×24 and resized, are driven in tmux by tests/test_live.py.
+"""
+
+import re
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
+
+from checker.live import _key_names
+from checker.terminal import Wrapped, wrap
+
+MESSAGE = ("第 1 组输入（B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, mask=none）：训练模式下 dropout=0.5 的结果和没有 "
+           "dropout 时一样；请在约定的位置使用 self.dropout")
+
+
+def _rich_lines(text: str, width: int) -> list[str]:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(Text(text))
+    return console.export_text().rstrip("\n").split("\n")
+
+
+def test_chinese_lines_are_filled_to_the_width_not_broken_before_every_run_of_chinese():
+    for width in (80, 76, 40, 23):
+        lines = [line.plain for line in wrap(Text(MESSAGE, style="red"), width)]
+        assert all(cell_len(line) <= width for line in lines), lines
+        assert "".join(lines).replace(" ", "") == MESSAGE.replace(" ", ""), "nothing lost, nothing added"
+        assert not any(line[0] in "，。：；）、" for line in lines), "no line starts with closing punctuation"
+        for line, following in zip(lines, lines[1:]):  # each line is full: the next one's first word did not fit
+            first = re.match(r"[!-~]+|.[，。：；）、]*", following).group()  # a word, or one character and its comma
+            assert cell_len(line) + 1 + cell_len(first) > width, (line, following)
+        assert len(lines) <= len(_rich_lines(MESSAGE, width))
+    assert [line.plain for line in wrap(Text(MESSAGE), 80)] == [
+        "第 1 组输入（B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, mask=none）：训练模式下",
+        "dropout=0.5 的结果和没有 dropout 时一样；请在约定的位置使用 self.dropout"]
+
+
+def test_wrapping_keeps_styles_blank_lines_and_folds_a_word_longer_than_the_line():
+    text = Text.assemble(("诊断：", "bold yellow"), ("你的掩码反了", "yellow"), "\n\nabcdefghij")
+    lines = wrap(text, 4)
+    assert [line.plain for line in lines] == ["诊", "断：", "你的", "掩码", "反了", "", "abcd", "efgh", "ij"], \
+        "the colon stays with its character"
+    assert lines[1].spans[0].style == "bold yellow" and lines[2].spans[0].style == "yellow"
+    console = Console(width=40, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(Wrapped("✓\u00a0规范 ▸ ✗\u00a0数值"))
+    assert console.export_text() == "✓ 规范 ▸ ✗ 数值\n", "a no-break space draws as a space"
+
+
+def test_keys_are_read_whole_on_posix_and_on_windows():
+    assert _key_names("q", "termios") == ["q"]
+    assert _key_names("R\r", "termios") == ["r", "enter"]
+    assert _key_names("\x1b[6~\x1b[5~\x1b[A\x1bOB j", "termios") == ["pgdn", "pgup", "up", "down", " ", "j"]
+    assert _key_names("\x1bOQ\x1b[15~", "termios") == [], "F2 and F5 are no q and no 1"
+    assert _key_names("\xe0Q\x00H\xe0I", "msvcrt") == ["pgdn", "up", "pgup"], "msvcrt's PgDn is no q"
+    assert _key_names("\x1b[6~q", "msvcrt") == ["pgdn", "q"], "Windows Terminal sends ANSI sequences too"
