@@ -60,14 +60,16 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def attend(Q, K, V, mask=None, *, scale="sqrt_dk", axis=-1, invert=False, after_softmax=False, fill=float("-inf")):
+def attend(Q, K, V, mask=None, *, scale="sqrt_dk", axis=-1, invert=False, after_softmax=False, fill=float("-inf"),
+           scale_weights=False):
     """Attention with knobs; every knob at its default gives the right answer."""
-    divisor = {"sqrt_dk": math.sqrt(Q.size(-1)), "none": 1.0, "dk": Q.size(-1), "sqrt_dv": math.sqrt(V.size(-1))}[scale]
-    scores = Q @ K.transpose(-2, -1) / divisor
+    divisor = {"sqrt_dk": math.sqrt(Q.size(-1)), "none": 1.0, "dk": Q.size(-1), "sqrt_dv": math.sqrt(V.size(-1)),
+               "half_dk": Q.size(-1) / 2, "sqrt_tk": math.sqrt(K.size(-2))}[scale]
+    scores = Q @ K.transpose(-2, -1) / (1.0 if scale_weights else divisor)
     visible = None if mask is None else (~mask if invert else mask)
     if visible is not None and not after_softmax:
         scores = scores.masked_fill(~visible, fill)
-    weights = scores.softmax(dim=axis)
+    weights = scores.softmax(dim=axis) / (divisor if scale_weights else 1.0)
     if visible is not None:
         weights = weights.masked_fill(~visible, 0.0)
     return weights @ V, weights
@@ -84,6 +86,15 @@ MISTAKES = [
             "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
     Mistake("scale by d_v", _variant(scale="sqrt_dv"),
             "your output equals attention scaled by 1/√d_v: take d_k from Q (or K), not from V"),
+    Mistake("scale d_k / 2", _variant(scale="half_dk"),
+            "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
+            "math.sqrt(d_k) or d_k ** 0.5"),
+    Mistake("scale by the number of keys", _variant(scale="sqrt_tk"),
+            "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of Q or K "
+            "(Q.size(-1)), not K.size(-2)"),
+    Mistake("scale after softmax", _variant(scale_weights=True),
+            "you divide the weights by √d_k after the softmax, so rows no longer sum to 1: scale the scores Q Kᵀ "
+            "before the softmax"),
     Mistake("softmax over queries", _variant(axis=-2),
             "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
     Mistake("mask inverted", _variant(invert=True),
@@ -166,6 +177,15 @@ def _pair(value, c):
 
 
 _ZH = register({
+    "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
+    "math.sqrt(d_k) or d_k ** 0.5":
+        "你的分数除以的是 d_k / 2：按运算符优先级，d_k ** 1/2 是 (d_k ** 1) / 2；请写 math.sqrt(d_k) 或 d_k ** 0.5",
+    "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of Q or K "
+    "(Q.size(-1)), not K.size(-2)":
+        "你的分数除以的是 √T_k，即键的个数：d_k 是 Q 或 K 最后一维的大小（Q.size(-1)），不是 K.size(-2)",
+    "you divide the weights by √d_k after the softmax, so rows no longer sum to 1: scale the scores Q Kᵀ "
+    "before the softmax":
+        "你在 softmax 之后才把权重除以 √d_k，每行的和不再是 1：应在 softmax 之前对分数 Q Kᵀ 缩放",
     "ScaledDotProductAttention is an nn.Module with forward(Q, K, V, mask)":
         "ScaledDotProductAttention 是一个 nn.Module，带 forward(Q, K, V, mask)",
     "hidden keys get exactly zero weight": "被遮挡的键权重恰好为 0",
