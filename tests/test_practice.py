@@ -345,3 +345,55 @@ def test_solution_gives_its_numbered_steps_in_chinese(workspace, how):
     why = out.split("为什么这样写")[1].split("它避开的易错点")[0]
     assert "EncoderLayer.forward:" in why and "1) 自注意力" in why and "3) 拼接各个头" in why, why
     assert not re.search(r"[a-z]{3,} [a-z]{3,} [a-z]{3,}", why), f"an English step is left: {why}"
+
+
+def _fits_80_columns(text):
+    from rich.cells import cell_len
+
+    assert "…" not in text, f"cut with an ellipsis:\n{text}"
+    assert all(cell_len(line.rstrip()) <= 80 for line in text.splitlines()), f"wider than 80 columns:\n{text}"
+
+
+def test_stats_next_hint_and_list_fit_80_columns_in_both_languages_and_best_means_one_thing(workspace):
+    mine = workspace / "torch" / "attention.py"
+    mine.write_text(SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    run_kata("check", "attention", "--workspace", workspace)  # outside a drill, no reset: the round starts here
+    mine.write_text(SOLUTION)
+    run_kata("check", "attention", "numpy/multi_head_attention", "--workspace", workspace)  # a long name, a stub
+    for _ in range(3):
+        run_kata("hint", "attention", "--workspace", workspace)
+    ways = {"en": {"args": ["--lang", "en"], "env": {}}, "zh": CHINESE_BY[0], "zh (locale)": CHINESE_BY[1]}
+    words = {"en": ("to green", "run time"), "zh": ("通过用时", "运行耗时")}
+    for way, how in ways.items():
+        out = {command: run_kata(command, *extra, "--workspace", workspace, *how["args"],
+                                 env={"COLUMNS": "80", **how["env"]}).stdout
+               for command, extra in (("stats", ()), ("next", ()), ("hint", ("multi_head_attention",)), ("list", ()))}
+        for text in out.values():
+            _fits_80_columns(text)
+        to_green, run_time = words[way[:2]]
+        assert to_green in out["stats"] and run_time not in out["stats"] and "best" not in out["stats"], out["stats"]
+        assert run_time in out["list"] and to_green not in out["list"] and "best" not in out["list"], out["list"]
+        assert "numpy/multi_head_attention" in out["stats"], "a long kata name keeps its line"
+        if way.startswith("zh"):
+            assert "现在练什么" in out["next"] and "数值稳定的 softmax" in out["next"] and "新练习" in out["next"]
+            assert "次数" in out["stats"] and "提示 1/3" in out["hint"] and "缩放点积注意力" in out["list"]
+    row = _stats(workspace, "attention")
+    assert row["best_seconds_to_green"] is not None, "solved outside a drill: timed from the kata's first check"
+
+
+def test_list_says_when_a_file_changed_since_its_last_check(workspace):
+    mine = workspace / "torch" / "attention.py"
+    mine.write_text(SOLUTION)
+    run_kata("check", "attention", "numpy/softmax", "--workspace", workspace)
+
+    def changed():
+        _, doc = run_json("list", "--workspace", workspace)
+        return {k["name"]: k["changed_since_check"] for k in doc["katas"]}
+
+    assert changed()["attention"] is False and changed()["numpy/softmax"] is False
+    assert "* =" not in run_kata("list", "--workspace", workspace).stdout, "no legend for a mark not shown"
+    mine.write_text(SOLUTION + "\n# tidied\n")
+    assert changed()["attention"] is True and changed()["numpy/softmax"] is False and changed()["rope"] is False
+    text = run_kata("list", "--workspace", workspace, "--lang", "zh").stdout
+    row = next(line for line in text.splitlines() if " attention " in line)
+    assert "通过 *" in row and "* = 上次检查之后文件改过" in _flat(text).replace(" ", " "), text
