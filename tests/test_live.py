@@ -177,15 +177,21 @@ def test_ctrl_c_ends_a_drill_with_its_report(term, workspace):
 
 
 def _fits(term, *texts, width=80, height=24):
-    """The screen shows every text, is height lines of at most width cells, the header first, the keys last."""
-    term.wait_for(*texts)
-    lines = _until(lambda: (lambda ls: ls if len(ls) == height and "q " in ls[-1] else None)(term.lines()),
-                   timeout=10, what=f"a whole screen of {height} lines, the keys last")
+    """Wait until the screen shows every text in height lines of at most width cells, the header first
+    (once: no garbling) and the keys last; those lines."""
     header = ("kata watch ·", "kata drill ·")
-    assert lines[0].startswith(header), lines
-    assert sum(line.startswith(header) for line in lines) == 1, "drawn once, not twice"
-    assert all(cell_len(line) <= width for line in lines), lines
-    return lines
+
+    def whole():
+        lines = term.lines()
+        flat = " ".join(" ".join(lines).split())
+        return lines if (len(lines) == height and "q " in lines[-1] and lines[0].startswith(header)
+                         and sum(line.startswith(header) for line in lines) == 1
+                         and all(cell_len(line) <= width for line in lines) and all(t in flat for t in texts)) else None
+
+    try:
+        return _until(whole, timeout=60, what=f"{texts} on a whole screen of {height} lines")
+    except AssertionError:
+        raise AssertionError(f"{texts} never showed on a whole {width}×{height} screen:\n{term.screen()}") from None
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
