@@ -3,13 +3,14 @@
 The screens themselves, at 80×24 and resized, are driven in tmux by tests/test_live.py.
 """
 
+import io
 import re
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from checker.live import _key_names
+from checker.live import Screen, _key_names
 from checker.terminal import Wrapped, wrap
 
 MESSAGE = ("第 1 组输入（B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, mask=none）：训练模式下 dropout=0.5 的结果和没有 "
@@ -55,3 +56,33 @@ def test_keys_are_read_whole_on_posix_and_on_windows():
     assert _key_names("\x1bOQ\x1b[15~", "termios") == [], "F2 and F5 are no q and no 1"
     assert _key_names("\xe0Q\x00H\xe0I", "msvcrt") == ["pgdn", "up", "pgup"], "msvcrt's PgDn is no q"
     assert _key_names("\x1b[6~q", "msvcrt") == ["pgdn", "q"], "Windows Terminal sends ANSI sequences too"
+
+
+def _draw(screen, console, state="s"):
+    """Draw a report of 50 lines; the screen as lines of text (here without an alternate screen: cleared, then drawn)."""
+    console.file.seek(0)
+    console.file.truncate()
+    screen.show(state, lambda: ([Text("kata watch · attention · FAIL")], [Text(f"line {i}") for i in range(50)],
+                                [Text("Diagnosis: your mask is inverted")], "r re-check · q quit"))
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", console.file.getvalue()).split("\n")
+
+
+def test_the_screen_keeps_top_and_diagnosis_and_pages_through_the_middle_at_any_size():
+    console = Console(width=80, height=24, file=io.StringIO(), force_terminal=True, color_system=None)
+    screen = Screen(console)
+    lines = _draw(screen, console)
+    assert len(lines) == 24 and lines[0].startswith("kata watch · attention · FAIL")
+    assert lines[1].rstrip() == "line 0" and lines[-3].startswith("Diagnosis:") and lines[-1].startswith("r re-check")
+    assert lines[-2].startswith("lines 1–20 of 50: ↑↓ j k a line, PgUp PgDn space b a page")
+    assert _draw(screen, console) == [""], "nothing changed: nothing drawn again"
+    screen.scroll(["pgdn"])  # a page, less one line kept for context
+    lines = _draw(screen, console)
+    assert lines[1].rstrip() == "line 19" and lines[-2].startswith("lines 20–39 of 50")
+    screen.scroll(["pgdn", "pgdn", "j"])  # past the end: the last page
+    assert _draw(screen, console)[-2].startswith("lines 31–50 of 50")
+    screen.scroll(["k", "up", "b", "pgup", "pgup"])
+    assert _draw(screen, console)[1].rstrip() == "line 0"
+    console.size = (40, 8)  # a resize: the top, the diagnosis and the keys still fit, the middle gets what is left
+    lines = _draw(screen, console)
+    assert len(lines) == 8 and all(len(line) == 40 for line in lines)
+    assert lines[0].startswith("kata watch") and lines[-4].startswith("Diagnosis") and "q quit" in lines[-1]
