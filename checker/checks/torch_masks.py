@@ -7,7 +7,7 @@ named mistakes.
 
 import torch
 
-from checker.kit import Accepted, Fail, Mistake, case, check, compare, expect_structure, matches
+from checker.kit import DEVICE_MISMATCH, Accepted, Fail, Mistake, case, check, compare, expect_structure, matches, UserError
 from checker.lang import register, t
 
 TARGET = "make_pad_mask"
@@ -23,7 +23,9 @@ CASES = [
     case(3, B=4, T=6, pad_id=3),
 ]
 _SUBSEQUENT_CASES = [case(11, T=5), case(12, T=1), case(13, T=7, device="cpu")]
-_DECODER_CASES = [case(21, B=2, T_t=6, pad_id=0), case(22, B=3, T_t=5, pad_id=2)]
+# case 23 pads on the left (batched generation): with padding only at the end, a padding mask put on
+# the query axis hides the same cells as one on the key axis.
+_DECODER_CASES = [case(21, B=2, T_t=6, pad_id=0), case(22, B=3, T_t=5, pad_id=2), case(23, B=3, T_t=6, pad_id=0, side="left")]
 # T_t < T_s and T_t > T_s: a swapped axis or a mask built from the target cannot pass.
 _CROSS_CASES = [case(31, B=2, T_s=7, T_t=4, pad_id=0), case(32, B=3, T_s=5, T_t=6, pad_id=1)]
 
@@ -53,7 +55,8 @@ def subsequent_args(c):
 
 
 def decoder_args(c):
-    return tokens(c, c.B, c.T_t), c.pad_id
+    ids = tokens(c, c.B, c.T_t)
+    return (ids.flip(-1) if c.extra.get("side") == "left" else ids), c.pad_id
 
 
 def cross_args(c):
@@ -80,6 +83,9 @@ def _full(mask, B, T_q, T_k):
 
 
 MISTAKES = [
+    Mistake("tokens > pad_id", lambda t, p=0: (t > p)[:, None, None, :],
+            "your mask keeps tokens > pad_id: a real token may have a smaller id than pad_id (pad_id=3 and "
+            "token 0); compare with !="),
     Mistake("pad mask inverted", lambda t, p=0: (t == p)[:, None, None, :],
             "your mask is True at the PAD positions: True means 'may attend', so use tokens != pad_id"),
     Mistake("pad mask (B, T)", lambda t, p=0: t != p,
@@ -138,6 +144,9 @@ _DECODER_MISTAKES = [
             "your mask hides the diagonal, so a position cannot attend to itself: tril with diagonal=0"),
     Mistake("pad_id ignored", lambda t, p=0: _pad(t, 0) & _tril(t.size(1)),
             "your mask ignores pad_id and compares with 0: pass pad_id on to the padding mask"),
+    Mistake("padding on the query axis", lambda t, p=0: (t != p)[:, None, :, None] & _tril(t.size(1)),
+            "the padding part of your mask is on the QUERY axis, (B, 1, T_t, 1): it must hide padded KEYS, "
+            "(B, 1, 1, T_t); with padding only at the end the two agree, with left padding they do not"),
     Mistake("float", lambda t, p=0: (_pad(t, p) & _tril(t.size(1))).float(),
             "your mask is a float 0/1 tensor: keep it bool (combine bool masks with &, not *)"),
 ]
@@ -252,6 +261,30 @@ def cross(kit):
     _verify(kit, "make_cross_mask", _CROSS_CASES, cross_args, "(B, 1, T_t, T_s)", _CROSS_MISTAKES, _CROSS_SEED003)
 
 
+@check("properties", "masks follow the device asked for: make_subsequent_mask(T, device) and the tokens' device")
+def mask_devices(kit):
+    c = _SUBSEQUENT_CASES[0]
+    for target, args in (("make_subsequent_mask", (c.T, "meta")), ("make_decoder_mask", decoder_args(_DECODER_CASES[0])),
+                         ("make_cross_mask", cross_args(_CROSS_CASES[0]))):
+        try:
+            layout = kit.layout(args, target=target, dtype=None)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if not any(word in err.message for word in DEVICE_MISMATCH):
+                continue  # an operation the meta device lacks (.item() in a loop): no verdict either way
+            raise Fail(t("{target} with the tokens on the meta device raised: {error}", target=target,
+                         error=err.message.splitlines()[0]), t(_DEVICE_WHY)) from None
+        stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
+        if stray:
+            raise Fail(t("{target}{args} on the meta device returned a mask on {device}", target=target,
+                         args=_shown(args), device=stray[0]), t(_DEVICE_WHY))
+
+
+_DEVICE_WHY = ("a mask made inside ignores the device: pass device on to torch.ones (make_subsequent_mask(T, "
+               "device) uses its argument; make_decoder_mask passes device=tgt.device), or the model fails on a GPU")
+
+
 @check("hygiene", "no mask function modifies its token tensors")
 def tokens_unchanged(kit):
     for target, cases, make_args in (("make_decoder_mask", _DECODER_CASES, decoder_args),
@@ -270,6 +303,21 @@ def tokens_unchanged(kit):
 
 
 _ZH = register({
+    "your mask keeps tokens > pad_id: a real token may have a smaller id than pad_id (pad_id=3 and "
+    "token 0); compare with !=":
+        "你的掩码保留的是 tokens > pad_id：真实词元的 id 可能比 pad_id 小（pad_id=3 而词元是 0）；请用 != 比较",
+    "the padding part of your mask is on the QUERY axis, (B, 1, T_t, 1): it must hide padded KEYS, "
+    "(B, 1, 1, T_t); with padding only at the end the two agree, with left padding they do not":
+        "你的掩码的填充部分放在了查询轴上，(B, 1, T_t, 1)：它应当遮住填充的键，(B, 1, 1, T_t)；填充只在末尾时两者一致，"
+        "左侧填充时就不一致了",
+    "masks follow the device asked for: make_subsequent_mask(T, device) and the tokens' device":
+        "掩码建在要求的设备上：make_subsequent_mask(T, device) 以及词元所在的设备",
+    "{target} with the tokens on the meta device raised: {error}": "{target} 在词元位于 meta 设备时抛出异常：{error}",
+    "{target}{args} on the meta device returned a mask on {device}": "{target}{args} 在 meta 设备上返回的掩码位于 {device}",
+    "a mask made inside ignores the device: pass device on to torch.ones (make_subsequent_mask(T, "
+    "device) uses its argument; make_decoder_mask passes device=tgt.device), or the model fails on a GPU":
+        "函数内部创建的掩码忽略了设备：把 device 传给 torch.ones（make_subsequent_mask(T, device) 要用上它的参数；"
+        "make_decoder_mask 传 device=tgt.device），否则模型在 GPU 上会出错",
     # titles
     "the four mask functions exist with their documented parameters": "四个掩码函数都存在，参数与文档一致",
     "make_pad_mask(tokens) is (B, 1, 1, T) bool, True at the real tokens, for any pad_id":
