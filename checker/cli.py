@@ -233,7 +233,7 @@ def cmd_list(args, console: Console) -> int:
     run_head = f"{' ' * (run_w - cell_len(heads['run']))}{heads['run']}" if shows_runs else ""
     columns = (f" #  {pad(heads['kata'], name_w)}  {pad(heads['level'], level_w)}  {pad(heads['status'], status_w)}"
                f"{run_head}  {heads['title']}")
-    from checker.statement import wrap_lines
+    from checker.terminal import Wrapped, wrap
 
     for part, track in groups:
         heading = say(lang, "list.track" if part == "seeds" else "list.track_llm", track=track)
@@ -246,7 +246,7 @@ def cmd_list(args, console: Console) -> int:
             lines.append_text(statuses[i])
             lines.append(" " * (status_w - statuses[i].cell_len) + (f"{runs[i]:>{run_w}}" if shows_runs else "") + "  ")
             at = indent if console.width - indent >= 20 else 4  # a narrow terminal: the title on lines of its own
-            title = wrap_lines(rows[i]["title"], console.width - at)  # CJK-aware
+            title = [line.plain for line in wrap(Text(rows[i]["title"]), console.width - at)]  # CJK-aware
             lines.append(title[0] if at == indent else f"\n{' ' * at}{title[0]}")
             for more in title[1:]:  # a long title continues under itself
                 lines.append(f"\n{' ' * at}{more}")
@@ -254,15 +254,13 @@ def cmd_list(args, console: Console) -> int:
         console.print()
     with speaking(lang):
         passed = status_text("pass").plain
-    from checker.statement import Prose
-
     notes = [t("Workspace: {workspace}.", workspace=ws),
              t("Check one with `kata check NAME`; NumPy katas are numpy/NAME."),
              t("run time: the fastest passing run of your code.") if shows_runs else "",
              t("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
                passed=passed),
              t("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
-    console.print(Prose(" ".join(n for n in notes if n), style="dim"))
+    console.print(Wrapped(" ".join(n for n in notes if n), style="dim"))
     return EXIT_OK
 
 
@@ -434,9 +432,9 @@ class _Help(argparse.RawDescriptionHelpFormatter):
     spaces only, and so let a Chinese help line run far past the edge."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
-        from checker.statement import wrap_lines
+        from checker.terminal import wrap
 
-        return wrap_lines(" ".join(text.split()), width)
+        return [line.plain for line in wrap(Text(" ".join(text.split())), width)]
 
     def _format_usage(self, usage, actions, groups, prefix):
         """argparse aligns the usage by len(prefix); "用法：" is 3 characters but 6 cells wide."""

@@ -24,7 +24,8 @@ from checker.lang import language, register, say, speaking, t
 from checker.catalogue import KATAS, SOLUTIONS
 from checker.progress import NotRecorded
 from checker.report import status_text
-from checker.terminal import EXIT_OK, UsageError, confirm, open_progress, open_workspace, print_json, warn, writable
+from checker.terminal import (EXIT_OK, UsageError, Wrapped, confirm, open_progress, open_workspace, print_json, warn,
+                              writable)
 
 # ----------------------------------------------------------------------------- drill presets
 
@@ -241,10 +242,10 @@ def cmd_hint(args, console: Console) -> int:
     names = say(lang, "hint.names").split("|")
     for i, text in enumerate(items[:level], 1):
         console.print(Text(say(lang, "hint.level", level=i, total=len(items), name=names[i - 1]), style="bold cyan"))
-        console.print(statement.Prose(text))  # near-code hints wrap, CJK-aware, and are never cut
+        console.print(Wrapped(text))  # near-code hints wrap, CJK-aware, and are never cut
         console.print()
     more = "hint.more" if level < len(items) else "hint.last"
-    console.print(statement.Prose(say(lang, more, kata=kata.id), style="dim"))
+    console.print(Wrapped(say(lang, more, kata=kata.id), style="dim"))
     return EXIT_OK
 
 
@@ -282,7 +283,7 @@ def cmd_solution(args, console: Console) -> int:
     console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
     console.print(Text(say(lang, "solution.why"), style="bold cyan"))
     for line in statement.steps(source, lang):
-        console.print(Padding(statement.Prose(line), (0, 0, 0, 2), expand=False))
+        console.print(Padding(Wrapped(line), (0, 0, 0, 2), expand=False))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
     console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))
     return EXIT_OK
@@ -382,12 +383,12 @@ def cmd_stats(args, console: Console) -> int:
             return table
 
         console.print(_fitting(console, build))
-        console.print(statement.Prose(t("to green: your shortest time from the start of a round (a drill's start, a reset, "
+        console.print(Wrapped(t("to green: your shortest time from the start of a round (a drill's start, a reset, "
                               "or else the kata's first check) to its first pass; last: the latest round's; "
                               "tries: checks; pass: the share that passed; sol.: solutions seen."), style="dim"))
         untouched = len(catalogue.all_katas()) - len({k["name"] for k in katas} & {k.id for k in catalogue.all_katas()})
         if untouched:
-            console.print(statement.Prose(say(lang, "stats.untouched", count=untouched), style="dim"))
+            console.print(Wrapped(say(lang, "stats.untouched", count=untouched), style="dim"))
         if drills:
             _print_drills(console, drills)
     return EXIT_OK
@@ -408,7 +409,7 @@ def _print_drills(console: Console, drills: list[dict]) -> None:
     console.print(table)
     for label, shown in labels.items():
         scores = [d["score"] for d in drills if d["label"] == label]
-        console.print(statement.Prose(t("{preset}: {trend}  (scores {scores})", preset=shown, trend=sparkline(scores),
+        console.print(Wrapped(t("{preset}: {trend}  (scores {scores})", preset=shown, trend=sparkline(scores),
                               scores=" → ".join(map(str, scores[-8:])))))
 
 
@@ -444,10 +445,10 @@ def cmd_next(args, console: Console) -> int:
     console.print(Text(say(lang, "next.title"), style="bold"))
     with speaking(lang):
         for i, pick in enumerate(picks, 1):  # each line wraps CJK-aware under its own indent, never cut
-            console.print(statement.Prose(Text.assemble((f"{i}. ", "dim"), (pick["name"], "bold"), f"  {pick['title']}")))
-            console.print(Padding(statement.Prose(pick["reason"], style="cyan" if i == 1 else "dim"), (0, 0, 0, 3), expand=False))
-            console.print(Padding(statement.Prose(t("run: {command}", command=pick["command"]), style="dim"),
+            console.print(Wrapped(Text.assemble((f"{i}. ", "dim"), (pick["name"], "bold"), f"  {pick['title']}")))
+            console.print(Padding(Wrapped(pick["reason"], style="cyan" if i == 1 else "dim"), (0, 0, 0, 3), expand=False))
+            console.print(Padding(Wrapped(t("run: {command}", command=pick["command"]), style="dim"),
                                   (0, 0, 0, 3), expand=False))
     if all(p["kind"] == "review" and p.get("due_in_days") for p in picks):
-        console.print(statement.Prose(say(lang, "next.done"), style="green"))
+        console.print(Wrapped(say(lang, "next.done"), style="green"))
     return EXIT_OK

@@ -12,15 +12,14 @@ from __future__ import annotations
 import ast
 import re
 
-from rich.cells import cell_len, chop_cells
 from rich.console import Group
-from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from checker.catalogue import Kata
 from checker.lang import register, speaking, t
+from checker.terminal import Wrapped
 
 # ----------------------------------------------------------------------------- reading
 
@@ -385,60 +384,6 @@ _ZH = register({
 
 # ----------------------------------------------------------------------------- drawing
 
-# CJK-aware line breaking: a line may also break between two Chinese characters (no spaces there), never
-# before a closing mark (，。）) nor after an opening one (（“). rich breaks at spaces only, so a Chinese
-# sentence with a `code` span in it broke early, leaving half-empty lines.
-_CJK = "\u2e80-\u2fff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CLOSE = "，。、；：？！）》」』】〉”’…—\u3001\u3002"
-_OPEN = "（《「『【〈“‘"
-_WORD = re.compile(f"\\s*[{_OPEN}]*(?:[{_CJK}]|[^\\s{_CJK}{_OPEN}{_CLOSE}]+|[{_CLOSE}])[{_CLOSE}]*\\s*")
-
-
-def breaks(text: str, width: int) -> list[int]:
-    """The offsets at which to break text into lines of at most width cells (as rich's divide_line,
-    CJK-aware); a word longer than a line is folded."""
-    offsets: list[int] = []
-    used = 0
-    for match in _WORD.finditer(text):
-        start, word = match.start(), match.group()
-        if used and used + cell_len(word.rstrip()) > width:
-            offsets.append(start)
-            used = 0
-        while cell_len(word.rstrip()) > width > 0:
-            piece = chop_cells(word, width)[0]
-            start, word = start + len(piece), word[len(piece):]
-            offsets.append(start)
-        used += cell_len(word)
-    return offsets
-
-
-class Prose:
-    """A Text drawn with CJK-aware line breaks (breaks()); rich's own Text breaks at spaces only."""
-
-    def __init__(self, text: Text | str, style: str = ""):
-        self.text = text if isinstance(text, Text) else Text(text, style=style)
-
-    def __rich_console__(self, console, options):
-        width = options.max_width
-        for line in self.text.split(allow_blank=True):
-            for piece in line.divide(breaks(line.plain, width)):
-                piece.rstrip()  # the space a line broke at; rich's rstrip_end counts characters, not cells
-                yield piece
-
-    def __rich_measure__(self, console, options):
-        """At least its widest unbreakable piece (one Chinese character is one), at most its longest line."""
-        plain = self.text.plain
-        widest = max((cell_len(w.rstrip()) for w in _WORD.findall(plain)), default=0)
-        longest = max((cell_len(line) for line in plain.splitlines()), default=0)
-        return Measurement(widest, longest).clamp(max_width=options.max_width)
-
-
-def wrap_lines(text: str, width: int) -> list[str]:
-    """text in lines of at most width cells, CJK-aware (argparse's help, plain text)."""
-    cuts = [0, *breaks(text, width), len(text)]
-    return [text[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
-
-
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
 
 
@@ -459,9 +404,9 @@ def _table(rows: list[str]) -> Table:
     body = [r for r in cells[1:] if not all(set(c) <= set("-: ") for c in r)]
     table = Table(show_lines=False)
     for head in cells[0]:
-        table.add_column(Prose(inline(head)))
+        table.add_column(Wrapped(inline(head)))
     for r in body:
-        table.add_row(*(Prose(inline(c)) for c in r))
+        table.add_row(*(Wrapped(inline(c)) for c in r))
     return table
 
 
@@ -510,13 +455,13 @@ def render(markdown: str) -> Group:
             bullet = re.match(r"(\s*)(- |\d+\. )", joined)
             if bullet:
                 marker = "• " if bullet.group(2) == "- " else bullet.group(2)
-                body = Prose(inline(joined[bullet.end():]))
+                body = Wrapped(inline(joined[bullet.end():]))
                 grid = Table.grid(padding=(0, 0))
                 grid.add_column(width=indent + len(marker))
                 grid.add_column(ratio=1)
                 grid.add_row(" " * indent + marker, body)
                 parts.append(grid)
             else:
-                parts.append(Prose(inline(joined)))
+                parts.append(Wrapped(inline(joined)))
             i = end
     return Group(*parts)

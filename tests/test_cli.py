@@ -153,13 +153,6 @@ def test_show_prints_the_statement_but_not_the_hint_ladder(workspace):
     assert "(1 of 3)" in taken and near_code not in " ".join(taken.split())
 
 
-def test_case_prints_its_inputs():
-    proc = run_kata("check", "attention", "--case", "2")
-    assert proc.returncode == 0
-    assert "case 2" in proc.stdout and "mask =" in proc.stdout and "tensor(" in proc.stdout
-    assert run_kata("check", "attention", "--case", "99").returncode == 2
-
-
 def test_help_documents_the_exit_codes():
     proc = run_kata("--help")
     assert proc.returncode == 0 and "exit status" in proc.stdout and "130" in proc.stdout

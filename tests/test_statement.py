@@ -68,7 +68,7 @@ def test_chinese_wraps_between_characters_never_before_a_closing_mark_and_fills_
 
     text = "步骤：`scores = Q @ K.transpose(-2, -1)` 得到 (B, H, T_q, T_k)；除以 `math.sqrt(Q.size(-1))`；把被遮挡的分数设为 `-inf`；`softmax(dim=-1)`；再把被遮挡的权重重新置 0（这一步顺带修好了没有可见键的行）；最后乘以 V。"
     console = Console(width=40, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
-    console.print(statement.Prose(statement.inline(text)))
+    console.print(statement.render(text))
     lines = console.export_text().splitlines()
     assert "".join(line.strip() for line in lines).replace(" ", "") == text.replace("`", "").replace(" ", "")
     assert all(cell_len(line) <= 40 for line in lines) and not any(line[:1] in "，。；：）" for line in lines)
