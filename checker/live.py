@@ -223,6 +223,7 @@ class Checker:
 
         engine.warm_up()  # a long-lived process pays once what every forked check would pay again
         self.engine, self.progress, self.args, self.console = engine, progress, args, console
+        self.notes: list[str] | None = None  # a list while a Screen is up: the screen shows them, stderr would not
 
     def run(self, kata, path: Path, **where):
         result = self.engine.check_file(kata, path, timeout=self.args.timeout, memory_gb=self.args.memory,
@@ -231,12 +232,18 @@ class Checker:
             try:
                 self.progress.record(result, **where)
             except NotRecorded as err:  # a read-only workspace: said once, then checks go on unrecorded
-                warn(self.console, str(err))
+                self._note(str(err))
                 self.progress = None
             except ProgressError as err:
-                warn(self.console, f"{err}; this watch goes on without recording")
+                self._note(t("{error}; this goes on without recording", error=err))
                 self.progress = None
         return result
+
+    def _note(self, message: str) -> None:
+        if self.notes is None:
+            warn(self.console, message)
+        else:
+            self.notes.append(message)
 
 
 # ----------------------------------------------------------------------------- the screen
@@ -420,6 +427,8 @@ def cmd_watch(args, console: Console) -> int:
     try:
         with Keys() as keys, _ending_signals(), watch.screen or contextlib.nullcontext():
             watch.keys = keys.fd is not None
+            if watch.screen:
+                checker.notes = watch.notes
             changed = [path]
             while True:
                 for p in changed:
@@ -453,6 +462,7 @@ class _Watch:
         self.screen = Screen(console) if console.is_terminal else None
         self.result = self.checking = self.following = None
         self.at, self.keys, self.count = "", False, 0  # count: the results shown so far
+        self.notes: list[str] = []
 
     def checked(self) -> None:
         """A new result: the time, the next kata to suggest, and off a terminal the report printed."""
@@ -478,7 +488,7 @@ class _Watch:
 
     def show(self) -> None:
         if self.screen is not None:
-            self.screen.show((self.count, self.checking), self.view)
+            self.screen.show((self.count, self.checking, len(self.notes)), self.view)
 
     def view(self):
         doing = (say(self.lang, "check.progress", kata=self.checking.id) if self.checking
@@ -492,6 +502,7 @@ class _Watch:
             middle, bottom = _result_middle(self.result), _diagnosis(self.result)
             if self.following:
                 bottom.append(Wrapped(self.following, style="green"))
+        bottom += [Wrapped(note, style="yellow") for note in self.notes]
         return top, middle, bottom, say(self.lang, "watch.keys") if self.keys else None
 
 
@@ -552,7 +563,8 @@ class _Drill:
         self.attempts = {k.id: 0 for k in files.values()}
         self.green: dict[str, float] = {}
         self.last = self.checking = None
-        self.note = ""
+        self.note = ""  # what r did
+        self.notes: list[str] = []  # what the checker could not do (record, in a read-only workspace)
         self.checked = {path: _content(path) for path in files}  # what each file held at its last check (or the stub)
         self.start = time.monotonic()
         self.screen = Screen(out) if out.is_terminal else None
@@ -564,6 +576,8 @@ class _Drill:
         try:
             with Keys() as keys, _ending_signals(), self.screen or contextlib.nullcontext():
                 self.keys = keys.fd is not None
+                if self.screen:
+                    self.checker.notes = self.notes
                 while True:
                     left = self.start + self.minutes * 60 - time.monotonic()
                     if left <= 0:
@@ -612,7 +626,7 @@ class _Drill:
     def show(self, left: float) -> None:
         if self.screen is not None:
             clock = practice.clock(max(0.0, left))
-            state = (clock, sum(self.attempts.values()), self.checking, self.note)
+            state = (clock, sum(self.attempts.values()), self.checking, self.note, len(self.notes))
             self.screen.show(state, lambda: self.view(left))
 
     def view(self, left: float):
@@ -637,11 +651,13 @@ class _Drill:
             middle, bottom = _result_middle(self.last), _diagnosis(self.last)
         if self.note:
             bottom.append(Wrapped(self.note, style="cyan"))
+        bottom += [Wrapped(note, style="yellow") for note in self.notes]
         keys = t("saving re-checks · r re-check the changed files · q end the drill") if self.keys else None
         return top, middle, bottom, keys
 
 
 _ZH = register({
+    "{error}; this goes on without recording": "{error}；接下来不再记录",
     "{count} check(s) passed": "{count} 项检查通过",
     "lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page":
         "第 {first}–{last} 行，共 {total} 行：↑↓ j k 滚动一行，PgUp PgDn 空格 b 翻一页",
