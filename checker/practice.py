@@ -171,27 +171,33 @@ def print_drill_report(console: Console, report: dict, lang: str) -> None:
     end = report["end"]
     if end in history.ENDS:
         console.print(Text(say(lang, f"drill.end.{end}"), style="bold green" if end == "done" else "yellow"))
-    table = Table(title=f"{say(lang, 'drill.report')} · {report['label']} · {report['minutes']:g} min",
-                  title_justify="left", title_style="bold")
-    for column in ("kata", "status", "stage reached", "attempts", "first green", "hints", "score"):
-        table.add_column(column, justify="right" if column in ("attempts", "hints", "score") else "left")
-    for k in report["katas"]:
-        table.add_row(Text(k["name"], style="bold"), status_text(k["status"]), k["stage"] or "–", str(k["attempts"]),
-                      clock(k["first_green_seconds"]), str(k["hints"]) + (" + solution" if k["solution"] else ""),
-                      str(k["score"]))
-    console.print(table)
-    delta = ""
-    earlier = report["earlier"]
-    if earlier["count"]:
-        delta = f" ({report['score'] - earlier['last']:+d} vs last)"
-    console.print(Text(say(lang, "drill.score", score=report["score"]) + delta, style="bold"))
+    with speaking(lang):
+        label = t("custom: {katas}", katas=", ".join(k["name"] for k in report["katas"])) \
+            if report["preset"] == "custom" else report["label"]
+        table = Table(title=t("{report} · {drill} · {minutes} min", report=say(lang, "drill.report"), drill=label,
+                              minutes=f"{report['minutes']:g}"),
+                      title_justify="left", title_style="bold", box=None, pad_edge=False)
+        for column in ("kata", "status", "stage reached", "tries", "to green", "hints", "score"):
+            table.add_column(t(column), justify="right" if column in ("tries", "hints", "score") else "left",
+                             overflow="fold", no_wrap=column == "kata")  # the others wrap before a name does
+        for k in report["katas"]:
+            hints = t("{hints} + solution", hints=k["hints"]) if k["solution"] else str(k["hints"])
+            table.add_row(Text(k["name"], style="bold"), status_text(k["status"]),
+                          say(lang, f"stage.{k['stage']}") if k["stage"] else "–", str(k["attempts"]),
+                          clock(k["first_green_seconds"]), hints, str(k["score"]))
+        console.print(table)
+        earlier = report["earlier"]
+        score = say(lang, "drill.score", score=report["score"])
+        if earlier["count"]:
+            score = t("{score} ({change} vs last)", score=score, change=f"{report['score'] - earlier['last']:+d}")
+        console.print(Text(score, style="bold"))
     if earlier["count"]:
         trend = sparkline(earlier["scores"] + [report["score"]])
-        console.print(Text(say(lang, "drill.compare", preset=report["label"], count=earlier["count"],
-                                last=earlier["last"], best=earlier["best"], trend=trend)))
+        console.print(Wrapped(say(lang, "drill.compare", preset=label, count=earlier["count"],
+                                  last=earlier["last"], best=earlier["best"], trend=trend)))
     else:
-        console.print(Text(say(lang, "drill.first", preset=report["label"]), style="dim"))
-    console.print(Text(say(lang, "drill.kept", folder=report["folder"]), style="dim"))
+        console.print(Wrapped(say(lang, "drill.first", preset=label), style="dim"))
+    console.print(Wrapped(say(lang, "drill.kept", folder=report["folder"]), style="dim"))
 
 
 # ----------------------------------------------------------------------------- small renderers
@@ -427,6 +433,11 @@ _ZH = register({
     "time is up": "时间到", "all green": "全部通过", "quit": "中途退出", "interrupted": "已中断", "killed": "被终止",
     "running": "进行中",
     "custom: {katas}": "自选：{katas}",
+    # the drill report
+    "{report} · {drill} · {minutes} min": "{report} · {drill} · {minutes} 分钟",
+    "status": "状态", "stage reached": "到达的阶段",
+    "{hints} + solution": "{hints} + 答案",
+    "{score} ({change} vs last)": "{score}（比上次 {change}）",
     "{preset}: {trend}  (scores {scores})": "{preset}：{trend}  （得分 {scores}）",
     # kata next
     "run: {command}": "运行：{command}",

@@ -397,3 +397,26 @@ def test_list_says_when_a_file_changed_since_its_last_check(workspace):
     text = run_kata("list", "--workspace", workspace, "--lang", "zh").stdout
     row = next(line for line in text.splitlines() if " attention " in line)
     assert "通过 *" in row and "* = 上次检查之后文件改过" in _flat(text).replace(" ", " "), text
+
+
+@pytest.mark.parametrize("lang, words", [("en", ("to green", "tries", "masking", "+ solution", "vs last")),
+                                         ("zh", ("通过用时", "次数", "掩码", "+ 答案", "比上次", "自选"))])
+def test_the_drill_report_fits_80_columns_and_speaks_the_language_of_the_drill(lang, words):
+    import io
+
+    from rich.console import Console
+
+    from checker.history import Records, drill_report
+    from checker.practice import print_drill_report
+
+    names = "numpy/multi_head_attention numpy/positional_encoding grouped_query_attention"
+    checks = [_check("numpy/multi_head_attention", 50, "pass", "hygiene", drill=1, elapsed=900.0),
+              _check("numpy/positional_encoding", 15, "fail", "masking", drill=2, elapsed=300.0)]
+    events = [_event("grouped_query_attention", 14, "solution", drill=2)]
+    drills = [_drill(1, names, 60, "time", preset="custom"), _drill(2, names, 20, "quit", preset="custom")]
+    console = Console(width=80, file=io.StringIO(), no_color=True)
+    print_drill_report(console, drill_report(Records(checks, events, drills), 2), lang)
+    text = console.file.getvalue()
+    _fits_80_columns(text)
+    assert all(word in text for word in words), text
+    assert "numpy/multi_head_attention  " in text, "a kata name keeps its line; the other columns wrap first"
