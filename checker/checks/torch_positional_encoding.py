@@ -13,6 +13,7 @@ OUTPUTS = [("output", "(B, T, D)")]
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 # The table is what this kata tests: the user's module computes its own `pe`, never ours.
 LOAD_STATE = False
+DEVICE = True  # a table or positions built in forward must follow x's device
 
 # Tolerances. Every seed builds the table in float32, so the angle pos·ω carries a few float32
 # ulps of rounding: about pos × 2e-8, i.e. 1e-6 at position 50 and at most ~4e-6 for the
@@ -59,7 +60,8 @@ def exact_table(max_len: int, d_model: int) -> torch.Tensor:
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def table(max_len, d_model, *, swap=False, start=0, exponent="2i", multiply=False, pad_odd=False):
+def table(max_len, d_model, *, swap=False, start=0, exponent="2i", multiply=False, pad_odd=False, layout="interleaved",
+          cos_shift=0):
     """The table as the seeds build it (float32, exp of a log); every knob at its default is right."""
     width = d_model + 1 if pad_odd and d_model % 2 else d_model
     pos = torch.arange(start, start + max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
@@ -68,7 +70,12 @@ def table(max_len, d_model, *, swap=False, start=0, exponent="2i", multiply=Fals
     sign = 1.0 if multiply else -1.0
     angle = pos * torch.exp(e * (sign * math.log(10000.0) / width))  # (max_len, width)
     even = (col % 2 == 0) != swap
-    return torch.where(even, angle.sin(), angle.cos())[:, :d_model].unsqueeze(0)
+    if cos_shift:  # the cos columns take the angle of the next pair
+        angle = torch.where(even, angle, torch.cat([angle[:, 2:], angle[:, -1:].expand(-1, 2)], 1)[:, :width])
+    pe = torch.where(even, angle.sin(), angle.cos())[:, :d_model]
+    if layout == "halves":  # sin of every pair first, then cos of every pair
+        pe = torch.cat([pe[:, 0::2], pe[:, 1::2]], 1)
+    return pe.unsqueeze(0)
 
 
 def _variant(*, table_only=False, scale_x=False, **knobs):
@@ -106,6 +113,13 @@ MISTAKES = [
             "for an odd d_model your table is the one for d_model + 1 with its last column cut off: "
             "the exponent divides by d_model itself, 2i/d_model; use the first d_model // 2 frequencies "
             "for the cos columns"),
+    Mistake("sin half, cos half", _variant(layout="halves"),
+            "your table puts every sin in the first half of the columns and every cos in the second (the "
+            "tensor2tensor layout): this kata interleaves them, PE[pos, 2i] = sin and PE[pos, 2i+1] = cos "
+            "(pe[:, 0::2] = sin, pe[:, 1::2] = cos)"),
+    Mistake("cos frequencies shifted", _variant(cos_shift=1),
+            "your cos columns use the frequency of the NEXT pair (angle[:, 1:] for an odd d_model): the cos in "
+            "column 2i+1 shares the frequency of the sin in column 2i; take angle[:, : d_model // 2]"),
     Mistake("table only", _variant(table_only=True),
             "your output is the table alone: the encoding is added to the input, return x + pe[:, :T]"),
     Mistake("x scaled", _variant(scale_x=True),
@@ -242,6 +256,15 @@ def dropout_on_the_sum(kit):
 
 
 _ZH = register({
+    "your table puts every sin in the first half of the columns and every cos in the second (the "
+    "tensor2tensor layout): this kata interleaves them, PE[pos, 2i] = sin and PE[pos, 2i+1] = cos "
+    "(pe[:, 0::2] = sin, pe[:, 1::2] = cos)":
+        "你的表把所有 sin 放在前一半列、所有 cos 放在后一半列（tensor2tensor 的布局）：本题要求交错排列，"
+        "PE[pos, 2i] = sin，PE[pos, 2i+1] = cos（pe[:, 0::2] = sin，pe[:, 1::2] = cos）",
+    "your cos columns use the frequency of the NEXT pair (angle[:, 1:] for an odd d_model): the cos in "
+    "column 2i+1 shares the frequency of the sin in column 2i; take angle[:, : d_model // 2]":
+        "你的 cos 列用的是下一对的频率（奇数 d_model 时取了 angle[:, 1:]）：第 2i+1 列的 cos 与第 2i 列的 sin "
+        "共用同一频率；请取 angle[:, : d_model // 2]",
     # titles
     "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)":
         "PositionalEncoding 是一个 nn.Module，位置编码表存在缓冲区 pe (1, max_len, d_model) 里",
