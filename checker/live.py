@@ -412,12 +412,12 @@ def cmd_watch(args, console: Console) -> int:
     try:
         progress = open_progress(ws)
     except ProgressError as err:
-        warn(console, f"{err}; watching without recording")
+        warn(console, t("{error}; watching without recording", error=err))
         progress = None
     katas = [catalogue.find(args.name)] if args.name else list(catalogue.all_katas())
     files = {workspace.kata_file(ws, k): k for k in katas if args.name or workspace.kata_file(ws, k).exists()}
     if not files:
-        raise UsageError(f"no kata files in {ws}; `kata init {ws}` puts the stubs back")
+        raise UsageError(t("no kata files in {folder}; `kata init {folder}` puts the stubs back", folder=ws))
     summary = progress.summary() if progress else {}
     path = next((p for p, k in files.items() if summary.get(k.id, {}).get("status") != "pass"), next(iter(files)))
     console.print(Text(say(lang, "ready"), style="dim"))
@@ -619,7 +619,8 @@ class _Drill:
             self.green.setdefault(kata.id, elapsed)
         if self.screen is None:  # no dashboard: one line per check
             self.out.print(Text.assemble((f"[{practice.clock(elapsed)}] ", "dim"), (kata.id, "bold"), " ",
-                                         status_text(result.status), f" · stage {result.stage or '–'}"))
+                                         status_text(result.status), " · ", t("stage {stage}", stage=(
+                                             say(self.lang, f"stage.{result.stage}") if result.stage else "–"))))
         else:
             self.screen.offset = 0
 
@@ -631,7 +632,8 @@ class _Drill:
 
     def view(self, left: float):
         countdown = say(self.lang, "drill.left", time=practice.clock(max(0.0, left)))
-        head = Text.assemble(("kata drill", "bold"), (f" · {self.preset} · {self.minutes:g} min · ", "dim"),
+        head = Text.assemble(("kata drill", "bold"), (" · " + t("{preset} · {minutes:g} min", preset=self.preset,
+                                                                 minutes=self.minutes) + " · ", "dim"),
                              (countdown, "bold red" if left < 60 else "bold cyan"))
         if self.checking:
             head.append(" · " + say(self.lang, "check.progress", kata=self.checking.id), style="dim")
@@ -658,6 +660,11 @@ class _Drill:
 
 _ZH = register({
     "{error}; this goes on without recording": "{error}；接下来不再记录",
+    "{error}; watching without recording": "{error}；监视照常进行，但不记录",
+    "no kata files in {folder}; `kata init {folder}` puts the stubs back":
+        "{folder} 里没有练习文件；`kata init {folder}` 会放回空白模板",
+    "stage {stage}": "阶段 {stage}",
+    "{preset} · {minutes:g} min": "{preset} · {minutes:g} 分钟",
     "{count} check(s) passed": "{count} 项检查通过",
     "lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page":
         "第 {first}–{last} 行，共 {total} 行：↑↓ j k 滚动一行，PgUp PgDn 空格 b 翻一页",
