@@ -5,7 +5,9 @@ This process imports torch once; each check still runs the user's code in its ow
 system's file events (inotify, FSEvents, ReadDirectoryChangesW, through watchfiles) and, always, by
 comparing the files' stat every POLL_SECONDS: the fallback where file events do not arrive
 (network drives, some containers, no watchfiles). On a terminal, r or Enter re-checks and q quits
-(keys through termios on POSIX, msvcrt on Windows). Every check is recorded as it happens.
+(keys through termios on POSIX, msvcrt on Windows), and the report is drawn on one Screen that fits
+the terminal whatever its size; elsewhere each report is printed after the last. Every check is
+recorded as it happens, so a drill ended any way (q, Ctrl-C, killed) is scored on what it reached.
 """
 
 from __future__ import annotations
