@@ -538,7 +538,7 @@ class Kit:
 
         seen: dict[str, int] = {}
         never = None
-        for name, ref_inputs, ref_output, _ in want:
+        for name, ref_inputs, ref_output, *_ in want:
             k = seen[name] = seen.get(name, -1) + 1
             mine = [c for c in got if c[0] == name]
             if k >= len(mine):
@@ -557,14 +557,24 @@ class Kit:
                         theirs = [(t("your {part}'s output", part=c[0]), c[2]) for c in earlier if c[2] is not None]
                         what = _identify(actual, candidates) or _identify(actual, theirs) or t(
                             "a tensor that is none of the layer's inputs and outputs")
+                        expected = _identify(expected, candidates) or t("what the reference gives it")
+                        params = mine[k][4] if len(mine[k]) > 4 else []
+                        if len(params) == len(mine[k][1]):  # NumPy: the parameter's own name
+                            return t("first divergence: {part} (its argument {param}) receives {what}; expected "
+                                     "{expected}", part=label(name, k), param=params[j], what=what, expected=expected)
                         return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
-                                 part=label(name, k), number=j + 1, what=what,
-                                 expected=_identify(expected, candidates) or t("what the reference gives it"))
+                                 part=label(name, k), number=j + 1, what=what, expected=expected)
             candidates.append((t("{part}'s output", part=label(name, k)), ref_output))
             candidates += [(t("{part}'s input", part=label(name, k)), ref_inputs[0])] if ref_inputs else []
         if never is not None:
             return t("{part} is never called where the reference calls it (call {number})", part=never[0],
                      number=never[1] + 1)
+        for name in times:  # every call the reference makes matches: the extra ones change the result
+            extra = sum(c[0] == name for c in got)
+            if extra > times[name]:
+                self.divergence_line = [c for c in got if c[0] == name][times[name]][3]
+                return t("{part} is called {actual} time(s); the reference calls it {expected} time(s): the extra call "
+                         "changes the result", part=name, actual=extra, expected=times[name])
         return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
@@ -622,6 +632,10 @@ def _identify(value, candidates: list) -> str | None:
         for b, y in same_shape[i + 1:]:
             if matches(value, x + y):
                 return f"{a} + {b}"
+    for a, x in same_shape:  # a sign slip: x - y
+        for b, y in same_shape:
+            if a != b and matches(value, x - y):
+                return f"{a} − {b}"
     return None
 
 
@@ -1012,9 +1026,13 @@ _ZH = register({
     "first divergence: {part} (argument {number}) receives {what}; expected {expected}":
         "第一处分歧：{part}（第 {number} 个参数）收到的是 {what}；应为 {expected}",
     "what the reference gives it": "参考答案传给它的值",
+    "first divergence: {part} (its argument {param}) receives {what}; expected {expected}":
+        "第一处分歧：{part}（参数 {param}）收到的是 {what}；应为 {expected}",
     "{part}'s output": "{part} 的输出",
     "{part}'s input": "{part} 的输入",
     "your {part}'s output": "你的代码里 {part} 的输出",
+    "{part} is called {actual} time(s); the reference calls it {expected} time(s): the extra call changes the result":
+        "{part} 被调用了 {actual} 次；参考答案调用 {expected} 次：多出来的调用改变了结果",
     # the words of every verdict
     "{message}. Diagnosis: {diagnosis}": "{message}。诊断：{diagnosis}",
     " (line {line})": "（第 {line} 行）",

@@ -81,7 +81,7 @@ def test_a_numpy_encoder_ffn_residual_from_the_layer_input_is_named(tmp_path, re
                     "return add_and_norm(x, ffn, gamma2_ln, beta2_ln)")
     result = engine.check_file(catalogue.find("numpy/encoder_layer"), path)
     assert result.status == "fail"
-    assert result.diagnosis == ("first divergence: add_and_norm call 2 (argument 1) receives the layer's input x; "
+    assert result.diagnosis == ("first divergence: add_and_norm call 2 (its argument x) receives the layer's input x; "
                                 "expected add_and_norm call 1's output")
     _no_masking_failure(result)
     wrong_line = 1 + next(i for i, line in enumerate(path.read_text().splitlines()) if "add_and_norm(x, ffn" in line)
@@ -93,7 +93,7 @@ def test_a_numpy_decoder_cross_attention_residual_from_the_layer_input_is_named(
                     "out2 = add_and_norm(x, a2, gamma2_ln, beta2_ln)")
     result = engine.check_file(catalogue.find("numpy/decoder_layer"), path)
     assert result.status == "fail"
-    assert result.diagnosis == ("first divergence: add_and_norm call 2 (argument 1) receives the layer's input x; "
+    assert result.diagnosis == ("first divergence: add_and_norm call 2 (its argument x) receives the layer's input x; "
                                 "expected add_and_norm call 1's output")
     _no_masking_failure(result)
 
@@ -103,7 +103,7 @@ def test_a_numpy_decoder_cross_attention_fed_the_wrong_memory_is_named(tmp_path,
                     "a2, _ = multi_head_attention(out1, out1, out1,")
     result = engine.check_file(catalogue.find("numpy/decoder_layer"), path)
     assert result.status == "fail"
-    assert "first divergence: multi_head_attention call 2 (argument 2) receives add_and_norm call 1's output; " \
+    assert "first divergence: multi_head_attention call 2 (its argument k) receives add_and_norm call 1's output; " \
            "expected the encoder memory encoder_output" in result.diagnosis, result.diagnosis
 
 
@@ -112,7 +112,7 @@ def test_a_numpy_block_ffn_residual_from_the_attention_output_is_named(tmp_path,
                     "return self.norm2.forward(attn_output + ff_output)")
     result = engine.check_file(catalogue.find("numpy/transformer_block"), path)
     assert result.status == "fail"
-    assert result.diagnosis == ("first divergence: norm2 (argument 1) receives attention's output + ff's output; "
+    assert result.diagnosis == ("first divergence: norm2 (its argument x) receives attention's output + ff's output; "
                                 "expected norm1's output + ff's output")
     _no_masking_failure(result)
 

@@ -245,6 +245,23 @@ def both_dropouts_act(kit):
                          where=t(where)))
 
 
+@check("properties", "dropout hits the two sublayers only: with o_proj and down_proj silenced, training changes nothing")
+def dropout_nowhere_else(kit):
+    c = CASES[1]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    state = kit.state(c, "float64")
+    for off in ("o_proj", "down_proj"):  # both sublayers now add exactly zero
+        state[f"{off}.weight"] = torch.zeros_like(state[f"{off}.weight"])
+        state[f"{off}.bias"] = torch.zeros_like(state[f"{off}.bias"])
+    trained = _output(kit.user(args, case=c, init=dropout, state=state, train=True), c)
+    # compared with the user's own block in eval mode: a wiring mistake is no dropout mistake
+    if not matches(trained, _output(kit.user(args, case=c, init=dropout, state=state), c)):
+        raise Fail(t("{label}, training mode, dropout=0.5, o_proj and down_proj set to zero (both sublayers add 0): "
+                     "your output changes, so dropout hits X, a residual sum or a normalized output. drop_att acts on "
+                     "the attention weights, drop_ffn on the FFN's output, both before the residual add",
+                     label=c.label))
+
+
 def _causal(kit, c, advice):
     X, pad_mask = kit.inputs(c)
     out = _output(kit.user((X, pad_mask), case=c), c)
@@ -277,6 +294,13 @@ def _output(value, c):
 
 
 _ZH = register({
+    "dropout hits the two sublayers only: with o_proj and down_proj silenced, training changes nothing":
+        "dropout 只作用在两个子层上：o_proj 和 down_proj 都置零时，训练模式不改变任何结果",
+    "{label}, training mode, dropout=0.5, o_proj and down_proj set to zero (both sublayers add 0): your output changes, "
+    "so dropout hits X, a residual sum or a normalized output. drop_att acts on the attention weights, drop_ffn on the "
+    "FFN's output, both before the residual add":
+        "{label}，训练模式，dropout=0.5，o_proj 和 down_proj 都置零（两个子层都加 0）：你的输出变了，说明 dropout 作用在了 X、"
+        "残差的和或归一化后的输出上。drop_att 作用在注意力权重上，drop_ffn 作用在前馈网络的输出上，都在残差相加之前",
     # titles
     "SimpleDecoder is an nn.Module with seed 001's submodules and forward(X, pad_mask)":
         "SimpleDecoder 是一个 nn.Module，带 seed 001 的各个子模块和 forward(X, pad_mask)",

@@ -6,13 +6,16 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
-from checker.kit import Mistake, case, check, expect_structure
-from checker.lang import register
+from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.lang import register, t
 
 TARGET = "MultiHeadAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("out", "(B, T_q, D)"), ("attn", "(B, H, T_q, T_k)")]
+# The projections: when the numbers differ, the first one whose input differs is named (dropout is no part:
+# a loop over the heads calls it once per head).
+PARTS = ("W_q", "W_k", "W_v", "W_o")
 
 # Every dimension its own size (B, T_q, T_k, D, H, d_k), so a swapped or broadcast axis cannot
 # pass by coincidence. D=12 is split into 3 and 4 heads. Cross-attention without a mask comes
@@ -177,11 +180,37 @@ def fully_hidden_row(kit):
     shared.blind_query_gets_zero(c, out, attn, kit.reference(args, case=c)[0])
 
 
+@check("properties", "dropout acts on the softmax weights, not on the scores: in training each weight is kept, "
+                     "zeroed or scaled by 1/(1-p)")
+def dropout_after_softmax(kit):
+    c = CASES[3]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    _, plain = _pair(kit.user(args, case=c, init=dropout), c)
+    _, trained = _pair(kit.user(args, case=c, init=dropout, train=True), c)
+    # attn returned before dropout (the reference) or after it (the Annotated Transformer): both are accepted
+    close = [torch.isclose(trained, want, rtol=1e-9, atol=1e-12) for want in (plain, 0 * plain, 2 * plain)]
+    odd = ~(close[0] | close[1] | close[2])
+    if odd.any():
+        b, h, i, j = odd.nonzero()[0].tolist()
+        raise Fail(t("{label}, training mode, dropout=0.5: attn[{b}, {h}, {i}, {j}] = {got:.4g} is neither the eval-mode "
+                     "weight {want:.4g}, nor 0, nor twice it: dropout reaches the weights through the softmax, so it "
+                     "acts on the scores. Drop out the weights after softmax: self.dropout(weights) @ V", label=c.label,
+                     b=b, h=h, i=i, j=j, got=trained[b, h, i, j].item(), want=plain[b, h, i, j].item()))
+
+
 def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T_q, c.D), "(B, T_q, D)", (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")
 
 
 _ZH = register({
+    "dropout acts on the softmax weights, not on the scores: in training each weight is kept, zeroed or scaled by "
+    "1/(1-p)": "dropout 作用在 softmax 之后的权重上，而不是打分上：训练时每个权重要么不变，要么为 0，要么乘以 1/(1-p)",
+    "{label}, training mode, dropout=0.5: attn[{b}, {h}, {i}, {j}] = {got:.4g} is neither the eval-mode weight "
+    "{want:.4g}, nor 0, nor twice it: dropout reaches the weights through the softmax, so it acts on the scores. Drop "
+    "out the weights after softmax: self.dropout(weights) @ V":
+        "{label}，训练模式，dropout=0.5：attn[{b}, {h}, {i}, {j}] = {got:.4g}，既不是 eval 模式下的权重 {want:.4g}，也不是 0，"
+        "也不是它的两倍：dropout 经过了 softmax 才到达权重，说明它作用在打分上。请在 softmax 之后对权重做 dropout："
+        "self.dropout(weights) @ V",
     # titles
     "MultiHeadAttention is an nn.Module with W_q, W_k, W_v, W_o and forward(x_q, x_kv, mask)":
         "MultiHeadAttention 是一个 nn.Module，带 W_q、W_k、W_v、W_o 和 forward(x_q, x_kv, mask)",

@@ -82,7 +82,23 @@ def _first_array(value):
 
 
 def _recording(name: str, fn, calls: list, source: str | None):
-    """fn wrapped: each call appends [name, [array arguments], first array returned, the caller's line]."""
+    """fn wrapped: each call appends [name, [array arguments], first array returned, the caller's line,
+    [the parameter name of each array argument]]."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    def names(args, kwargs) -> list:
+        import numpy as np
+
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+        except (AttributeError, TypeError):
+            return []
+        return [k for k, v in bound.items() if isinstance(v, np.ndarray)]
 
     def wrapper(*args, **kwargs):
         line = None
@@ -91,7 +107,7 @@ def _recording(name: str, fn, calls: list, source: str | None):
             while frame is not None and frame.f_code.co_filename != source:
                 frame = frame.f_back
             line = None if frame is None else frame.f_lineno
-        entry = [name, _arrays((*args, *kwargs.values())), None, line]
+        entry = [name, _arrays((*args, *kwargs.values())), None, line, names(args, kwargs)]
         calls.append(entry)  # at the call, so a part called inside another comes after it, as in the code
         out = fn(*args, **kwargs)
         entry[2] = _first_array(out)

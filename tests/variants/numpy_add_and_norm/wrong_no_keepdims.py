@@ -1,0 +1,22 @@
+# expect: operands could not be broadcast together
+"""Row statistics without keepdims: they broadcast along the wrong axis."""
+import numpy as np
+
+
+def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float = 1e-6) -> np.ndarray:
+    """Normalise each vector over its last axis, then scale by gamma (D,) and shift by beta (D,)."""
+    # 1) statistics of every vector; keepdims leaves a trailing axis of 1 so they broadcast back
+    mean = x.mean(axis=-1)  # (..., D) -> (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1)  # (..., 1), biased: divide by D
+    # 2) zero mean, unit variance; epsilon inside the square root keeps a constant row finite
+    x_hat = (x - mean) / np.sqrt(var + epsilon)  # (..., D) / (..., 1) -> (..., D)
+    # 3) learned scale and shift, broadcast over the leading axes
+    return gamma * x_hat + beta  # (D,) * (..., D) + (D,) -> (..., D)
+
+
+def add_and_norm(x: np.ndarray, sublayer_output: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """LayerNorm(x + Sublayer(x)): add the residual first, then normalise the sum."""
+    # 1) residual connection: the sublayer's input is added to its output
+    added = x + sublayer_output  # (..., D) + (..., D) -> (..., D)
+    # 2) layer normalization of the sum, with the default epsilon
+    return layer_norm(added, gamma, beta)  # (..., D)
