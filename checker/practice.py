@@ -174,17 +174,25 @@ def print_drill_report(console: Console, report: dict, lang: str) -> None:
     with speaking(lang):
         label = t("custom: {katas}", katas=", ".join(k["name"] for k in report["katas"])) \
             if report["preset"] == "custom" else report["label"]
-        table = Table(title=t("{report} · {drill} · {minutes} min", report=say(lang, "drill.report"), drill=label,
-                              minutes=f"{report['minutes']:g}"),
-                      title_justify="left", title_style="bold", box=None, pad_edge=False)
-        for column in ("kata", "status", "stage reached", "tries", "to green", "hints", "score"):
-            table.add_column(t(column), justify="right" if column in ("tries", "hints", "score") else "left",
-                             overflow="fold", no_wrap=column == "kata")  # the others wrap before a name does
-        for k in report["katas"]:
-            hints = t("{hints} + solution", hints=k["hints"]) if k["solution"] else str(k["hints"])
-            table.add_row(Text(k["name"], style="bold"), status_text(k["status"]),
-                          say(lang, f"stage.{k['stage']}") if k["stage"] else "–", str(k["attempts"]),
-                          clock(k["first_green_seconds"]), hints, str(k["score"]))
+        title = t("{report} · {drill} · {minutes} min", report=say(lang, "drill.report"), drill=label,
+                  minutes=f"{report['minutes']:g}")
+        cells = [{"kata": Text(k["name"], style="bold"), "status": status_text(k["status"]),
+                  "stage": say(lang, f"stage.{k['stage']}") if k["stage"] else "–", "tries": str(k["attempts"]),
+                  "to green": clock(k["first_green_seconds"]), "score": str(k["score"]),
+                  "hints": t("{hints} + sol.", hints=k["hints"]) if k["solution"] else str(k["hints"])}
+                 for k in report["katas"]]
+
+        def build(columns: list[str]) -> Table:
+            table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False)
+            for column in columns:
+                table.add_column(t(column), justify="right" if column in ("tries", "hints", "score") else "left",
+                                 overflow="fold")
+            for row in cells:
+                table.add_row(*(row[column] for column in columns))
+            return table
+
+        table = _fitting(console, build, ("kata", "status", "stage", "tries", "to green", "hints", "score"),
+                         ("tries", "stage"))
         console.print(table)
         earlier = report["earlier"]
         score = say(lang, "drill.score", score=report["score"])
@@ -345,11 +353,11 @@ DRILL_ENDS = {"time": "time is up", "done": "all green", "quit": "quit", "interr
               "killed": "killed", "running": "running"}
 
 
-def _fitting(console: Console, build) -> Table:
-    """build(columns) for STATS_COLUMNS less the fewest low-value ones that make it fit the terminal."""
-    columns = list(STATS_COLUMNS)
+def _fitting(console: Console, build, columns: tuple[str, ...], droppable: tuple[str, ...]) -> Table:
+    """build(columns) less the fewest of droppable (in that order: low-value columns) that make it fit the terminal."""
+    columns = list(columns)
     table = build(columns)
-    for dropped in STATS_DROPPED:
+    for dropped in droppable:
         if console.measure(table, options=console.options.update_width(10_000)).maximum <= console.width:
             break
         columns.remove(dropped)
@@ -388,7 +396,7 @@ def cmd_stats(args, console: Console) -> int:
                 table.add_row(*(row[column] for column in columns))
             return table
 
-        console.print(_fitting(console, build))
+        console.print(_fitting(console, build, STATS_COLUMNS, STATS_DROPPED))
         console.print(Wrapped(t("to green: your shortest time from the start of a round (a drill's start, a reset, "
                               "or else the kata's first check) to its first pass; last: the latest round's; "
                               "tries: checks; pass: the share that passed; sol.: solutions seen."), style="dim"))
@@ -435,8 +443,8 @@ _ZH = register({
     "custom: {katas}": "自选：{katas}",
     # the drill report
     "{report} · {drill} · {minutes} min": "{report} · {drill} · {minutes} 分钟",
-    "status": "状态", "stage reached": "到达的阶段",
-    "{hints} + solution": "{hints} + 答案",
+    "status": "状态", "stage": "阶段",
+    "{hints} + sol.": "{hints} + 答案",
     "{score} ({change} vs last)": "{score}（比上次 {change}）",
     "{preset}: {trend}  (scores {scores})": "{preset}：{trend}  （得分 {scores}）",
     # kata next
