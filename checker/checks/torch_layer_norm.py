@@ -45,9 +45,13 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def normalise(x, gamma, beta, eps, *, var="biased", eps_at="inside", dims=(-1,), affine="gamma beta"):
+def normalise(x, gamma, beta, eps, *, var="biased", eps_at="inside", dims=(-1,), affine="gamma beta", center=True):
     """Layer norm with knobs; every knob at its default gives the right answer."""
-    mean = x.mean(dim=dims, keepdim=True)
+    mean = x.mean(dim=dims, keepdim=True) if center else torch.zeros_like(x[..., :1])
+    if not center:  # RMSNorm's statistic: the mean square, not the variance
+        variance = (x * x).mean(dim=dims, keepdim=True)
+        x_hat = x / torch.sqrt(variance + eps)
+        return gamma * x_hat + beta
     if var == "one pass":
         variance = (x * x).mean(dim=dims, keepdim=True) - mean * mean
     else:
@@ -59,7 +63,7 @@ def normalise(x, gamma, beta, eps, *, var="biased", eps_at="inside", dims=(-1,),
     else:  # "none"
         x_hat = (x - mean) / torch.sqrt(variance)
     return {"gamma beta": gamma * x_hat + beta, "beta gamma": beta * x_hat + gamma,
-            "gamma": gamma * x_hat, "beta": x_hat + beta}[affine]
+            "gamma": gamma * x_hat, "beta": x_hat + beta, "beta inside": gamma * (x_hat + beta)}[affine]
 
 
 def _variant(default_eps=1e-5, fixed_eps=None, **knobs):
@@ -110,6 +114,14 @@ MISTAKES = [
             "your output has no shift: add beta, gamma * x_hat + beta"),
     Mistake("missing gamma", _variant(affine="beta"),
             "your output has no scale: multiply by gamma, gamma * x_hat + beta"),
+    Mistake("mean not subtracted", _variant(center=False),
+            "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
+            "norm centres first, (x - mean) / sqrt(var + eps)"),
+    Mistake("normalised over the last two axes", _variant(dims=(-2, -1)),
+            "your statistics are taken over the last TWO axes (T and D, as nn.LayerNorm([T, D]) would): layer "
+            "norm normalises each vector on its own, over dim=-1 only"),
+    Mistake("beta inside the scale", _variant(affine="beta inside"),
+            "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta"),
     Mistake("one-pass variance", _variant(var="one pass"),
             "your variance is mean(x²) - mean(x)², which cancels catastrophically when the mean is large "
             "compared with the spread: subtract the mean first, ((x - mean) ** 2).mean(-1), or use "
@@ -182,6 +194,14 @@ def large_mean(kit):
 
 
 _ZH = register({
+    "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
+    "norm centres first, (x - mean) / sqrt(var + eps)":
+        "你的输出把 x 除以它的均方根，却没有先减去均值：那是 RMSNorm；层归一化要先中心化，(x - mean) / sqrt(var + eps)",
+    "your statistics are taken over the last TWO axes (T and D, as nn.LayerNorm([T, D]) would): layer "
+    "norm normalises each vector on its own, over dim=-1 only":
+        "你的统计量是在最后两维（T 和 D，就像 nn.LayerNorm([T, D]) 那样）上求的：层归一化对每个向量单独归一化，只在 dim=-1 上",
+    "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta":
+        "你的输出是 gamma * (x_hat + beta)：平移应在缩放之后，gamma * x_hat + beta",
     # titles
     "LayerNorm is an nn.Module with parameters gamma (D,) and beta (D,)":
         "LayerNorm 是一个 nn.Module，带参数 gamma (D,) 和 beta (D,)",
