@@ -453,6 +453,8 @@ def cmd_watch(args, console: Console) -> int:
         return EXIT_INTERRUPTED
     finally:
         watcher.close()
+        if watch.screen and watch.result:  # the screen is gone with the alternate screen: the last report stays
+            console.print(kata_panel(watch.result))
 
 
 class _Watch:
