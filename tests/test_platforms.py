@@ -313,7 +313,7 @@ def test_keys_come_from_msvcrt_on_windows_and_termios_elsewhere(monkeypatch):
     assert live._key_source() == "msvcrt"
     watcher = live.Watcher([], events=False)
     with live.Keys() as keys:
-        assert keys.fd is not None and keys.wait(watcher, 1.0) == "q"
+        assert keys.fd is not None and keys.wait(watcher, 1.0) == ["q"]
     _missing(monkeypatch, "msvcrt")
     assert live._key_source() == "termios"
     _missing(monkeypatch, "termios")
