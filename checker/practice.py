@@ -86,18 +86,18 @@ def print_presets(console: Console, lang: str, as_json: bool) -> int:
 def choose_drill(names: list[str], minutes: float | None) -> tuple[str, list[Kata], float]:
     """(preset name or 'custom', katas, minutes) from `kata drill PRESET` or `kata drill KATA...`."""
     if not names:
-        raise UsageError("name a preset (`kata drill --list` shows them) or the katas to drill, "
-                         "e.g. `kata drill attention --minutes 20`")
+        raise UsageError(t("name a preset (`kata drill --list` shows them) or the katas to drill, "
+                           "e.g. `kata drill attention --minutes 20`"))
     if minutes is not None and minutes <= 0:
-        raise UsageError("--minutes must be more than 0")
+        raise UsageError(t("--minutes must be more than 0"))
     if len(names) == 1 and names[0] in PRESETS:
         preset = PRESETS[names[0]]
         katas = preset_katas(preset)
         if not katas:
-            raise UsageError(f"none of the katas of '{names[0]}' is in the catalogue yet")
+            raise UsageError(t("none of the katas of '{preset}' is in the catalogue yet", preset=names[0]))
         return names[0], katas, minutes or preset.minutes
     if any(n in PRESETS for n in names):
-        raise UsageError("give either one preset or some katas, not both")
+        raise UsageError(t("give either one preset or some katas, not both"))
     katas = list(dict.fromkeys(catalogue.find(n) for n in names))
     return "custom", katas, minutes or MINUTES_PER_STAR * sum(k.difficulty for k in katas)
 
@@ -112,7 +112,7 @@ def fresh_folder(parent: Path) -> Path:
             return folder
         except FileExistsError:
             continue
-    raise UsageError(f"cannot make a new folder in {parent}")
+    raise UsageError(t("cannot make a new folder in {parent}", parent=parent))
 
 
 def make_drill_folder(ws: Path, katas: list[Kata]) -> Path:
@@ -309,7 +309,7 @@ def cmd_solution(args, console: Console) -> int:
 def cmd_reset(args, console: Console) -> int:
     katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
     if not katas:
-        raise UsageError("name the kata(s) to reset (for example `kata reset attention`) or use --all")
+        raise UsageError(t("name the kata(s) to reset (for example `kata reset attention`) or use --all"))
     lang = language(args.lang)
     ws = open_workspace(args, console)
     writable(ws, "reset")  # refused before anything is touched, with the real cause
@@ -449,6 +449,15 @@ _ZH = register({
     "{preset}: {trend}  (scores {scores})": "{preset}：{trend}  （得分 {scores}）",
     # kata next
     "run: {command}": "运行：{command}",
+    # usage errors
+    "name a preset (`kata drill --list` shows them) or the katas to drill, e.g. `kata drill attention --minutes 20`":
+        "请指定一个预设（`kata drill --list` 会列出）或要练的练习，例如 `kata drill attention --minutes 20`",
+    "--minutes must be more than 0": "--minutes 必须大于 0",
+    "none of the katas of '{preset}' is in the catalogue yet": "“{preset}”里的练习目录中一个都还没有",
+    "give either one preset or some katas, not both": "要么给一个预设，要么给几个练习，不能两样都给",
+    "cannot make a new folder in {parent}": "无法在 {parent} 里新建文件夹",
+    "name the kata(s) to reset (for example `kata reset attention`) or use --all":
+        "请指定要重置的练习（例如 `kata reset attention`），或者用 --all",
 })
 
 

@@ -12,6 +12,8 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+from checker.lang import register, t
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checks (
     id INTEGER PRIMARY KEY,
@@ -67,6 +69,14 @@ MIGRATIONS = [
 ]
 
 
+_ZH = register({
+    "cannot use the progress database {path}: {error}. It was left untouched; move it aside to start a new history.":
+        "无法使用进度数据库 {path}：{error}。它没有被改动；把它移到别处就能开始新的历史记录。",
+    "could not write to {path}: {error}": "无法写入 {path}：{error}",
+    "cannot read the progress database {path}: {error}": "无法读取进度数据库 {path}：{error}",
+})
+
+
 class ProgressError(Exception):
     """The database cannot be read or written; it is left as it is."""
 
@@ -103,8 +113,8 @@ class Progress:
             self.db.executescript(SCHEMA)
             self._migrate()
         except sqlite3.Error as err:
-            raise ProgressError(f"cannot use the progress database {path}: {err}. "
-                                "It was left untouched; move it aside to start a new history.") from None
+            raise ProgressError(t("cannot use the progress database {path}: {error}. It was left untouched; move it "
+                                  "aside to start a new history.", path=path, error=err)) from None
 
     @staticmethod
     def _read_only(path: Path) -> sqlite3.Connection:
@@ -153,13 +163,13 @@ class Progress:
             with self.db:
                 return self.db.execute(sql, values).lastrowid
         except sqlite3.Error as err:
-            raise ProgressError(f"could not write to {self.path}: {err}") from None
+            raise ProgressError(t("could not write to {path}: {error}", path=self.path, error=err)) from None
 
     def _read(self, sql: str, values: tuple = ()) -> list[sqlite3.Row]:
         try:
             return self.db.execute(sql, values).fetchall()
         except sqlite3.Error as err:
-            raise ProgressError(f"cannot read the progress database {self.path}: {err}") from None
+            raise ProgressError(t("cannot read the progress database {path}: {error}", path=self.path, error=err)) from None
 
     # ------------------------------------------------------------------------- checks
 

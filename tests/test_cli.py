@@ -253,6 +253,8 @@ def test_usage_errors_and_help_speak_chinese_when_chosen_and_exit_2():
 
     proc = run_kata("check", "attention", "--bogus", "--lang", "zh")
     assert proc.returncode == 2 and "用法：" in proc.stderr and "无法识别的参数：--bogus" in proc.stderr, proc.stderr
+    proc = run_kata("reset", "--lang", "zh")  # kata's own usage errors too
+    assert proc.returncode == 2 and "请指定要重置的练习" in proc.stderr, proc.stderr
     proc = run_kata("list", "--lang", "fr", env={"KATA_LANG": "zh"})
     assert proc.returncode == 2 and "无效的选择" in proc.stderr and "usage" not in proc.stderr
     zh_locale = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "KATA_LANG": "", "COLUMNS": "80"}
