@@ -658,7 +658,10 @@ def _main(argv: list[str]) -> int:
     try:
         _suggest_command(argv)
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said by the command's own parser, so the usage shown is the command's
+            commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+            commands.get(args.command, parser).error(t("unrecognized arguments: %s") % " ".join(extra))
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
