@@ -40,7 +40,11 @@ def _gelu_sigmoid(h):
     return h * torch.sigmoid(1.702 * h)
 
 
-def _variant(act=None, *, also_after=False, before=False):
+def _gelu_erf_half(h):
+    return 0.5 * h * (1 + torch.erf(h / 2))
+
+
+def _variant(act=None, *, also_after=False, before=False, residual=False):
     """act: {"relu": fn, "gelu": fn} or one fn for both; None gives the right activation."""
     right = {"relu": F.relu, "gelu": F.gelu}
 
@@ -55,7 +59,7 @@ def _variant(act=None, *, also_after=False, before=False):
             if before:
                 return self.fc2(self.fc1(self.act(x)))
             out = self.fc2(self.act(self.fc1(x)))
-            return self.act(out) if also_after else out
+            return x + out if residual else self.act(out) if also_after else out
 
     return Wrong
 
@@ -67,6 +71,11 @@ MISTAKES = [
     Mistake("GELU sigmoid approximation", _variant({"relu": F.relu, "gelu": _gelu_sigmoid}),
             "your GELU is the sigmoid approximation x·σ(1.702x): use the exact GELU, 0.5·x·(1 + erf(x/√2)) "
             "(nn.GELU())"),
+    Mistake("GELU erf(x/2)", _variant({"relu": F.relu, "gelu": _gelu_erf_half}),
+            "your GELU is 0.5·x·(1 + erf(x/2)): the argument of erf is x/√2 (math.sqrt(2)), or use nn.GELU()"),
+    Mistake("residual inside", _variant(residual=True),
+            "your output is x + FFN(x): the residual connection belongs to the sublayer around the feed-forward "
+            "network (AddNorm), which adds it; return fc2(act(fc1(x))) alone"),
     Mistake("always ReLU", _variant(F.relu),
             "your output uses ReLU although activation='gelu' was asked: pick the activation from the "
             "activation argument (nn.GELU() for 'gelu')"),
@@ -136,6 +145,30 @@ def dropout_place(kit):
                  "fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)", label=c.label, where=where))
 
 
+# d_ff < d_model: fc2's weight (D, d_ff) has full column rank, so the hidden units fc2 received are
+# recovered exactly from its output by least squares. GELU: dropout before or after it differs.
+_HIDDEN = case(6, B=2, T=5, D=9, d_ff=7, activation="gelu")
+_P = 0.5
+
+
+@check("properties", "dropout acts on the activations: each hidden unit fc2 receives is 0 or act(fc1(x)) / (1 - p)")
+def dropout_on_activations(kit):
+    c = _HIDDEN
+    x, state = kit.inputs(c)[0], kit.state(c, "float64")
+    got = kit.user((x,), case=c, init={**init(c), "dropout": _P}, train=True)
+    if not isinstance(got, torch.Tensor) or got.shape != x.shape or not torch.isfinite(got).all():
+        return  # the shapes and dropout checks say what is wrong
+    w1, b1, w2, b2 = (state[k] for k in ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"))
+    hidden = torch.linalg.lstsq(w2, (got - b2).reshape(-1, c.D).T).solution.T  # (N, d_ff) that fc2 received
+    kept = F.gelu(x.reshape(-1, c.D) @ w1.T + b1) / (1 - _P)  # (N, d_ff)
+    odd = ~(torch.isclose(hidden, kept, atol=1e-7) | (hidden.abs() < 1e-7))
+    if odd.double().mean() > 0.05:
+        raise Fail(t("{label}, dropout={p} in training mode: {share:.0%} of the hidden units fc2 receives are neither 0 "
+                     "nor act(fc1(x)) / (1 - p)", label=c.label, p=_P, share=float(odd.double().mean())),
+                   t("dropout is applied before the activation (or elsewhere): with GELU, act(dropout(h)) differs from "
+                     "dropout(act(h)); apply it to the activations, fc2(dropout(act(fc1(x))))"))
+
+
 @check("hygiene", "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built")
 def unknown_activation(kit):
     asserted = False
@@ -163,6 +196,20 @@ def unknown_activation(kit):
 
 
 _ZH = register({
+    "your GELU is 0.5·x·(1 + erf(x/2)): the argument of erf is x/√2 (math.sqrt(2)), or use nn.GELU()":
+        "你的 GELU 是 0.5·x·(1 + erf(x/2))：erf 的参数应为 x/√2（math.sqrt(2)），或者直接用 nn.GELU()",
+    "your output is x + FFN(x): the residual connection belongs to the sublayer around the feed-forward "
+    "network (AddNorm), which adds it; return fc2(act(fc1(x))) alone":
+        "你的输出是 x + FFN(x)：残差连接属于包在前馈网络外面的子层（AddNorm），由它来加；这里只返回 fc2(act(fc1(x)))",
+    "dropout acts on the activations: each hidden unit fc2 receives is 0 or act(fc1(x)) / (1 - p)":
+        "dropout 作用在激活值上：fc2 收到的每个隐藏单元要么是 0，要么是 act(fc1(x)) / (1 - p)",
+    "{label}, dropout={p} in training mode: {share:.0%} of the hidden units fc2 receives are neither 0 "
+    "nor act(fc1(x)) / (1 - p)":
+        "{label}，训练模式下 dropout={p}：fc2 收到的隐藏单元中有 {share:.0%} 既不是 0，也不是 act(fc1(x)) / (1 - p)",
+    "dropout is applied before the activation (or elsewhere): with GELU, act(dropout(h)) differs from "
+    "dropout(act(h)); apply it to the activations, fc2(dropout(act(fc1(x))))":
+        "dropout 用在了激活函数之前（或别的位置）：对 GELU 来说 act(dropout(h)) 与 dropout(act(h)) 不同；"
+        "请把它用在激活值上，fc2(dropout(act(fc1(x))))",
     # titles
     "FeedForward is an nn.Module with fc1 = Linear(d_model, d_ff) and fc2 = Linear(d_ff, d_model)":
         "FeedForward 是一个 nn.Module，带 fc1 = Linear(d_model, d_ff) 和 fc2 = Linear(d_ff, d_model)",

