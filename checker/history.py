@@ -204,12 +204,13 @@ def ago(at: datetime | None, lang: str, now: datetime) -> str:
 
 # ----------------------------------------------------------------------------- what to practise next
 
-INTERVALS = (1, 3, 7, 21, 60)
+INTERVALS = (1, 3, 7, 21, 60)  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
+# A kata whose last check did not pass is work in progress; why, in words
 IN_PROGRESS = {"fail": "in progress: your last check failed", "error": "in progress: your last check stopped on an error",
                "timeout": "in progress: your last check ran out of time"}
 _ZH = register({"in progress: your last check failed": "进行中：上次检查没有通过",
                 "in progress: your last check stopped on an error": "进行中：上次检查出错中断了",
-                "in progress: your last check ran out of time": "进行中：上次检查超时了"})  # days until the next review after 0, 1, 2, 3, 4+ easy rounds in a row
+                "in progress: your last check ran out of time": "进行中：上次检查超时了"})
 
 
 def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datetime) -> list[dict]:
