@@ -77,12 +77,14 @@ def normalise(x, weight, eps, *, stat="mean square", eps_at="inside", dims=(-1,)
         y = h / torch.sqrt(s + eps)
     elif eps_at == "outside":
         y = h / (torch.sqrt(s) + eps)
+    elif eps_at == "after rsqrt":
+        y = h * (torch.rsqrt(s) + eps)
     else:  # "none"
         y = h / torch.sqrt(s)
     return (y * weight if scale else y).to(x.dtype) if compute == "cast back" else (y * weight if scale else y)
 
 
-def _variant(default_eps=1e-6, fixed_eps=None, cast_back=True, **knobs):
+def _variant(default_eps=1e-6, fixed_eps=None, cast_back=True, one_plus=False, **knobs):
     class Wrong(nn.Module):
         def __init__(self, d_model, eps=default_eps):
             super().__init__()
@@ -90,7 +92,8 @@ def _variant(default_eps=1e-6, fixed_eps=None, cast_back=True, **knobs):
             self.weight = nn.Parameter(torch.ones(d_model))
 
         def forward(self, x):
-            y = normalise(x, self.weight.to(knobs.get("compute") or x.dtype), self.eps, **knobs)
+            weight = 1 + self.weight if one_plus else self.weight
+            y = normalise(x, weight.to(knobs.get("compute") or x.dtype), self.eps, **knobs)
             return y.to(x.dtype) if cast_back else y
 
     return Wrong
@@ -100,6 +103,12 @@ MISTAKES = [
     Mistake("eps outside the root", _variant(eps_at="outside"),
             "your output equals x / (sqrt(mean(x²)) + eps), with eps outside the square root: use "
             "x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps), or x * torch.rsqrt(... + eps), as LLaMA does"),
+    Mistake("eps added after rsqrt", _variant(eps_at="after rsqrt"),
+            "your output is x · (rsqrt(mean(x²)) + eps): eps belongs inside the root, x · rsqrt(mean(x²) + eps), "
+            "where it keeps an all-zero vector finite"),
+    Mistake("scale 1 + weight", _variant(one_plus=True),
+            "your output is scaled by 1 + weight (Gemma's RMSNorm, whose weight starts at 0): this kata's weight "
+            "starts at ones and scales directly, x_hat * weight"),
     Mistake("mean subtracted", _variant(stat="centred"),
             "your output equals (x - mean) / sqrt(var + eps) * weight: that is LayerNorm (without beta). RMSNorm "
             "subtracts no mean: x / sqrt(mean(x²) + eps) * weight"),
@@ -229,6 +238,12 @@ def half_precision(kit):
 
 
 _ZH = register({
+    "your output is x · (rsqrt(mean(x²)) + eps): eps belongs inside the root, x · rsqrt(mean(x²) + eps), "
+    "where it keeps an all-zero vector finite":
+        "你的输出是 x · (rsqrt(mean(x²)) + eps)：eps 应放在根号里面，x · rsqrt(mean(x²) + eps)，这样全零向量也保持有限",
+    "your output is scaled by 1 + weight (Gemma's RMSNorm, whose weight starts at 0): this kata's weight "
+    "starts at ones and scales directly, x_hat * weight":
+        "你的输出乘的是 1 + weight（Gemma 的 RMSNorm，它的 weight 从 0 开始）：本题的 weight 从 1 开始，直接相乘，x_hat * weight",
     "RMSNorm is an nn.Module with one parameter, weight (D,)": "RMSNorm 是一个 nn.Module，只有一个参数 weight (D,)",
     "weight starts at ones": "weight 初始化为全 1",
     "an all-zero vector gives exactly zeros, not NaN": "全零向量的输出恰好是全零，而不是 NaN",
