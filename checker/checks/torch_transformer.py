@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from checker.checks.child.dropouts import dropout_rates
 from checker.checks.child import transformer as fixtures
 from checker.kit import DTYPES, Accepted, Convention, Fail, Mistake, case, check, compare, expect_structure
 from checker.lang import register, t
@@ -303,6 +304,19 @@ def source_padding(kit):
                          "the encoder's self-attention must hide PAD keys", label=c.label))
 
 
+@check("properties", "every dropout inside the model gets the model's rate (dropout is passed on to every part)")
+def dropout_reaches_every_part(kit):
+    c = CASES[0]
+    rate = {**init(c), "dropout": 0.3}
+    got = kit.drive(dropout_rates, TARGET, rate)
+    want = dropout_rates(kit.solution, TARGET, rate)
+    for name, p in want.items():
+        if name in got and got[name] != p:
+            raise Fail(t("{label}: Transformer(..., dropout=0.3) builds {name} with p={got}: pass the model's dropout on "
+                         "to every part you build, e.g. EncoderLayer(d_model, num_heads, d_ff, dropout) (the given "
+                         "classes default to 0.0)", label=c.label, name=name, got=got[name]))
+
+
 @check("properties", "pos_enc adds the sinusoidal table and applies the model's dropout (the given PositionalEncoding)")
 def positions(kit):
     c = CASES[0]
@@ -328,6 +342,12 @@ def positions(kit):
 
 
 _ZH = register({
+    "every dropout inside the model gets the model's rate (dropout is passed on to every part)":
+        "模型里的每个 dropout 都用模型的丢弃率（dropout 要传给每个部件）",
+    "{label}: Transformer(..., dropout=0.3) builds {name} with p={got}: pass the model's dropout on to every part you "
+    "build, e.g. EncoderLayer(d_model, num_heads, d_ff, dropout) (the given classes default to 0.0)":
+        "{label}：Transformer(..., dropout=0.3) 构建的 {name} 的 p={got}：要把模型的 dropout 传给你构建的每个部件，例如 "
+        "EncoderLayer(d_model, num_heads, d_ff, dropout)（给定的类默认是 0.0）",
     # titles
     "Transformer has src_embed, tgt_embed, pos_enc, encoder_layers, decoder_layers, out_proj":
         "Transformer 带 src_embed、tgt_embed、pos_enc、encoder_layers、decoder_layers、out_proj",

@@ -38,3 +38,9 @@ def train_own_dropouts(user, target: str, init: dict, state: dict, args: tuple, 
     with torch.no_grad():
         value = module(*args)
     return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def dropout_rates(user, target: str, init: dict) -> dict:
+    """{name: p} of every nn.Dropout inside target(**init): whether the model's rate reached each one."""
+    module = getattr(user, target)(**init)
+    return {name: sub.p for name, sub in module.named_modules() if isinstance(sub, nn.Dropout)}
