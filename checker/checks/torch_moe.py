@@ -149,11 +149,12 @@ def default_top_k(kit):
     c = CASES[0]  # k = 2
     settings = {k: v for k, v in init(c).items() if k != "top_k"}
     (x,) = kit.inputs(c)
+    # against the user's own MoE(..., top_k=2): the numerics checks judge that one
     got = as_outputs(kit.user((x,), init=settings, state=kit.state(c, "float64")), OUTPUTS)
-    want = as_outputs(kit.reference((x,), case=c), OUTPUTS)
+    want = as_outputs(kit.user((x,), case=c), OUTPUTS)
     try:
         for (name, legend), u, e in zip(OUTPUTS, got, want):
-            compare(u, e, name, legend, tol=kit.tolerance("float64"))
+            compare(u, e, name, legend)
     except Fail as fail:
         raise Fail(t("{label}, built without top_k: {fail}; the default is top_k=2, Mixtral's", label=c.label,
                      fail=fail)) from None
