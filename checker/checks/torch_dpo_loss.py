@@ -1,0 +1,390 @@
+"""Hidden checks: the DPO loss from per-token log-probabilities (Rafailov et al. 2023, eq. 7)."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+from checker.lang import register, t
+
+TARGET = "dpo_loss"
+OUTPUTS = [("loss", "()"), ("chosen_rewards", "(B,)"), ("rejected_rewards", "(B,)")]
+BATCH_INDEPENDENT = True  # the rewards of one pair never depend on another pair
+GRADIENTS = False  # the gradient check below differentiates the loss only (the rewards are detached)
+
+# Every dimension its own size: B pairs, chosen length T_c != rejected length T_r (so the two masks
+# cannot be exchanged), four values of β, the default 0.1 included. Every row has a prompt (mask
+# False), a response of its own length, and most have padding; the masked positions hold
+# log-probabilities of the same spread as the response, so counting them moves the sums by units.
+CASES = [
+    case(1, B=3, T_c=7, T_r=5, beta=0.1),
+    case(2, B=4, T_c=6, T_r=9, beta=0.5),
+    case(3, B=5, T_c=4, T_r=8, beta=2.0),
+    case(4, B=2, T_c=11, T_r=3, beta=0.05),
+]
+TIMING = case(5, B=64, T_c=512, T_r=480, beta=0.1)
+# β = 1000 on case 2's log-probabilities: β·z of several hundred to thousands, both signs. Beyond
+# |z| ≈ 745 (float64) or 104 (float32) σ(z) rounds to 0 or 1 and log(σ) is -inf; the loss itself
+# is ~1e3, so float32 rounding of the inputs alone moves it by ~1e-4 relative.
+_LARGE_BETA = 1000.0
+_LARGE_TOL = {"float64": (1e-9, 1e-6), "float32": (1e-4, 1e-2)}
+
+
+def _mask(c, T, salt):
+    """Per row: a prompt of 1..T//2 tokens (False), then a response of at least one token, then padding."""
+    g = c.generator(salt=salt)
+    mask = torch.zeros(c.B, T, dtype=torch.bool)
+    for b in range(c.B):
+        start = int(torch.randint(1, max(2, T // 2 + 1), (1,), generator=g))
+        end = T if b == 0 else int(torch.randint(start + 1, T + 1, (1,), generator=g))
+        mask[b, start:end] = True
+    return mask
+
+
+def _logps(c, T, salt):
+    """Per-token log-probabilities: negative, of a few units, as a language model gives."""
+    return -F.softplus(2.0 * torch.randn(c.B, T, generator=c.generator(salt=salt), dtype=torch.float64))
+
+
+def inputs(c, dtype, beta=None):
+    d = getattr(torch, dtype)
+    pol_c, pol_r = _logps(c, c.T_c, 1).to(d), _logps(c, c.T_r, 2).to(d)
+    ref_c, ref_r = _logps(c, c.T_c, 3).to(d), _logps(c, c.T_r, 4).to(d)
+    return pol_c, pol_r, ref_c, ref_r, _mask(c, c.T_c, 5), _mask(c, c.T_r, 6), c.beta if beta is None else beta
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _dpo(pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta=0.1, *, reduce="sum", swap=False, beta_at="inside",
+         log_sigmoid="stable", use_ref=True, batch="mean", sign=1.0, reward_beta=True, reward_swap=False):
+    """DPO with knobs; every knob at its default gives the right answer."""
+
+    def seq(x, m):
+        if reduce == "sum":
+            return (x * m).sum(-1)
+        if reduce == "masked mean":
+            return (x * m).sum(-1) / m.sum(-1)
+        if reduce == "mean over T":
+            return (x * m).mean(-1)
+        return x.sum(-1)  # "unmasked"
+
+    pi_c, pi_r, rc, rr = seq(pol_c, mask_c), seq(pol_r, mask_r), seq(ref_c, mask_c), seq(ref_r, mask_r)
+    if not use_ref:
+        rc, rr = torch.zeros_like(rc), torch.zeros_like(rr)
+    z = (pi_c - rc) - (pi_r - rr)
+    z = -z if swap else z
+    arg = {"inside": beta * z, "outside": z, "missing": z, "policy only": beta * (pi_c - pi_r) - (rc - rr)}[beta_at]
+    if log_sigmoid == "stable":
+        per = -F.logsigmoid(arg)
+    elif log_sigmoid == "log of sigmoid":
+        per = -torch.log(torch.sigmoid(arg))
+    else:  # "log1p of exp"
+        per = torch.log1p(torch.exp(-arg))
+    per = beta * per if beta_at == "outside" else per
+    loss = sign * (per.mean() if batch == "mean" else per.sum())
+    scale = beta if reward_beta else 1.0
+    chosen, rejected = scale * (pi_c - rc), scale * (pi_r - rr)
+    return (loss, rejected, chosen) if reward_swap else (loss, chosen, rejected)
+
+
+def _variant(**knobs):
+    def wrong(pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta=0.1):
+        return _dpo(pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta, **knobs)
+
+    return wrong
+
+
+_UNSTABLE = ("your loss is inf where β·z is a large negative number: log(sigmoid(z)) (or log(1 + exp(-z))) rounds "
+             "σ(z) to 0 (exp(-z) to inf) below z ≈ -745 in float64, -104 in float32. Compute -log σ(z) stably: "
+             "-F.logsigmoid(beta * z), or F.softplus(-beta * z)")
+
+MISTAKES = [
+    Mistake("mean over the response tokens", _variant(reduce="masked mean"),
+            "your loss averages the log-probabilities over the response tokens (a length-normalised log π, as "
+            "IPO or SimPO do): DPO's log π(y|x) is the SUM over the response tokens, "
+            "(logps * mask).sum(-1), so a long response counts every token"),
+    Mistake("mean over all T positions", _variant(reduce="mean over T"),
+            "your loss divides the masked log-probabilities by the sequence length T ((logps * mask).mean(-1)): "
+            "log π(y|x) is the SUM over the response tokens, (logps * mask).sum(-1)"),
+    Mistake("mask ignored", _variant(reduce="unmasked"),
+            "your loss sums the log-probabilities over every position, prompt and padding included: multiply by "
+            "the mask first, (logps * mask).sum(-1), so only the response tokens count"),
+    Mistake("chosen and rejected swapped", _variant(swap=True),
+            "your loss rewards the REJECTED response: the margin is (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - "
+            "log π_ref(y_r)), chosen minus rejected, and the reference is subtracted from the policy, not the other "
+            "way round"),
+    Mistake("β outside the log-sigmoid", _variant(beta_at="outside"),
+            "your loss equals -β · log σ(z): β scales the margin INSIDE the sigmoid, -log σ(β · z); outside it only "
+            "rescales the loss and its gradient"),
+    Mistake("β missing", _variant(beta_at="missing"),
+            "your loss equals -log σ(z) without β: scale the margin, -log σ(β · z) (β is the strength of the "
+            "implicit KL penalty; default 0.1)"),
+    Mistake("β on the policy terms only", _variant(beta_at="policy only"),
+            "your loss scales only the policy's log-ratio by β: β multiplies the whole margin, "
+            "β · ((log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r)))"),
+    Mistake("reference ignored", _variant(use_ref=False),
+            "your loss ignores the reference model: the margin compares the policy's log-ratio with the "
+            "reference's, (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r)); without it DPO loses its "
+            "KL anchor to the SFT model"),
+    Mistake("sum over the pairs", _variant(batch="sum"),
+            "your loss is the SUM over the B pairs: the contract (and TRL) take the mean, "
+            "-F.logsigmoid(beta * z).mean()"),
+    Mistake("minus sign missing", _variant(sign=-1.0),
+            "your loss is log σ(β · z), without the minus sign: minimising it would push the chosen response DOWN; "
+            "the loss is -log σ(β · z) >= 0"),
+    Mistake("log of sigmoid", _variant(log_sigmoid="log of sigmoid"), _UNSTABLE),
+    Mistake("log1p of exp", _variant(log_sigmoid="log1p of exp"), _UNSTABLE),
+]
+
+# Mistakes seen in the rewards alone (the loss right).
+_REWARD_MISTAKES = [
+    Mistake("rewards without β", _variant(reward_beta=False),
+            "your rewards are log π(y) - log π_ref(y) without β: the implicit reward is β · (log π(y) - "
+            "log π_ref(y))"),
+    Mistake("rewards swapped", _variant(reward_swap=True),
+            "your chosen and rejected rewards are exchanged: return (loss, chosen_rewards, rejected_rewards)"),
+    Mistake("rewards without the reference", _variant(use_ref=False),
+            "your rewards ignore the reference: β · (log π(y) - log π_ref(y))"),
+]
+
+
+def _loss_only(got, wrong):
+    return matches(got[0], wrong[0])
+
+
+def _rewards_only(got, wrong):
+    return matches(got[1], wrong[1]) and matches(got[2], wrong[2])
+
+
+def _outputs(kit, c, args):
+    try:
+        return as_outputs(kit.user(args), OUTPUTS)
+    except Fail as fail:
+        raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "dpo_loss is a function of the four log-probabilities, the two masks and beta")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["policy_chosen_logps", "policy_rejected_logps",
+                                                        "ref_chosen_logps", "ref_rejected_logps", "chosen_mask",
+                                                        "rejected_mask", "beta"])
+
+
+@check("numerics", "the loss is mean(-log σ(β · margin)) with masked sums, on every case")
+def loss_value(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        got = _outputs(kit, c, args)
+        try:
+            compare(got[0], kit.reference(args)[0], "loss", "()")
+        except Fail as fail:
+            found = kit.name_mistake(args, got, same=_loss_only, outputs=OUTPUTS)
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+
+
+@check("numerics", "the implicit rewards are β · (log π(y) - log π_ref(y)) per pair")
+def rewards(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        got = _outputs(kit, c, args)
+        want = kit.reference(args)
+        try:
+            for (name, legend), u, e in zip(OUTPUTS[1:], got[1:], want[1:]):
+                compare(u, e, name, legend)
+        except Fail as fail:
+            found = kit.name_mistake(args, got, MISTAKES + _REWARD_MISTAKES, same=_rewards_only, outputs=OUTPUTS)
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+
+
+@check("numerics", "the default β is 0.1: dpo_loss(...) without beta")
+def default_beta(kit):
+    c = CASES[1]
+    args = kit.inputs(c)[:6]
+    got, want = _outputs(kit, c, args), kit.reference(args)
+    try:
+        compare(got[0], want[0], "loss", "()")
+    except Fail as fail:
+        raise Fail(t("{label}, called without beta: {fail}; the default is beta=0.1, the paper's and TRL's",
+                     label=c.label, fail=fail)) from None
+
+
+@check("numerics", "stability: β = 1000 (margins β·z in the thousands) gives a finite loss, float64 and float32")
+def large_margins(kit):
+    c = CASES[1]
+    for dtype in ("float64", "float32"):
+        args = inputs(c, dtype, beta=_LARGE_BETA)
+        got = _outputs(kit, c, args)
+        loss = got[0]
+        what = t("{label}, {dtype}, beta={beta:g}", label=c.label, dtype=dtype, beta=_LARGE_BETA)
+        if isinstance(loss, torch.Tensor) and loss.ndim == 0 and not torch.isfinite(loss):
+            found = kit.name_mistake(args, got, same=_loss_only, outputs=OUTPUTS)
+            raise Fail(t("{what}: the loss is {loss}", what=what, loss=loss.item()),
+                       found or t(_UNSTABLE))
+        try:
+            compare(loss, kit.reference(args)[0], "loss", "()", tol=_LARGE_TOL[dtype])
+        except Fail as fail:
+            found = kit.name_mistake(args, got, same=_loss_only, outputs=OUTPUTS)
+            raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+
+
+@check("masking", "log-probabilities at prompt and padding positions (mask False) change nothing")
+def masked_positions(kit):
+    for c in (CASES[0], CASES[2]):
+        args = kit.inputs(c)
+        pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta = args
+        g = c.generator(salt=9)
+        changed = []
+        for x, m in ((pol_c, mask_c), (pol_r, mask_r), (ref_c, mask_c), (ref_r, mask_r)):
+            noise = -20 * torch.rand(x.shape, generator=g, dtype=x.dtype)
+            changed.append(torch.where(m, x, noise))
+        before, after = _outputs(kit, c, args), _outputs(kit, c, (*changed, mask_c, mask_r, beta))
+        for (name, legend), b, a in zip(OUTPUTS, before, after):
+            if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape:
+                return  # the shapes check reports it
+            if not matches(a, b):
+                raise Fail(t("{label}: changing the log-probabilities where the mask is False (prompt and padding) "
+                             "changed the {name}: only the response tokens count, log π(y|x) = (logps * mask).sum(-1)",
+                             label=c.label, name=name))
+
+
+@check("gradients", "the loss's gradient w.r.t. the policy's log-probabilities matches the reference")
+def gradients(kit):
+    for c in CASES:
+        args = kit.inputs(c)
+        want = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
+                                 torch.zeros(c.B, dtype=torch.float64)], user=False)
+        got = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
+                                torch.zeros(c.B, dtype=torch.float64)], user=True)
+        for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps")):
+            u, e = got["args"][i], want["args"][i]
+            if u is None:
+                raise Fail(t("{label}: no gradient reaches {name}: the loss must stay differentiable in the policy's "
+                             "log-probabilities (no .detach(), .item() or torch.no_grad())", label=c.label, name=name))
+            try:
+                compare(u, e, t("gradient of {name}", name=name))
+            except Fail as fail:
+                mask = args[4 + i]
+                if matches(u[mask], e[mask]) and not matches(u[~mask], e[~mask]):
+                    raise Fail(t("{label}: {fail}: the gradient at prompt and padding positions is not 0, so the mask "
+                                 "is not applied to every term", label=c.label, fail=fail)) from None
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
+
+
+@check("gradients", "the rewards are detached (logged, not trained on), as TRL and the DPO authors' code do",
+       followup=True)
+def rewards_detached(kit):
+    c = CASES[0]
+    got = kit.gradients(c, [torch.tensor(0.0, dtype=torch.float64), torch.ones(c.B, dtype=torch.float64),
+                            torch.ones(c.B, dtype=torch.float64)], user=True)
+    if any(g is not None and bool(g.abs().sum() > 0) for g in got["args"]):
+        raise Fail(t("{label}: gradient flows from your rewards into the log-probabilities. Follow-up: why do TRL and "
+                     "the DPO authors' code .detach() them? They are metrics (reward accuracy, margins); kept attached "
+                     "they hold the graph alive in the logs, and a reward added to the loss by mistake would train the "
+                     "model on it", label=c.label))
+
+
+@check("properties", "a policy equal to the reference gives loss log 2 and zero rewards")
+def policy_is_reference(kit):
+    c = CASES[2]
+    pol_c, pol_r, _, _, mask_c, mask_r, beta = kit.inputs(c)
+    got = _outputs(kit, c, (pol_c, pol_r, pol_c.clone(), pol_r.clone(), mask_c, mask_r, beta))
+    compare(got[0], torch.tensor(math.log(2), dtype=torch.float64),
+            t("{label}, π = π_ref: loss (the margin is 0, -log σ(0) = log 2)", label=c.label), "()")
+    for (name, legend), u in zip(OUTPUTS[1:], got[1:]):
+        compare(u, torch.zeros(c.B, dtype=torch.float64), t("{label}, π = π_ref: {name}", label=c.label, name=name),
+                legend)
+
+
+_ZH = register({
+    # titles
+    "dpo_loss is a function of the four log-probabilities, the two masks and beta":
+        "dpo_loss 是一个函数，参数是四个对数概率、两个掩码和 beta",
+    "the loss is mean(-log σ(β · margin)) with masked sums, on every case":
+        "每组输入上，损失都等于 mean(-log σ(β · 间隔))，序列对数概率是掩码下的求和",
+    "the implicit rewards are β · (log π(y) - log π_ref(y)) per pair": "隐式奖励是每一对上的 β · (log π(y) - log π_ref(y))",
+    "the default β is 0.1: dpo_loss(...) without beta": "β 的默认值是 0.1：不传 beta 调用 dpo_loss(...)",
+    "stability: β = 1000 (margins β·z in the thousands) gives a finite loss, float64 and float32":
+        "稳定性：β = 1000（β·z 达到上千）时损失仍然有限，float64 和 float32 都要",
+    "log-probabilities at prompt and padding positions (mask False) change nothing":
+        "提示词和填充位置（掩码为 False）上的对数概率不影响任何结果",
+    "the loss's gradient w.r.t. the policy's log-probabilities matches the reference":
+        "损失对策略模型对数概率的梯度与参考答案一致",
+    "the rewards are detached (logged, not trained on), as TRL and the DPO authors' code do":
+        "奖励是 detach 过的（只用来记录，不参与训练），与 TRL 和 DPO 作者的代码一致",
+    "a policy equal to the reference gives loss log 2 and zero rewards": "策略模型等于参考模型时，损失是 log 2，奖励是 0",
+    # mistakes
+    "your loss is inf where β·z is a large negative number: log(sigmoid(z)) (or log(1 + exp(-z))) rounds σ(z) to 0 "
+    "(exp(-z) to inf) below z ≈ -745 in float64, -104 in float32. Compute -log σ(z) stably: -F.logsigmoid(beta * z), "
+    "or F.softplus(-beta * z)":
+        "在 β·z 是很大的负数时你的损失是 inf：log(sigmoid(z))（或 log(1 + exp(-z))）在 float64 下 z < -745、float32 下 "
+        "z < -104 时会把 σ(z) 舍入为 0（把 exp(-z) 变成 inf）。要稳定地计算 -log σ(z)：-F.logsigmoid(beta * z)，"
+        "或 F.softplus(-beta * z)",
+    "your loss averages the log-probabilities over the response tokens (a length-normalised log π, as IPO or SimPO "
+    "do): DPO's log π(y|x) is the SUM over the response tokens, (logps * mask).sum(-1), so a long response counts "
+    "every token":
+        "你的损失把对数概率在回答 token 上取了平均（按长度归一化的 log π，IPO 或 SimPO 的做法）：DPO 的 log π(y|x) 是"
+        "回答 token 上的求和，(logps * mask).sum(-1)，长回答的每个 token 都要算进去",
+    "your loss divides the masked log-probabilities by the sequence length T ((logps * mask).mean(-1)): log π(y|x) "
+    "is the SUM over the response tokens, (logps * mask).sum(-1)":
+        "你的损失把掩码后的对数概率除以了序列长度 T（(logps * mask).mean(-1)）：log π(y|x) 是回答 token 上的求和，"
+        "(logps * mask).sum(-1)",
+    "your loss sums the log-probabilities over every position, prompt and padding included: multiply by the mask "
+    "first, (logps * mask).sum(-1), so only the response tokens count":
+        "你的损失把所有位置的对数概率都加起来了，包括 prompt 和填充：要先乘以掩码，(logps * mask).sum(-1)，"
+        "只让回答 token 计入",
+    "your loss rewards the REJECTED response: the margin is (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - "
+    "log π_ref(y_r)), chosen minus rejected, and the reference is subtracted from the policy, not the other way round":
+        "你的损失奖励的是被拒绝（rejected）的回答：间隔是 (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r))，"
+        "chosen 减 rejected，而且是策略模型减参考模型，不是反过来",
+    "your loss equals -β · log σ(z): β scales the margin INSIDE the sigmoid, -log σ(β · z); outside it only rescales "
+    "the loss and its gradient":
+        "你的损失等于 -β · log σ(z)：β 应该在 sigmoid 里面缩放间隔，-log σ(β · z)；放在外面只是缩放了损失和梯度",
+    "your loss equals -log σ(z) without β: scale the margin, -log σ(β · z) (β is the strength of the implicit KL "
+    "penalty; default 0.1)":
+        "你的损失等于没有 β 的 -log σ(z)：要缩放间隔，-log σ(β · z)（β 是隐式 KL 惩罚的强度，默认 0.1）",
+    "your loss scales only the policy's log-ratio by β: β multiplies the whole margin, β · ((log π(y_c) - log π(y_r)) "
+    "- (log π_ref(y_c) - log π_ref(y_r)))":
+        "你的损失只把策略模型的对数比乘了 β：β 要乘整个间隔，β · ((log π(y_c) - log π(y_r)) - "
+        "(log π_ref(y_c) - log π_ref(y_r)))",
+    "your loss ignores the reference model: the margin compares the policy's log-ratio with the reference's, "
+    "(log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r)); without it DPO loses its KL anchor to the SFT "
+    "model":
+        "你的损失忽略了参考模型：间隔比较的是策略模型与参考模型的对数比，(log π(y_c) - log π_ref(y_c)) - "
+        "(log π(y_r) - log π_ref(y_r))；没有它，DPO 就失去了对 SFT 模型的 KL 约束",
+    "your loss is the SUM over the B pairs: the contract (and TRL) take the mean, -F.logsigmoid(beta * z).mean()":
+        "你的损失是 B 对样本上的求和：约定（以及 TRL）取的是平均，-F.logsigmoid(beta * z).mean()",
+    "your loss is log σ(β · z), without the minus sign: minimising it would push the chosen response DOWN; the loss "
+    "is -log σ(β · z) >= 0":
+        "你的损失是 log σ(β · z)，少了负号：最小化它会把 chosen 回答的概率往下压；损失是 -log σ(β · z) >= 0",
+    "your rewards are log π(y) - log π_ref(y) without β: the implicit reward is β · (log π(y) - log π_ref(y))":
+        "你的奖励是没有 β 的 log π(y) - log π_ref(y)：隐式奖励是 β · (log π(y) - log π_ref(y))",
+    "your chosen and rejected rewards are exchanged: return (loss, chosen_rewards, rejected_rewards)":
+        "你的 chosen 奖励和 rejected 奖励对调了：返回 (loss, chosen_rewards, rejected_rewards)",
+    "your rewards ignore the reference: β · (log π(y) - log π_ref(y))": "你的奖励忽略了参考模型：β · (log π(y) - log π_ref(y))",
+    # messages
+    "{label}, called without beta: {fail}; the default is beta=0.1, the paper's and TRL's":
+        "{label}，不传 beta 调用：{fail}；默认值是 beta=0.1，与论文和 TRL 一致",
+    "{label}, {dtype}, beta={beta:g}": "{label}，{dtype}，beta={beta:g}",
+    "{what}: the loss is {loss}": "{what}：损失是 {loss}",
+    "{label}: changing the log-probabilities where the mask is False (prompt and padding) changed the {name}: only "
+    "the response tokens count, log π(y|x) = (logps * mask).sum(-1)":
+        "{label}：改动掩码为 False 处（prompt 和填充）的对数概率，{name} 变了：只有回答 token 计入，"
+        "log π(y|x) = (logps * mask).sum(-1)",
+    "{label}: no gradient reaches {name}: the loss must stay differentiable in the policy's log-probabilities (no "
+    ".detach(), .item() or torch.no_grad())":
+        "{label}：梯度传不到 {name}：损失对策略模型的对数概率必须可导（不要 .detach()、.item() 或 torch.no_grad()）",
+    "{label}: {fail}: the gradient at prompt and padding positions is not 0, so the mask is not applied to every term":
+        "{label}：{fail}：prompt 和填充位置上的梯度不是 0，说明掩码没有作用到每一项上",
+    "{label}: gradient flows from your rewards into the log-probabilities. Follow-up: why do TRL and the DPO authors' "
+    "code .detach() them? They are metrics (reward accuracy, margins); kept attached they hold the graph alive in the "
+    "logs, and a reward added to the loss by mistake would train the model on it":
+        "{label}：梯度从你的奖励流回了对数概率。追问：为什么 TRL 和 DPO 作者的代码要 .detach() 它们？它们只是指标"
+        "（奖励准确率、间隔）；不 detach 的话，记录日志时会让计算图一直留在内存里，而万一把奖励误加进损失，模型就会拿它来训练",
+    "{label}, π = π_ref: loss (the margin is 0, -log σ(0) = log 2)": "{label}，π = π_ref：loss（间隔为 0，-log σ(0) = log 2）",
+    "{label}, π = π_ref: {name}": "{label}，π = π_ref：{name}",
+})
