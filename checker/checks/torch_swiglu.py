@@ -58,6 +58,16 @@ MISTAKES = [
     Mistake("gate and up swapped", _variant(lambda g, u: g * F.silu(u)),
             "your output equals W_down(W_gate(x) * silu(W_up(x))): SiLU is on the wrong branch. The gate is "
             "W_gate (LLaMA's w1): W_down(silu(W_gate(x)) * W_up(x))"),
+    Mistake("SiLU sign flipped", _variant(lambda g, u: g * torch.sigmoid(-g) * u),
+            "your gate is x · σ(-x), i.e. x / (1 + exp(x)): SiLU is x · σ(x) = x / (1 + exp(-x)), mind the sign"),
+    Mistake("Swish with beta 1.702", _variant(lambda g, u: g * torch.sigmoid(1.702 * g) * u),
+            "your gate is x · σ(1.702x), the sigmoid approximation of GELU: SwiGLU's gate is SiLU, x · σ(x) "
+            "(F.silu)"),
+    Mistake("W_up in both branches", _variant(lambda g, u: F.silu(u) * u),
+            "your gate reads W_up (a copy-paste slip): the gate is silu(W_gate(x)), the linear branch W_up(x)"),
+    Mistake("W_gate in both branches", _variant(lambda g, u: F.silu(g) * g),
+            "your linear branch reads W_gate (a copy-paste slip): the gate is silu(W_gate(x)), the linear "
+            "branch W_up(x)"),
     Mistake("sigmoid instead of SiLU", _variant(lambda g, u: torch.sigmoid(g) * u),
             "your output equals W_down(sigmoid(W_gate(x)) * W_up(x)): that is GLU (Dauphin et al.), not SwiGLU. "
             "SiLU is h · sigmoid(h): use F.silu(W_gate(x))"),
@@ -163,6 +173,16 @@ def linear_up_branch(kit):
 
 
 _ZH = register({
+    "your gate is x · σ(-x), i.e. x / (1 + exp(x)): SiLU is x · σ(x) = x / (1 + exp(-x)), mind the sign":
+        "你的门控是 x · σ(-x)，也就是 x / (1 + exp(x))：SiLU 是 x · σ(x) = x / (1 + exp(-x))，注意符号",
+    "your gate is x · σ(1.702x), the sigmoid approximation of GELU: SwiGLU's gate is SiLU, x · σ(x) "
+    "(F.silu)":
+        "你的门控是 x · σ(1.702x)，即 GELU 的 sigmoid 近似：SwiGLU 的门控是 SiLU，x · σ(x)（F.silu）",
+    "your gate reads W_up (a copy-paste slip): the gate is silu(W_gate(x)), the linear branch W_up(x)":
+        "你的门控用的是 W_up（复制粘贴的笔误）：门控是 silu(W_gate(x))，线性分支是 W_up(x)",
+    "your linear branch reads W_gate (a copy-paste slip): the gate is silu(W_gate(x)), the linear "
+    "branch W_up(x)":
+        "你的线性分支用的是 W_gate（复制粘贴的笔误）：门控是 silu(W_gate(x))，线性分支是 W_up(x)",
     "SwiGLU is an nn.Module with W_gate, W_up = Linear(d_model, d_ff) and W_down = Linear(d_ff, d_model)":
         "SwiGLU 是一个 nn.Module，包含 W_gate、W_up = Linear(d_model, d_ff) 和 W_down = Linear(d_ff, d_model)",
     "a closed gate (W_gate = 0) gives silu(0) = 0 hidden units and a zero output":
