@@ -50,7 +50,7 @@ def rope(x, positions, layout="half", base=10000.0, *, pairs=None, exponent="2i"
     col = torch.arange(d)
     i = col % (d // 2) if order == "half" else col // 2  # the pair index of every column
     i, col = i.double(), col.double()
-    e = {"2i": 2 * i / d, "i": i / d, "column": col / d}[exponent]
+    e = {"2i": 2 * i / d, "i": i / d, "column": col / d, "zero": 0 * i}[exponent]
     theta = float(fixed_base or base) ** (e if multiply else -e)  # (d_k,)
     pos = torch.arange(x.size(-2)) if ignore_positions else positions
     angle = pos.double()[:, None] * theta  # (T, d_k)
@@ -70,6 +70,12 @@ def _variant(**knobs):
     return lambda x, positions, layout="half", base=10000.0: rope(x, positions, layout, base, **knobs)
 
 
+def _interleaved_out_as_halves(x, positions, layout="half", base=10000.0):
+    """Reads the interleaved pairs right, writes them back as halves (stack on dim=-2, or cat)."""
+    y = rope(x, positions, layout, base)
+    return torch.cat([y[..., 0::2], y[..., 1::2]], -1) if layout == "interleaved" else y
+
+
 def _other_layout(x, positions, layout="half", base=10000.0):
     return rope(x, positions, layout, base, pairs={"half": "interleaved", "interleaved": "half"}[layout])
 
@@ -78,6 +84,13 @@ MISTAKES = [
     Mistake("other layout", _other_layout,
             "your output pairs the other layout's coordinates: layout='half' pairs x[..., i] with x[..., i + d_k/2] "
             "(rotate_half), layout='interleaved' pairs x[..., 2i] with x[..., 2i+1]"),
+    Mistake("interleaved pairs written back as halves", _interleaved_out_as_halves,
+            "for layout='interleaved' you rotate the pairs (x[..., 0::2], x[..., 1::2]) right but write them "
+            "back as two halves (torch.cat, or torch.stack(..., dim=-2)): put each pair back in place, "
+            "torch.stack([a, b], dim=-1).flatten(-2)"),
+    Mistake("every frequency 1", _variant(exponent="zero"),
+            "every pair rotates by the same angle, the position itself: the exponent 2i/d_k came out 0 "
+            "(torch.arange(0, d_k, 2) // d_k is integer division); divide in floating point"),
     Mistake("exponent i/d_k", _variant(exponent="i"),
             "your frequencies are base^(-i/d_k): the exponent is 2i/d_k (torch.arange(0, d_k, 2) / d_k), "
             "so the d_k/2 frequencies run from 1 down to about 1/base"),
@@ -205,6 +218,15 @@ def unknown_layout(kit):
 
 
 _ZH = register({
+    "for layout='interleaved' you rotate the pairs (x[..., 0::2], x[..., 1::2]) right but write them "
+    "back as two halves (torch.cat, or torch.stack(..., dim=-2)): put each pair back in place, "
+    "torch.stack([a, b], dim=-1).flatten(-2)":
+        "layout='interleaved' 时，你正确地旋转了每一对 (x[..., 0::2], x[..., 1::2])，却把结果按前后两半写回"
+        "（torch.cat 或 torch.stack(..., dim=-2)）：应把每一对放回原位，torch.stack([a, b], dim=-1).flatten(-2)",
+    "every pair rotates by the same angle, the position itself: the exponent 2i/d_k came out 0 "
+    "(torch.arange(0, d_k, 2) // d_k is integer division); divide in floating point":
+        "每一对都旋转相同的角度，也就是位置本身：指数 2i/d_k 算成了 0（torch.arange(0, d_k, 2) // d_k 是整数除法）；"
+        "请用浮点除法",
     "apply_rope is a function taking (x, positions, layout, base)": "apply_rope 是一个函数，参数为 (x, positions, layout, base)",
     "relative positions: shifting every query and key position by 13 leaves each score q·k unchanged":
         "相对位置：把每个查询和键的位置都平移 13，每个分数 q·k 不变",
