@@ -50,7 +50,7 @@ def geometric(n, *, first_one=False):
     return 2.0 ** (-8.0 * h / n)
 
 
-def slopes(H, *, rule="get_slopes", first_one=False, reverse=False, pick="even", as_float32=False):
+def slopes(H, *, rule="get_slopes", first_one=False, reverse=False, pick="even", as_float32=False, extra_first=False):
     """The slopes with knobs; every knob at its default is the authors' get_slopes."""
     if rule == "formula":  # 2^(-8(h+1)/H) for every H, power of two or not
         s = geometric(H, first_one=first_one)
@@ -58,7 +58,7 @@ def slopes(H, *, rule="get_slopes", first_one=False, reverse=False, pick="even",
         n = 2 ** math.floor(math.log2(H))
         extra = geometric(2 * n, first_one=first_one)
         extra = {"even": extra[0::2], "odd": extra[1::2], "first": extra}[pick][: H - n]
-        s = torch.cat([geometric(n, first_one=first_one), extra])
+        s = torch.cat([extra, geometric(n, first_one=first_one)] if extra_first else [geometric(n, first_one=first_one), extra])
     s = s.flip(0) if reverse else s
     return s.float() if as_float32 else s
 
@@ -75,6 +75,9 @@ _SLOPE_MISTAKES = [
             "repeat slopes you already have: take the even-indexed ones, [0::2] (2^-0.5, 2^-1.5, ... for H' = 8)"),
     Mistake("first extra slopes", lambda H: slopes(H, pick="first"),
             "your extra slopes are the first H - H' slopes of 2H' heads: take every other one, [0::2][:H - H']"),
+    Mistake("extra slopes first", lambda H: slopes(H, extra_first=True),
+            "for a number of heads that is not a power of two your extra slopes come first: get_slopes appends "
+            "them after the n slopes of the largest power of two, torch.cat([slopes, extra])"),
     Mistake("reversed", lambda H: slopes(H, reverse=True),
             "your slopes are in reverse order: head 0 has the LARGEST slope, 2^(-8/H)"),
     Mistake("float32", lambda H: slopes(H, as_float32=True),
@@ -127,8 +130,10 @@ def attend(q, k, v, *, slope_rule=None, bias_sign=-1.0, where="scores", scale=Tr
         scores = scores / math.sqrt(d_k)
     visible = {"offset": torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q),
                "top-left": torch.ones(T_q, T_k, dtype=torch.bool).tril(),
+               "diagonal hidden": torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q - 1),
                "none": torch.ones(T_q, T_k, dtype=torch.bool)}[causal]
-    weights = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1).nan_to_num(0.0)
+    weights = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1)
+    weights = weights if causal == "diagonal hidden" else weights.nan_to_num(0.0)  # its first query sees nothing: NaN
     if where == "after softmax":
         weights = (weights + b).masked_fill(~visible, 0.0)
     return weights @ v
@@ -156,6 +161,9 @@ MISTAKES = [
     Mistake("causal mask without offset", _variant(causal="top-left"),
             "your output equals ALiBi under tril(T_q, T_k) from the top-left corner: when T_q < T_k query i sees "
             "keys up to i + T_k - T_q, torch.ones(T_q, T_k).tril(T_k - T_q)"),
+    Mistake("causal mask hides the diagonal", _variant(causal="diagonal hidden"),
+            "your causal mask hides the diagonal too (tril(T_k - T_q - 1), or triu without the +1): a query sees "
+            "its own key, keep tril(T_k - T_q)"),
     Mistake("not causal", _variant(causal="none"),
             "your output equals ALiBi without the causal mask: hide the future keys (j > i + T_k - T_q); "
             "the bias alone does not"),
@@ -256,6 +264,14 @@ def decay(kit):
 
 
 _ZH = register({
+    "for a number of heads that is not a power of two your extra slopes come first: get_slopes appends "
+    "them after the n slopes of the largest power of two, torch.cat([slopes, extra])":
+        "头数不是 2 的幂时，你把额外的斜率放在了前面：get_slopes 把它们接在最大的 2 的幂个头的 n 个斜率之后，"
+        "torch.cat([slopes, extra])",
+    "your causal mask hides the diagonal too (tril(T_k - T_q - 1), or triu without the +1): a query sees "
+    "its own key, keep tril(T_k - T_q)":
+        "你的因果掩码把对角线也遮住了（tril(T_k - T_q - 1)，或 triu 少了 +1）：查询能看到它自己的键，"
+        "请保留 tril(T_k - T_q)",
     "alibi_slopes(num_heads), alibi_bias(num_heads, T_q, T_k) and alibi_attention(q, k, v) exist":
         "存在 alibi_slopes(num_heads)、alibi_bias(num_heads, T_q, T_k) 和 alibi_attention(q, k, v)",
     "alibi_slopes(H) is the paper's geometric sequence, extended by get_slopes' rule for other H":
