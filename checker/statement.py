@@ -379,6 +379,26 @@ _ZH = register({
         "softmax 的雅可比矩阵（每行 diag(P) − P Pᵀ）作用在 dP 上；被遮挡的键 P = 0，所以那里 dS = 0",
     "S = q kᵀ · scale":
         "由 S = q kᵀ · scale 传回 q 和 k",
+    "log-ratios of policy to reference for each response, summed over its response tokens":
+        "每个回答上策略相对参考模型的对数比，在它的回答 token 上求和",
+    "the margin: how much more than the reference the policy prefers y_c to y_r":
+        "差值：策略比参考模型更偏好 y_c 而不是 y_r 的程度",
+    "-log σ(β z), stably (log(sigmoid) is -inf below z ≈ -745), averaged over the pairs":
+        "稳定地计算 -log σ(β z)（z ≈ -745 以下 log(sigmoid) 会变成 -inf），再对所有偏好对取平均",
+    "the implicit rewards, for logging only":
+        "隐式奖励，只用于记录日志",
+    "PPO's clipped surrogate on the probability ratio π_θ / π_θ_old":
+        "在概率比 π_θ / π_θ_old 上做 PPO 的截断代理目标",
+    "the k3 estimator of KL(π_θ ‖ π_ref): unbiased and never negative":
+        "KL(π_θ ‖ π_ref) 的 k3 估计：无偏，且永远不为负",
+    "mean over each completion's own tokens, then over the completions":
+        "先在每个回答自己的 token 上求平均，再在所有回答上求平均",
+    "route: softmax over the experts, keep the top k, renormalise their weights to sum to 1":
+        "路由：在专家上做 softmax，保留前 k 个，把它们的权重重新归一化到和为 1",
+    "dispatch: each expert runs on the tokens routed to it, and only those":
+        "分发：每个专家只处理路由给它的 token",
+    "Switch's load-balancing loss: E · Σ_i (share of tokens sent to i) · (mean router probability of i)":
+        "Switch 的负载均衡损失：E · Σ_i（发给 i 的 token 比例）·（i 的平均路由概率）",
 })
 
 
