@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import os
 import sys
@@ -679,19 +680,33 @@ def _main(argv: list[str]) -> int:
     except BrokenPipeError:  # `kata list | head`: the reader has had enough, which is no error of kata's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
+    except OSError as err:
+        if err.errno != errno.EIO:
+            return _internal_or_refused(err, args, show_trace)
+        # The terminal went away (a closed window: SIGHUP ended a watch or drill, already recorded),
+        # and writing the last report to it failed: nobody is left to read it, which is no error of kata's.
+        for stream in (sys.stdout, sys.stderr):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        return EXIT_INTERRUPTED
     except Exception as err:  # noqa: BLE001 - a bug in kata itself must still end cleanly
-        why = workspace.reason(err) if isinstance(err, OSError) else None
-        if why:  # a read-only folder or a full disk, wherever kata had to write: the real cause
-            folder = Path(err.filename).parent if err.filename else Path.cwd()
-            Console(stderr=True, highlight=False).print(Text(
-                f"kata: {workspace.refusal(folder, why, args.command if args else '')}", style="bold red"))
-            return EXIT_USAGE
-        if show_trace:
-            raise
-        Console(stderr=True, highlight=False).print(Text(t(
-            "kata: internal error: {error} (run again with --traceback for details)",
-            error=f"{type(err).__name__}: {err}"), style="bold red"))
-        return EXIT_INTERNAL
+        return _internal_or_refused(err, args, show_trace)
+
+
+def _internal_or_refused(err: Exception, args, show_trace: bool) -> int:
+    """A read-only folder or a full disk, wherever kata had to write, is said with its real cause;
+    anything else is a bug in kata itself, which must still end cleanly."""
+    why = workspace.reason(err) if isinstance(err, OSError) else None
+    if why:
+        folder = Path(err.filename).parent if err.filename else Path.cwd()
+        Console(stderr=True, highlight=False).print(Text(
+            f"kata: {workspace.refusal(folder, why, args.command if args else '')}", style="bold red"))
+        return EXIT_USAGE
+    if show_trace:
+        raise err
+    Console(stderr=True, highlight=False).print(Text(t(
+        "kata: internal error: {error} (run again with --traceback for details)",
+        error=f"{type(err).__name__}: {err}"), style="bold red"))
+    return EXIT_INTERNAL
 
 
 def run() -> None:
@@ -703,6 +718,9 @@ def run() -> None:
     code = main()
     if "torch" not in sys.modules:
         sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # the window was closed or the reader left: nobody is left to read it
+            pass
     os._exit(code)

@@ -99,8 +99,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "drill.files": ("Drill {id}: {minutes:g} min. Your files (a fresh stub each):",
                     "计时练习 {id}：{minutes:g} 分钟。你的文件（每个都是新的空白模板）："),
     "drill.left": ("{time} left", "剩余 {time}"),
-    "drill.keys": ("saving re-checks · r re-check all · q end the drill · Ctrl-C end the drill",
-                   "保存即检查 · r 全部重新检查 · q 结束练习 · Ctrl-C 结束练习"),
     "drill.report": ("Drill report", "练习报告"),
     "drill.end.time": ("Time is up.", "时间到。"),
     "drill.end.done": ("All green!", "全部通过！"),

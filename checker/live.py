@@ -164,7 +164,10 @@ class Keys:
         if self.source == "termios":
             import termios
 
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            try:
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            except termios.error:  # the window was closed: no terminal is left to restore
+                pass
 
     def wait(self, watcher: Watcher, timeout: float) -> list[str]:
         """Sleep until a key, a file event or the timeout; the keys pressed, by name (_key_names)."""

@@ -62,13 +62,16 @@ class Terminal:
     def __init__(self, name):
         self.tmux = ["tmux", "-u", "-L", f"kata-test-{os.getpid()}-{name}"]
 
-    def start(self, *args, width=130, height=50):
+    def start(self, *args, width=130, height=50, status_file=None):
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in ENV.items())
         command = shlex.join([sys.executable, "-m", "checker", *map(str, args)])
         # COLUMNS and LINES unset: rich must take the size of the tmux window, not of the test runner.
         # The shell traps Ctrl-C (a handler, so kata gets the default back) to live on and print kata's status.
         script = (f"trap : INT; cd {shlex.quote(str(ROOT))} && env -u COLUMNS -u LINES {env} {command};"
                   " echo EXIT=$?; sleep 600")
+        if status_file is not None:  # a shell that outlives its window (HUP ignored) writes kata's status
+            script = (f"trap '' HUP; cd {shlex.quote(str(ROOT))} && env -u COLUMNS -u LINES {env} {command};"
+                      f" echo $? > {shlex.quote(str(status_file))}")
         subprocess.run([*self.tmux, "new-session", "-d", "-s", "kata", "-x", str(width), "-y", str(height),
                         "sh", "-c", script], check=True)
 
@@ -268,6 +271,20 @@ def test_a_drill_in_chinese_at_80x24_and_a_save_just_before_q_counts(term, works
     term.wait_for("练习结束。", "EXIT=1", history=True)
     (drill,) = _stats(workspace)["drills"]
     assert drill["end"] == "quit" and drill["green"] == 1 and drill["score"] > 0
+
+
+def test_closing_the_window_ends_a_drill_recorded_and_without_an_internal_error(term, workspace, tmp_path):
+    status = tmp_path / "status"
+    term.start("drill", "attention-core", "--minutes", "5", "--workspace", workspace, width=80, height=24,
+               status_file=status)
+    term.wait_for("left", "multi_head_attention")
+    (_drill_folder(workspace) / "torch" / "attention.py").write_text(SOLUTION)
+    term.wait_for("attention · PASS")
+    term.close()  # the window goes: SIGHUP, and the terminal the last report would go to is gone
+    code = int(_until(lambda: status.exists() and status.read_text().strip(), what="kata's exit status"))
+    assert code == 130, f"exit status {code}: closing the window is no error of kata's (3 would be)"
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["end"] == "interrupted" and drill["green"] == 1 and drill["score"] > 0
 
 
 # ----------------------------------------------------------------------------- without a terminal
