@@ -97,7 +97,8 @@ class _Knobbed(nn.Module):
             K, V = K.repeat_interleave(G, dim=1), V.repeat_interleave(G, dim=1)
         else:  # tiled: kv heads 0, 1, .., H_kv-1, 0, 1, ..: query head h reads kv head h % H_kv
             K, V = K.repeat(1, G, 1, 1), V.repeat(1, G, 1, 1)
-        d = {"sqrt_dk": math.sqrt(self.d_k), "none": 1.0, "sqrt_dmodel": math.sqrt(D)}[self.scale]
+        d = {"sqrt_dk": math.sqrt(self.d_k), "none": 1.0, "sqrt_dmodel": math.sqrt(D),
+             "sqrt_kv_width": math.sqrt(self.W_k.out_features)}[self.scale]
         scores = Q @ K.transpose(-2, -1) / d
         visible = None if mask is None or not self.use_mask else (~mask if self.invert else mask)
         if visible is not None:
@@ -130,6 +131,9 @@ MISTAKES = [
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
             "d_k = d_model // num_heads"),
+    Mistake("scale by sqrt(kv width)", _variant(scale="sqrt_kv_width"),
+            "your scores are divided by √(num_kv_heads · d_k), the width of W_k: the scale is 1/√d_k, the size "
+            "of ONE head (d_model // num_heads)"),
     Mistake("scale by sqrt(d_model)", _variant(scale="sqrt_dmodel"),
             "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head "
             "(d_model // num_heads)"),
@@ -293,6 +297,9 @@ def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T, c.D), "(B, T, D)", (c.B, c.H, c.T, c.T), "(B, H, T, T)")
 
 _ZH = register({
+    "your scores are divided by √(num_kv_heads · d_k), the width of W_k: the scale is 1/√d_k, the size "
+    "of ONE head (d_model // num_heads)":
+        "你的分数除以的是 √(num_kv_heads · d_k)，即 W_k 的宽度：缩放应为 1/√d_k，一个头的大小（d_model // num_heads）",
     "GroupedQueryAttention is an nn.Module with W_q, W_k, W_v (num_kv_heads·d_k wide), W_o and forward(x, mask)":
         "GroupedQueryAttention 是一个 nn.Module，包含 W_q、W_k、W_v（宽 num_kv_heads·d_k）、W_o 和 forward(x, mask)",
     "sizes that do not divide raise ValueError when the module is built": "尺寸不能整除时，构建模块就抛出 ValueError",

@@ -1,0 +1,515 @@
+"""Hidden checks: byte-level BPE, trained, encoded and decoded (pure Python: lists of ints, no tensors).
+
+Merges and ids are compared exactly with the reference, on corpora in English, in Chinese (seed 003's
+own sentences) and mixed; small corpora built so that each rule of the contract decides the result:
+ties between equally frequent pairs, "aaa" (overlapping counts, non-overlapping merges), chunk
+boundaries, merge rank against frequency or longest match, and decoding bytes before UTF-8.
+A wrong result is named by the knobbed trainer, encoder and decoder below.
+"""
+
+import math
+import re
+from collections import Counter
+
+from checker.kit import Fail, Mistake, UserError, case, check, describe, expect_structure
+from checker.lang import register, t
+
+TARGET = "train_bpe"
+
+_PATTERN = re.compile(r" ?\S+|\s+(?!\S)|\s+")  # the stub's pretokenize (given, part of the contract)
+
+# Corpora: (name, text, num_merges). Each its own size; Chinese from seed 003's opening lines.
+_ENGLISH = ("the cat sat on the mat; the cat ate the rat. that hat is the cat's hat, and the mat is flat. "
+            "then the rat sat on that mat and the cat ran at the rat.")
+_CHINESE = ("本教程面向算法工程师面试，目标是手撕 Transformer 时能在白板中快速、正确、可讲解地实现关键模块与完整骨架。"
+            "面试中优先保证正确、清晰、注释完善、形状无误。多头注意力的参数量是四个投影，编码器层的参数量约为十二倍。"
+            "注意力的复杂度是序列长度的平方，注意力权重的显存也是平方。")
+_MIXED = ("Multi-Head Attention（MHA）与 Position-wise Feed Forward（FFN）：残差连接 + LayerNorm，"
+          "位置编码（Positional Encoding），EncoderLayer / DecoderLayer，贪心解码（Greedy Decode）。\n\n"
+          "  d_model = 512, d_ff = 2048; 注意力 attention, 注意力 attention!  ")
+_CORPORA = [("English", _ENGLISH, 40), ("Chinese", _CHINESE, 60), ("mixed", _MIXED, 50)]
+# Ties: every top pair occurs twice; first seen (122, 121) or (97, 98), smallest (32, 97) or (32, 122).
+_TIES = [("zy zy ab ab", 3), ("ab ab zy zy", 4), ("ba ab ba ab", 3)]
+# "aaa": (a, a) occurs 6 times when counted overlapping, 3 without; (x, y) 4 times. Merged, "aaa" is [aa, a].
+_AAA = ("aaa aaa aaa xy xy xy xy", 4)
+# Stops early: after (a, b) and (32, 256) every chunk is one token, whatever num_merges asks.
+_EARLY = ("ab ab", 10)
+# Texts to encode: none of them in a corpus; Chinese, emoji, whitespace runs, a word the merges never saw.
+_TEXTS = ["the rat ate that flat hat.", "注意力的参数量是多少？手撕 Transformer。", "cat  \n\t mat 🙂 猫",
+          "Attention（注意力）= softmax(QKᵀ/√d_k)V", "zzz aaaa the  the"]
+# Hand-made merges for encode: rank order against frequency in the text, and a merge (e, ' ') that only a
+# chunk boundary could use; (a, b) -> 256, (b, c) -> 257, (a, 257) -> 258 makes "abc" one vocabulary entry
+# that BPE never reaches (longest match would).
+_HAND = [
+    ("rank, not frequency", [(98, 99), (97, 98)], "abc ab ab"),
+    ("a merge across chunks", [(101, 32), (116, 104), (257, 101)], "the cat the hat"),
+    ("rank, not longest match", [(97, 98), (98, 99), (97, 257)], "abc abc"),
+]
+# ids to decode that are not valid UTF-8: half of 你 (e4 bd), a lone 0xFF, a continuation byte 0x80.
+_INVALID = [[0xE4, 0xBD], [104, 105, 255], [0x80, 0x41]]
+# Round trips: each text with the user's own merges learned on a corpus that shares characters with it.
+_ROUND = [("Chinese", "你好，世界！注意力的参数量。"), ("mixed", "emoji 🙂🚀 and 中文 mixed\t\n  spaces  "),
+          ("English", "  the cat\n\nsat  ")]
+
+
+# One case, for timing only: training on the Chinese corpus.
+CASES = [case(1, num_merges=60, corpus="Chinese")]
+
+
+def inputs(c, dtype="float64"):
+    return _CHINESE, c.num_merges
+
+
+# ----------------------------------------------------------------------------- knobbed BPE (the named mistakes)
+
+
+def _chunks(text, split=True):
+    return _PATTERN.findall(text) if split else [text]
+
+
+def _merge(ids, pair, new_id, overlap=False):
+    out, i = [], 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            out.append(new_id)
+            i += 1 if overlap else 2  # the bug: i += 1 reads the merged pair's right id again
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+
+
+def _count(word, overlap_count=True):
+    pairs = list(zip(word, word[1:]))
+    if overlap_count:
+        return Counter(pairs)
+    counts = Counter()  # the bug: each pair counted as bytes.count counts, without overlap
+    for pair in dict.fromkeys(pairs):
+        i = 0
+        while i + 1 < len(word):
+            if (word[i], word[i + 1]) == pair:
+                counts[pair] += 1
+                i += 2
+            else:
+                i += 1
+    return counts
+
+
+def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overlap_count=True, overlap=False):
+    words = Counter(tuple(c.encode("utf-8")) for c in _chunks(text, split))
+    if not weighted:
+        words = Counter({w: 1 for w in words})
+    merges = []
+    for rank in range(num_merges):
+        counts = Counter()
+        for word, freq in words.items():
+            for pair, n in _count(word, overlap_count).items():
+                counts[pair] += n * freq
+        if not counts:
+            break
+        if tie == "first":
+            pair = max(counts, key=counts.get)  # minbpe: the first pair counted among the most frequent
+        elif tie == "largest":
+            pair = max(counts, key=lambda p: (counts[p], p))
+        else:
+            pair = min(counts, key=lambda p: (-counts[p], p))
+        merges.append(pair)
+        new = Counter()
+        for word, freq in words.items():
+            new[tuple(_merge(list(word), pair, 256 + rank, overlap))] += freq
+        words = new
+    return merges
+
+
+def _vocab(merges):
+    vocab = {i: bytes([i]) for i in range(256)}
+    for rank, (a, b) in enumerate(merges):
+        vocab[256 + rank] = vocab[a] + vocab[b]
+    return vocab
+
+
+def _encode(text, merges, *, order="rank", split=True, overlap=False):
+    ranks = {tuple(p): r for r, p in enumerate(merges)}
+    chunks = [list(c.encode("utf-8")) for c in _chunks(text, split)]
+    if order == "longest":
+        by_bytes = {v: k for k, v in sorted(_vocab(merges).items(), reverse=True)}  # lowest id per byte string
+        out = []
+        for c in chunks:
+            data, i = bytes(c), 0
+            while i < len(data):
+                j = max(j for j in range(i + 1, len(data) + 1) if data[i:j] in by_bytes)
+                out.append(by_bytes[data[i:j]])
+                i = j
+        return out
+    if order == "frequency":
+        while True:
+            counts = Counter(p for c in chunks for p in zip(c, c[1:]) if p in ranks)
+            if not counts:
+                break
+            pair = min(counts, key=lambda p: (-counts[p], ranks[p]))
+            chunks = [_merge(c, pair, 256 + ranks[pair], overlap) for c in chunks]
+        return [i for c in chunks for i in c]
+    out = []
+    for tokens in chunks:
+        while len(tokens) >= 2:
+            pair = min(zip(tokens, tokens[1:]), key=lambda p: ranks.get(p, math.inf))
+            if pair not in ranks:
+                break
+            tokens = _merge(tokens, pair, 256 + ranks[pair], overlap)
+        out += tokens
+    return out
+
+
+def _decode(ids, merges, *, per_token=False, errors="replace"):
+    vocab = _vocab(merges)
+    if per_token:
+        return "".join(vocab[i].decode("utf-8", errors="replace") for i in ids)
+    return b"".join(vocab[i] for i in ids).decode("utf-8", errors=errors)
+
+
+def train_ref(text, num_merges):
+    return _train(text, num_merges)
+
+
+def encode_ref(text, merges):
+    return _encode(text, merges)
+
+
+_NO_SPLIT = ("your pairs cross chunk boundaries: pretokenize(text) first and count (and merge) pairs INSIDE each "
+             "chunk only, so that no token ever spans a word and the space or punctuation after it")
+_OVERLAP_MERGE = ("your merge overlaps: [a, a, a] with the merge (a, a) -> X gives [X, X, a] (bytes duplicated). "
+                  "Replace left to right and skip both ids of a merged pair (i += 2): [X, a]")
+_TRAIN_MISTAKES = [
+    Mistake("ties broken by first occurrence", lambda text, n: _train(text, n, tie="first"),
+            "your ties go to the pair counted first (max(stats, key=stats.get), as minbpe does): the contract breaks "
+            "ties by the smallest pair, min(counts, key=lambda p: (-counts[p], p))"),
+    Mistake("ties broken by the largest pair", lambda text, n: _train(text, n, tie="largest"),
+            "your ties go to the LARGEST pair (max over (count, pair)): the contract breaks ties by the smallest "
+            "(left id, right id), min(counts, key=lambda p: (-counts[p], p))"),
+    Mistake("pairs across chunk boundaries", lambda text, n: _train(text, n, split=False), _NO_SPLIT),
+    Mistake("chunk frequencies ignored", lambda text, n: _train(text, n, weighted=False),
+            "your counts take each distinct chunk once: a chunk that occurs k times in the text adds its pairs k "
+            "times (weight each word's pairs by its frequency)"),
+    Mistake("non-overlapping counts", lambda text, n: _train(text, n, overlap_count=False),
+            "your counts skip overlapping occurrences: [a, a, a] holds the pair (a, a) TWICE (positions 0-1 and "
+            "1-2), as Sennrich et al. and minbpe count; count every adjacent position (zip(ids, ids[1:]))"),
+    Mistake("overlapping merge", lambda text, n: _train(text, n, overlap=True), _OVERLAP_MERGE),
+]
+_ENCODE_MISTAKES = [
+    Mistake("merges by frequency in the text", lambda text, merges: _encode(text, merges, order="frequency"),
+            "your encode merges the pair most frequent in the text first: merges apply in their LEARNED order, the "
+            "lowest rank present in the chunk first (ranks = {pair: r}), whatever the text's counts"),
+    Mistake("longest match", lambda text, merges: _encode(text, merges, order="longest"),
+            "your encode takes the longest vocabulary entry that matches (WordPiece's greedy longest match): BPE "
+            "replays the merges by rank, and may end with shorter tokens than the longest match"),
+    Mistake("encoded across chunks", lambda text, merges: _encode(text, merges, split=False), _NO_SPLIT),
+    Mistake("overlapping merge", lambda text, merges: _encode(text, merges, overlap=True), _OVERLAP_MERGE),
+]
+_DECODE_MISTAKES = [
+    Mistake("decoded token by token", lambda ids, merges: _decode(ids, merges, per_token=True),
+            "your decode turns each token into a str on its own: a token may hold part of a character (你 is 3 "
+            "bytes, e4 bd a0, often split over tokens), so decode the joined BYTES once: "
+            "b''.join(vocab[i] for i in ids).decode('utf-8', errors='replace')"),
+    Mistake("errors='ignore'", lambda ids, merges: _decode(ids, merges, errors="ignore"),
+            "your decode drops bytes that are not valid UTF-8 (errors='ignore'): the contract replaces them by "
+            "U+FFFD, errors='replace', as GPT-2 and minbpe do"),
+]
+MISTAKES = tuple(_TRAIN_MISTAKES + _ENCODE_MISTAKES + _DECODE_MISTAKES)
+
+
+# ----------------------------------------------------------------------------- reading the user's results
+
+
+def _short(text, limit=40):
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def _merges(value, where):
+    if not isinstance(value, (list, tuple)):
+        raise Fail(t("{where}: train_bpe should return a list of (left id, right id) pairs, got {got}", where=where,
+                     got=describe(value)))
+    out = []
+    for i, pair in enumerate(value):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_int(x) for x in pair)):
+            raise Fail(t("{where}: merge {i} should be a pair of ints (left id, right id), got {got}", where=where, i=i,
+                         got=repr(pair)))
+        out.append((int(pair[0]), int(pair[1])))
+    return out
+
+
+def _ids(value, where):
+    if not isinstance(value, (list, tuple)) or not all(_is_int(x) for x in value):
+        raise Fail(t("{where}: encode should return a list of int ids, got {got}", where=where, got=describe(value)))
+    return [int(x) for x in value]
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _first_difference(got, want):
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            return i, g, w
+    n = min(len(got), len(want))
+    return n, got[n] if n < len(got) else t("nothing"), want[n] if n < len(want) else t("nothing")
+
+
+def _user_train(kit, text, n, where):
+    return _merges(kit.user((text, n), target="train_bpe"), where)
+
+
+def _user_encode(kit, text, merges, where):
+    return _ids(kit.user((text, [tuple(p) for p in merges]), target="encode"), where)
+
+
+def _user_decode(kit, ids, merges, where):
+    value = kit.user((list(ids), [tuple(p) for p in merges]), target="decode")
+    if not isinstance(value, str):
+        raise Fail(t("{where}: decode should return a str, got {got}", where=where, got=describe(value)))
+    return value
+
+
+def _expect_merges(kit, text, n, where):
+    got, want = _user_train(kit, text, n, where), train_ref(text, n)
+    if got != want:
+        i, g, w = _first_difference(got, want)
+        found = kit.name_mistake((), got, _TRAIN_MISTAKES, run=lambda m: m.impl(text, n), same=lambda u, v: u == v)
+        raise Fail(t("{where}: train_bpe returned {count} merges, the reference {expected}; first difference at merge "
+                     "{i}: got {got}, expected {want}", where=where, count=len(got), expected=len(want), i=i,
+                     got=g, want=w), found)
+
+
+def _expect_ids(kit, text, merges, where):
+    got, want = _user_encode(kit, text, merges, where), encode_ref(text, merges)
+    if got != want:
+        i, g, w = _first_difference(got, want)
+        found = kit.name_mistake((), got, _ENCODE_MISTAKES, run=lambda m: m.impl(text, merges),
+                                 same=lambda u, v: u == v)
+        raise Fail(t("{where}: encode({text}) gave {count} ids, the reference {expected}; first difference at "
+                     "position {i}: got {got}, expected {want}", where=where, text=_short(text), count=len(got),
+                     expected=len(want), i=i, got=g, want=w), found)
+
+
+def _expect_text(kit, ids, merges, want, where):
+    got = _user_decode(kit, ids, merges, where)
+    if got != want:
+        found = kit.name_mistake((), got, _DECODE_MISTAKES, run=lambda m: m.impl(ids, merges),
+                                 same=lambda u, v: u == v)
+        raise Fail(t("{where}: decode gave {got}, expected {want}", where=where, got=_short(got, 60),
+                     want=_short(want, 60)), found)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "train_bpe(text, num_merges), encode(text, merges) and decode(ids, merges) are functions")
+def structure(kit):
+    expect_structure(kit, "train_bpe", module=False, params=["text", "num_merges"])
+    expect_structure(kit, "encode", module=False, params=["text", "merges"])
+    expect_structure(kit, "decode", module=False, params=["ids", "merges"])
+
+
+@check("numerics", "train_bpe learns the reference's merges, in order, on English, Chinese and mixed corpora")
+def merges_match(kit):
+    for name, text, n in _CORPORA:
+        _expect_merges(kit, text, n, t("{name} corpus, num_merges={n}", name=t(name), n=n))
+
+
+@check("numerics", "encode gives the reference's ids with the reference's merges")
+def ids_match(kit):
+    for name, corpus, n in _CORPORA:
+        merges = train_ref(corpus, n)
+        for text in _TEXTS:
+            _expect_ids(kit, text, merges, t("merges of the {name} corpus", name=t(name)))
+
+
+@check("numerics", "decode joins the bytes of the ids before UTF-8: a Chinese character split over tokens comes back")
+def decode_match(kit):
+    _expect_text(kit, [0xE4, 0xBD, 0xA0, 0xE5, 0xA5, 0xBD], [], "你好", t("single bytes, no merges"))
+    for name, corpus, n in _CORPORA:
+        merges = train_ref(corpus, n)
+        for text in _TEXTS:
+            _expect_text(kit, encode_ref(text, merges), merges, text, t("merges of the {name} corpus", name=t(name)))
+
+
+@check("properties", "ties between equally frequent pairs go to the smallest (left id, right id)")
+def ties(kit):
+    for text, n in _TIES:
+        _expect_merges(kit, text, n, t("corpus {text}, every top pair twice", text=repr(text)))
+
+
+@check("properties", "'aaa' holds the pair (a, a) twice when counting, and merges into [aa, a]")
+def aaa(kit):
+    text, n = _AAA
+    _expect_merges(kit, text, n, t("corpus {text}", text=repr(text)))
+    merges = train_ref(text, n)
+    _expect_ids(kit, "aaa aaaa aaaaa", merges, t("merges of {text}", text=repr(text)))
+
+
+@check("properties", "no merge crosses a chunk boundary, in training and in encoding")
+def boundaries(kit):
+    for name, merges, text in _HAND[1:2]:
+        _expect_ids(kit, text, merges, t("hand-made merges ({name}) {merges}", name=t(name), merges=merges))
+    _expect_merges(kit, "xa xa xa", 3, t("corpus {text}", text=repr("xa xa xa")))
+
+
+@check("properties", "merges apply in learned rank order, not by frequency in the text nor by longest match")
+def rank_order(kit):
+    for name, merges, text in (_HAND[0], _HAND[2]):
+        _expect_ids(kit, text, merges, t("hand-made merges ({name}) {merges}", name=t(name), merges=merges))
+
+
+@check("properties", "decode(encode(s)) == s for Chinese, emoji and whitespace runs, with your own merges")
+def round_trip(kit):
+    corpora = {name: (text, n) for name, text, n in _CORPORA}
+    for name, s in _ROUND:
+        corpus, n = corpora[name]
+        merges = _user_train(kit, corpus, n, t("{name} corpus", name=t(name)))
+        ids = _user_encode(kit, s, merges, t("{name} corpus", name=t(name)))
+        back = _user_decode(kit, ids, merges, t("{name} corpus", name=t(name)))
+        if back != s:
+            found = kit.name_mistake((), back, _DECODE_MISTAKES, run=lambda m: m.impl(ids, merges),
+                                     same=lambda u, v: u == v)
+            raise Fail(t("with your merges of the {name} corpus: decode(encode({text})) = {back}: the round trip must "
+                         "give the text back exactly", name=t(name), text=_short(s), back=_short(back, 60)), found)
+
+
+@check("properties", "train_bpe stops early when every chunk is a single token")
+def stops_early(kit):
+    text, n = _EARLY
+    try:
+        _expect_merges(kit, text, n, t("corpus {text}, num_merges={n}", text=repr(text), n=n))
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        raise Fail(t("corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left: stop when "
+                     "the counts are empty (after 2 merges here)", text=repr(text), n=n, err=err)) from None
+
+
+@check("properties", "decode turns bytes that are not UTF-8 into U+FFFD (errors='replace')")
+def invalid_bytes(kit):
+    for ids in _INVALID:
+        want = bytes(ids).decode("utf-8", errors="replace")
+        try:
+            _expect_text(kit, ids, [], want, t("ids {ids}", ids=ids))
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            raise Fail(t("ids {ids}: your decode raised {err}: decode with errors='replace', so that any ids give a "
+                         "str (U+FFFD for bytes that are not UTF-8)", ids=ids, err=err)) from None
+
+
+@check("hygiene", "encode and decode leave the merges they are given unchanged")
+def merges_unchanged(kit):
+    merges = train_ref(_ENGLISH, 40)
+    for target, args in (("encode", (_TEXTS[0], merges)), ("decode", (encode_ref(_TEXTS[0], merges), merges))):
+        _, after = kit.user(args, target=target, return_args=True)
+        if [tuple(p) for p in after[1]] != merges or len(after[1]) != len(merges):
+            raise Fail(t("{target} changed the merges it was given: the caller's tokenizer must stay as it was (build "
+                         "your own dict of ranks or vocabulary instead)", target=target))
+
+
+_ZH = register({
+    "English": "英文", "Chinese": "中文", "mixed": "中英混合",
+    "rank, not frequency": "按排名，而不是按频率",
+    "a merge across chunks": "跨越块边界的合并",
+    "rank, not longest match": "按排名，而不是最长匹配",
+    "your pairs cross chunk boundaries: pretokenize(text) first and count (and merge) pairs INSIDE each chunk only, "
+    "so that no token ever spans a word and the space or punctuation after it":
+        "你的字节对跨越了块的边界：要先 pretokenize(text)，只在每个块内部统计（和合并）字节对，"
+        "这样任何 token 都不会把一个词和它后面的空格或标点连在一起",
+    "your merge overlaps: [a, a, a] with the merge (a, a) -> X gives [X, X, a] (bytes duplicated). Replace left to "
+    "right and skip both ids of a merged pair (i += 2): [X, a]":
+        "你的合并有重叠：[a, a, a] 按合并规则 (a, a) -> X 变成了 [X, X, a]（字节被重复了）。要从左到右替换，"
+        "合并后跳过这一对的两个 id（i += 2）：[X, a]",
+    "your ties go to the pair counted first (max(stats, key=stats.get), as minbpe does): the contract breaks ties by "
+    "the smallest pair, min(counts, key=lambda p: (-counts[p], p))":
+        "平局时你选了最先统计到的字节对（max(stats, key=stats.get)，minbpe 的做法）：本题约定平局时选最小的字节对，"
+        "min(counts, key=lambda p: (-counts[p], p))",
+    "your ties go to the LARGEST pair (max over (count, pair)): the contract breaks ties by the smallest (left id, "
+    "right id), min(counts, key=lambda p: (-counts[p], p))":
+        "平局时你选了最大的字节对（对 (count, pair) 取 max）：本题约定平局时选最小的 (左 id, 右 id)，"
+        "min(counts, key=lambda p: (-counts[p], p))",
+    "your counts take each distinct chunk once: a chunk that occurs k times in the text adds its pairs k times "
+    "(weight each word's pairs by its frequency)":
+        "你的计数里每个不同的块只算了一次：在文本中出现 k 次的块，它的字节对要加 k 次（按词频给每个词的字节对加权）",
+    "your counts skip overlapping occurrences: [a, a, a] holds the pair (a, a) TWICE (positions 0-1 and 1-2), as "
+    "Sennrich et al. and minbpe count; count every adjacent position (zip(ids, ids[1:]))":
+        "你的计数跳过了重叠的出现：[a, a, a] 含有两次 (a, a)（位置 0-1 和 1-2），Sennrich 等人和 minbpe 都这样计数；"
+        "要统计每一个相邻位置（zip(ids, ids[1:])）",
+    "your encode merges the pair most frequent in the text first: merges apply in their LEARNED order, the lowest "
+    "rank present in the chunk first (ranks = {pair: r}), whatever the text's counts":
+        "你的 encode 先合并文本中出现最多的字节对：合并规则要按学到的顺序应用，先合并块中排名最低（最早学到）的那一对"
+        "（ranks = {pair: r}），与文本中的频率无关",
+    "your encode takes the longest vocabulary entry that matches (WordPiece's greedy longest match): BPE replays the "
+    "merges by rank, and may end with shorter tokens than the longest match":
+        "你的 encode 取的是能匹配上的最长词表项（WordPiece 的贪心最长匹配）：BPE 是按排名重放合并规则，"
+        "得到的 token 可能比最长匹配更短",
+    "your decode turns each token into a str on its own: a token may hold part of a character (你 is 3 bytes, e4 bd "
+    "a0, often split over tokens), so decode the joined BYTES once: b''.join(vocab[i] for i in ids).decode('utf-8', "
+    "errors='replace')":
+        "你的 decode 把每个 token 单独转成 str：一个 token 可能只含一个字符的一部分（“你”是 3 个字节 e4 bd a0，"
+        "常常分在几个 token 里），所以要把字节拼起来之后只解码一次："
+        "b''.join(vocab[i] for i in ids).decode('utf-8', errors='replace')",
+    "your decode drops bytes that are not valid UTF-8 (errors='ignore'): the contract replaces them by U+FFFD, "
+    "errors='replace', as GPT-2 and minbpe do":
+        "你的 decode 丢掉了不是合法 UTF-8 的字节（errors='ignore'）：本题约定把它们替换成 U+FFFD，即 errors='replace'，"
+        "与 GPT-2 和 minbpe 一致",
+    "{where}: train_bpe should return a list of (left id, right id) pairs, got {got}":
+        "{where}：train_bpe 应该返回 (左 id, 右 id) 对的列表，实际是 {got}",
+    "{where}: merge {i} should be a pair of ints (left id, right id), got {got}":
+        "{where}：第 {i} 条合并规则应该是一对 int (左 id, 右 id)，实际是 {got}",
+    "{where}: encode should return a list of int ids, got {got}": "{where}：encode 应该返回 int id 的列表，实际是 {got}",
+    "{where}: decode should return a str, got {got}": "{where}：decode 应该返回 str，实际是 {got}",
+    "{where}: train_bpe returned {count} merges, the reference {expected}; first difference at merge {i}: got {got}, "
+    "expected {want}":
+        "{where}：train_bpe 返回了 {count} 条合并规则，参考答案是 {expected} 条；第一处不同在第 {i} 条：得到 {got}，"
+        "应为 {want}",
+    "{where}: encode({text}) gave {count} ids, the reference {expected}; first difference at position {i}: got {got}, "
+    "expected {want}":
+        "{where}：encode({text}) 给出 {count} 个 id，参考答案是 {expected} 个；第一处不同在位置 {i}：得到 {got}，应为 {want}",
+    "{where}: decode gave {got}, expected {want}": "{where}：decode 给出 {got}，应为 {want}",
+    "train_bpe(text, num_merges), encode(text, merges) and decode(ids, merges) are functions":
+        "train_bpe(text, num_merges)、encode(text, merges) 和 decode(ids, merges) 都是函数",
+    "train_bpe learns the reference's merges, in order, on English, Chinese and mixed corpora":
+        "train_bpe 在英文、中文和中英混合语料上学到与参考答案相同、顺序也相同的合并规则",
+    "{name} corpus, num_merges={n}": "{name}语料，num_merges={n}",
+    "encode gives the reference's ids with the reference's merges": "用参考答案的合并规则，encode 给出与参考答案相同的 id",
+    "merges of the {name} corpus": "{name}语料的合并规则",
+    "decode joins the bytes of the ids before UTF-8: a Chinese character split over tokens comes back":
+        "decode 先把各 id 的字节拼起来再做 UTF-8 解码：分散在几个 token 里的汉字能完整还原",
+    "single bytes, no merges": "单个字节，没有合并规则",
+    "ties between equally frequent pairs go to the smallest (left id, right id)":
+        "频率相同的字节对平局时，选最小的 (左 id, 右 id)",
+    "corpus {text}, every top pair twice": "语料 {text}，频率最高的字节对都出现两次",
+    "'aaa' holds the pair (a, a) twice when counting, and merges into [aa, a]":
+        "统计时 'aaa' 含有两次 (a, a)，合并后是 [aa, a]",
+    "corpus {text}": "语料 {text}",
+    "corpus {text}, num_merges={n}": "语料 {text}，num_merges={n}",
+    "merges of {text}": "{text} 的合并规则",
+    "no merge crosses a chunk boundary, in training and in encoding": "无论训练还是编码，合并都不跨越块的边界",
+    "hand-made merges ({name}) {merges}": "手工构造的合并规则（{name}）{merges}",
+    "merges apply in learned rank order, not by frequency in the text nor by longest match":
+        "合并规则按学到的排名顺序应用，既不按文本中的频率，也不按最长匹配",
+    "decode(encode(s)) == s for Chinese, emoji and whitespace runs, with your own merges":
+        "用你自己学到的合并规则，中文、emoji 和连续空白都满足 decode(encode(s)) == s",
+    "{name} corpus": "{name}语料",
+    "with your merges of the {name} corpus: decode(encode({text})) = {back}: the round trip must give the text back "
+    "exactly":
+        "用你在{name}语料上学到的合并规则：decode(encode({text})) = {back}：编码再解码必须原样还原文本",
+    "train_bpe stops early when every chunk is a single token": "每个块都只剩一个 token 时，train_bpe 提前停止",
+    "corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left: stop when the counts are empty "
+    "(after 2 merges here)":
+        "语料 {text}，num_merges={n}：没有字节对可合并时你的 train_bpe 抛出了 {err}：计数为空时就要停止（这里是 2 次合并之后）",
+    "decode turns bytes that are not UTF-8 into U+FFFD (errors='replace')":
+        "decode 把不是 UTF-8 的字节变成 U+FFFD（errors='replace'）",
+    "ids {ids}": "id {ids}",
+    "ids {ids}: your decode raised {err}: decode with errors='replace', so that any ids give a str (U+FFFD for bytes "
+    "that are not UTF-8)":
+        "id {ids}：你的 decode 抛出了 {err}：要用 errors='replace' 解码，这样任何 id 都能得到 str（不是 UTF-8 的字节变成 U+FFFD）",
+    "encode and decode leave the merges they are given unchanged": "encode 和 decode 不改动传入的合并规则",
+    "{target} changed the merges it was given: the caller's tokenizer must stay as it was (build your own dict of "
+    "ranks or vocabulary instead)":
+        "{target} 改动了传入的合并规则：调用方的分词器必须保持原样（要另建自己的排名字典或词表）",
+})

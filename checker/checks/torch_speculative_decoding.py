@@ -1,0 +1,394 @@
+"""Hidden checks: speculative decoding with greedy acceptance (draft proposes k, target verifies in one call).
+
+The models handed to the user's code are checker.checks.child.speculative_decoding.TableLM: seeded tables of
+logits indexed by the last two tokens, so every case is deterministic and argmax never ties. The draft is
+the target's table plus noise (it agrees with the target most of the time, so rounds end in every way:
+a mismatch at the first draft, in the middle, or all accepted with a bonus token), the target itself, or
+the target negated (never right). A driver (speculative_run) counts the calls each model receives.
+
+The result is a list of ids, not tensors, so there are no standard checks: the output is compared with
+the target's greedy decode, and the number of target calls with the count of the contract's algorithm
+(one per round). A wrong output or count is named by the knobbed algorithm below.
+"""
+
+import math
+
+import torch
+
+from checker.checks.child.speculative_decoding import TableLM, speculative_run
+from checker.kit import Fail, Mistake, UserError, case, check, describe, expect_structure
+from checker.lang import register, t
+
+TARGET = "speculative_decode"
+
+# Every case its own sizes: V, k, max_new, the prompt's length; noise sets how often the draft agrees.
+# Cases 3 and 5 have an EOS that the greedy decode reaches mid-way (at its 7th and 13th token;
+# eos_bias can make it likelier). Case 4 has k = 1; case 6 asks for fewer tokens than k.
+CASES = [
+    case(1, V=7, k=3, max_new=14, prompt_len=2, seed=31, noise=0.9, eos=None),
+    case(2, V=9, k=4, max_new=17, prompt_len=3, seed=32, noise=1.4, eos=None),
+    case(3, V=6, k=2, max_new=12, prompt_len=1, seed=35, noise=0.5, eos=4, eos_bias=0.3),
+    case(4, V=8, k=1, max_new=9, prompt_len=4, seed=34, noise=1.0, eos=None),
+    case(5, V=10, k=5, max_new=16, prompt_len=2, seed=49, noise=0.5, eos=7, eos_bias=0.0),
+    case(6, V=5, k=6, max_new=4, prompt_len=3, seed=36, noise=0.7, eos=None),
+]
+TIMING = case(9, V=50, k=4, max_new=64, prompt_len=8, seed=39, noise=1.0, eos=None)
+
+
+def make_models(c, draft="noisy"):
+    """(target, draft): draft "noisy" (target + noise), "same" (the target's table) or "wrong" (negated)."""
+    eos = dict(eos_id=c.eos, eos_bias=c.extra.get("eos_bias", 0.0))
+    target = TableLM(c.V, c.seed, **eos, name="target")
+    knobs = {"noisy": dict(noise=c.noise, noise_seed=c.seed + 100), "same": {}, "wrong": dict(sign=-1.0)}[draft]
+    return target, TableLM(c.V, c.seed, **eos, **knobs, name="draft")
+
+
+def make_prompt(c):
+    g = c.generator(salt=3)
+    return torch.randint(0, c.V, (c.prompt_len,), generator=g).tolist()
+
+
+def inputs(c, dtype="float64"):
+    target, draft = make_models(c)
+    return target, draft, make_prompt(c), c.max_new, c.k, c.eos
+
+
+def _limit(c):
+    return 2 * c.max_new + 2  # a correct loop makes at most max_new target calls; twice that means it stalls
+
+
+# ----------------------------------------------------------------------------- references with knobs
+
+
+@torch.no_grad()
+def greedy(target, prompt, max_new_tokens, eos_id):
+    seq, out = list(prompt), []
+    while len(out) < max_new_tokens:
+        token = int(target(torch.tensor([seq]))[0, -1].argmax())
+        out.append(token)
+        seq.append(token)
+        if token == eos_id:
+            break
+    return out
+
+
+@torch.no_grad()
+def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bonus=True, shift=0, per_token=False,
+              feed_draft=True, stop_eos=True, truncate=True, with_prompt=False, max_rounds=200):
+    """The contract's algorithm; every knob at its default gives the reference. Returns (tokens, target calls)."""
+    target.calls.clear()
+    seq, out = list(prompt), []
+    for _ in range(max_rounds):
+        if len(out) >= max_new:
+            break
+        g = min(k, max_new - len(out))
+        drafts = []
+        for _ in range(g):
+            ctx = seq + drafts if feed_draft else seq
+            drafts.append(int(draft(torch.tensor([ctx]))[0, -1].argmax()))
+        if per_token:
+            choices = [int(target(torch.tensor([seq + drafts[:j]]))[0, -1].argmax()) for j in range(g + 1)]
+            n = 0
+            while n < g and drafts[n] == choices[n]:
+                n += 1
+            del target.calls[len(target.calls) - (g - n):]  # a per-token verifier stops at the first mismatch
+        else:
+            logits = target(torch.tensor([seq + drafts]))[0]
+            choices = logits[len(seq) - 1 + shift:].argmax(-1).tolist() + [None] * shift
+            n = 0
+            while n < g and drafts[n] == choices[n]:
+                n += 1
+        if n == g and not bonus:
+            new = drafts[: g - 1] + [choices[g - 1]] if g else []  # the off-by-one: n = g - 1 when all match
+        elif n < g and mismatch == "draft":
+            new = drafts[: n + 1]
+        else:
+            new = drafts[:n] + [choices[n]]
+        if None in new:
+            raise ValueError("shifted past the logits")
+        if stop_eos and eos in new:
+            out += new[: new.index(eos) + 1]
+            break
+        out += new
+        seq += new
+    else:
+        raise RuntimeError("no progress")
+    out = out[:max_new] if truncate else out
+    return (list(prompt) + out if with_prompt else out), len(target.calls)
+
+
+def _variant(**knobs):
+    return lambda *args: speculate(*args, **knobs)
+
+
+_FEED = ("your draft proposes every token from the same prefix (so it repeats one token): each proposal must extend "
+         "seq + the drafts before it, d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1]); the output is right, but fewer "
+         "drafts are accepted and the target is called more often")
+MISTAKES = [
+    Mistake("draft token kept on mismatch", _variant(mismatch="draft"),
+            "your output keeps the DRAFT's token where the draft and the target disagree: at the first mismatch the "
+            "draft's token is rejected and the target's own choice (its argmax at that position) takes its place, "
+            "so the output is exactly the target's greedy decode"),
+    Mistake("bonus token missing", _variant(bonus=False),
+            "your rounds that accept every draft add only g tokens: the target's verification call also gives its "
+            "choice after the last draft, a bonus token, so a fully accepted round adds g + 1 (an off-by-one in the "
+            "accepted length: with n = i from `for i in range(g)`, n stops at g - 1 when all match). The output is "
+            "right, but it costs extra target calls"),
+    Mistake("logits one position late", _variant(shift=1),
+            "your verification reads the target's logits one position late: logits[0, i] scores the token AFTER "
+            "position i, so draft d_1 (at position len(seq)) is checked against logits[0, len(seq) - 1], the last "
+            "position of the prefix: choices = logits[0, len(seq) - 1:].argmax(-1)"),
+    Mistake("a target call per draft token", _variant(per_token=True),
+            "your verification calls the target once per draft token: the whole point of speculative decoding is "
+            "ONE target call on seq + all g drafts, whose logits at the last g + 1 positions check every draft at "
+            "once"),
+    Mistake("draft not fed its own proposals", _variant(feed_draft=False), _FEED),
+    Mistake("EOS ignored", _variant(stop_eos=False),
+            "your output goes on after eos_id: cut the new tokens right after the first eos_id and stop"),
+    Mistake("not cut at max_new_tokens", _variant(truncate=False),
+            "your output holds more than max_new_tokens tokens: a fully accepted last round adds g + 1 tokens, one "
+            "more than were left; cut the result at max_new_tokens"),
+    Mistake("prompt in the output", _variant(with_prompt=True),
+            "your output starts with the prompt: return the generated tokens only"),
+]
+
+
+# ----------------------------------------------------------------------------- reading the user's result
+
+
+def _tokens(value, where):
+    if isinstance(value, dict) and "tensor" in value:
+        raise Fail(t("{where}: speculative_decode should return a Python list of ints, got a tensor: .tolist() turns "
+                     "it into one", where=where))
+    if not isinstance(value, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+        raise Fail(t("{where}: speculative_decode should return a Python list of ints, got {got}", where=where,
+                     got=describe(value)))
+    return value
+
+
+def _run(kit, c, draft="noisy"):
+    target, drafter = make_models(c, draft)
+    try:
+        reply = kit.drive(speculative_run, target, drafter, make_prompt(c), c.max_new, c.k, c.eos, _limit(c))
+    except UserError as err:
+        if "must add at least one token" in err.message:
+            raise Fail(t("{label}: {message}. Your loop stalls: after the accepted drafts, append the target's own "
+                         "token (the correction of the first wrong draft, or the bonus token); without it a round "
+                         "whose first draft is wrong adds nothing, and the next round proposes the same draft again",
+                         label=c.label, message=err.message.splitlines()[0]),
+                       t("your rounds never append the target's correction token: append d_1..d_n and then p_{n+1}, "
+                         "the target's choice where the first draft failed")) from None
+        raise
+    return _tokens(reply["result"], c.label), reply
+
+
+def _expected(c, draft="noisy"):
+    target, drafter = make_models(c, draft)
+    return speculate(target, drafter, make_prompt(c), c.max_new, c.k, c.eos)
+
+
+def _name(kit, c, got, draft="noisy"):
+    def run(m):
+        target, drafter = make_models(c, draft)
+        return m.impl(target, drafter, make_prompt(c), c.max_new, c.k, c.eos)
+
+    return kit.name_mistake((), got, run=run, same=lambda u, w: tuple(u) == tuple(w))
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "speculative_decode is a function taking (target, draft, prompt, max_new_tokens, k, eos_id)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=False, params=["target", "draft", "prompt", "max_new_tokens", "k", "eos_id"])
+
+
+@check("shapes", "the models receive (1, t) int64 ids; the result is a list of at most max_new_tokens new ids")
+def result_form(kit):
+    for c in CASES:
+        got, reply = _run(kit, c)
+        if len(got) > c.max_new:
+            raise Fail(t("{label}: {n} tokens returned, more than max_new_tokens = {max_new}", label=c.label,
+                         n=len(got), max_new=c.max_new), _name(kit, c, (got, len(reply["target_calls"]))))
+        if any(not 0 <= tok < c.V for tok in got):
+            raise Fail(t("{label}: the result {got} holds ids outside the vocabulary [0, {V})", label=c.label, got=got,
+                         V=c.V))
+
+
+@check("numerics", "the output equals the target's greedy decode on every case (EOS, k = 1, max_new_tokens < k)")
+def equals_greedy(kit):
+    for c in CASES:
+        got, reply = _run(kit, c)
+        target, _ = make_models(c)
+        want = greedy(target, make_prompt(c), c.max_new, c.eos)
+        if got != want:
+            i = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            raise Fail(t("{label}: your tokens {got} differ from the target's greedy decode {want} (first at position "
+                         "{i})", label=c.label, got=got, want=want, i=i),
+                       _name(kit, c, (got, len(reply["target_calls"]))))
+
+
+@check("properties", "one target call per round: exactly the contract's count of target calls on every case")
+def target_calls(kit):
+    for c in CASES:
+        got, reply = _run(kit, c)
+        want, calls = _expected(c)
+        used = len(reply["target_calls"])
+        if used != calls:
+            found = _name(kit, c, (got, used))
+            raise Fail(t("{label}: the target was called {used} times; the contract's algorithm calls it {calls} times "
+                         "(one verification per round, {k} drafts each) for these {n} tokens", label=c.label, used=used,
+                         calls=calls, k=c.k, n=len(want)), found)
+
+
+@check("properties", "the target as its own draft: every proposal accepted, ceil(max_new_tokens / (k + 1)) target calls")
+def perfect_draft(kit):
+    for c in (CASES[0], CASES[1], CASES[3]):
+        got, reply = _run(kit, c, draft="same")
+        used, want = len(reply["target_calls"]), math.ceil(c.max_new / (c.k + 1))
+        if used != want:
+            found = _name(kit, c, (got, used), draft="same")
+            raise Fail(t("{label}, draft = the target: the target was called {used} times for {max_new} tokens; when "
+                         "every draft is accepted each round adds k + 1 = {k1} tokens (the k drafts and the target's "
+                         "bonus token): ceil({max_new} / {k1}) = {want} calls", label=c.label, used=used,
+                         max_new=c.max_new, k1=c.k + 1, want=want), found)
+
+
+@check("properties", "a draft that is always wrong: one token per target call, and still the target's greedy output")
+def hopeless_draft(kit):
+    for c in (CASES[0], CASES[4]):
+        got, reply = _run(kit, c, draft="wrong")
+        target, _ = make_models(c)
+        want = greedy(target, make_prompt(c), c.max_new, c.eos)
+        used = len(reply["target_calls"])
+        if got != want or used != len(want):
+            found = _name(kit, c, (got, used), draft="wrong")
+            raise Fail(t("{label}, a draft whose every proposal is rejected: your tokens {got} with {used} target calls; "
+                         "expected the greedy {want} with {calls} calls, one per token (each round keeps only the "
+                         "target's correction)", label=c.label, got=got, used=used, want=want, calls=len(want)), found)
+
+
+@check("properties", "the draft proposes min(k, tokens left) tokens per round at most, each after its earlier drafts")
+def draft_calls(kit):
+    for c in CASES:
+        _, reply = _run(kit, c)
+        rounds, current = [], []
+        for name, length in reply["log"]:
+            if name == "draft":
+                current.append(length)
+            else:
+                rounds.append((current, length))
+                current = []
+        for i, (drafts, verified) in enumerate(rounds):
+            left = c.max_new - (verified - len(drafts) - c.prompt_len)  # tokens still to generate at this round
+            if len(drafts) > min(c.k, left):
+                raise Fail(t("{label}: round {i} called the draft {n} times before verifying, with {left} tokens left "
+                             "to generate: it proposes g = min(k, tokens left) = {g} tokens, one call each (a draft "
+                             "beyond the budget can never be used)", label=c.label, i=i + 1, n=len(drafts), left=left,
+                             g=min(c.k, left)))
+            if drafts and drafts != list(range(drafts[0], drafts[0] + len(drafts))):
+                raise Fail(t("{label}: in round {i} the draft received inputs of {lengths} tokens: the j-th proposal "
+                             "is made on the prefix plus the j - 1 drafts before it, so the lengths grow by one",
+                             label=c.label, i=i + 1, lengths=drafts), t(_FEED))
+
+
+@check("hygiene", "leaves the caller's prompt list unchanged")
+def prompt_unchanged(kit):
+    c = CASES[0]
+    _, reply = _run(kit, c)
+    if reply["prompt_after"] != make_prompt(c):
+        raise Fail(t("{label}: the prompt list was {before} and is {after} after your call: copy it (seq = "
+                     "list(prompt)) before appending tokens", label=c.label, before=make_prompt(c),
+                     after=reply["prompt_after"]))
+
+
+_ZH = register({
+    "your output keeps the DRAFT's token where the draft and the target disagree: at the first mismatch the draft's "
+    "token is rejected and the target's own choice (its argmax at that position) takes its place, so the output is "
+    "exactly the target's greedy decode":
+        "在草稿模型和目标模型不一致的位置，你的输出保留了草稿的 token：第一次不一致时要拒绝草稿的 token，换成目标模型"
+        "自己的选择（它在该位置的 argmax），这样输出才与目标模型的贪心解码完全相同",
+    "your rounds that accept every draft add only g tokens: the target's verification call also gives its choice after "
+    "the last draft, a bonus token, so a fully accepted round adds g + 1 (an off-by-one in the accepted length: with "
+    "n = i from `for i in range(g)`, n stops at g - 1 when all match). The output is right, but it costs extra target "
+    "calls":
+        "草稿全部被接受的那一轮，你只加了 g 个 token：目标模型的验证调用还给出了它在最后一个草稿之后的选择，即额外的"
+        "奖励 token，所以全部接受的一轮应该加 g + 1 个（接受长度差了一：用 `for i in range(g)` 里的 n = i 时，全部匹配"
+        "也只停在 g - 1）。输出是对的，但多花了目标模型的调用",
+    "your verification reads the target's logits one position late: logits[0, i] scores the token AFTER position i, "
+    "so draft d_1 (at position len(seq)) is checked against logits[0, len(seq) - 1], the last position of the prefix: "
+    "choices = logits[0, len(seq) - 1:].argmax(-1)":
+        "你的验证读目标模型的 logits 晚了一个位置：logits[0, i] 给位置 i 之后的 token 打分，所以草稿 d_1（位于 "
+        "len(seq)）要和前缀最后一个位置的 logits[0, len(seq) - 1] 比较：choices = logits[0, len(seq) - 1:].argmax(-1)",
+    "your verification calls the target once per draft token: the whole point of speculative decoding is ONE target "
+    "call on seq + all g drafts, whose logits at the last g + 1 positions check every draft at once":
+        "你的验证对每个草稿 token 都调用一次目标模型：投机解码的要点正是对 seq + 全部 g 个草稿只调用一次目标模型，"
+        "用它最后 g + 1 个位置的 logits 一次性检查所有草稿",
+    "your draft proposes every token from the same prefix (so it repeats one token): each proposal must extend seq + "
+    "the drafts before it, d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1]); the output is right, but fewer drafts are "
+    "accepted and the target is called more often":
+        "你的草稿模型每个 token 都从同一个前缀出发提议（于是一直重复同一个 token）：每次提议都要接在 seq + 之前的草稿"
+        "后面，d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1])；输出是对的，但被接受的草稿更少，目标模型被调用得更多",
+    "your output goes on after eos_id: cut the new tokens right after the first eos_id and stop":
+        "你的输出在 eos_id 之后还在继续：要在第一个 eos_id 之后截断新 token 并停止",
+    "your output holds more than max_new_tokens tokens: a fully accepted last round adds g + 1 tokens, one more than "
+    "were left; cut the result at max_new_tokens":
+        "你的输出超过了 max_new_tokens 个 token：最后一轮全部接受时会加 g + 1 个，比剩下的多一个；要把结果截断到 "
+        "max_new_tokens",
+    "your output starts with the prompt: return the generated tokens only": "你的输出以提示（prompt）开头：只返回生成的 token",
+    "{where}: speculative_decode should return a Python list of ints, got a tensor: .tolist() turns it into one":
+        "{where}：speculative_decode 应该返回由 int 组成的 Python list，实际是张量：用 .tolist() 转换",
+    "{where}: speculative_decode should return a Python list of ints, got {got}":
+        "{where}：speculative_decode 应该返回由 int 组成的 Python list，实际是 {got}",
+    "{label}: {message}. Your loop stalls: after the accepted drafts, append the target's own token (the correction of "
+    "the first wrong draft, or the bonus token); without it a round whose first draft is wrong adds nothing, and the "
+    "next round proposes the same draft again":
+        "{label}：{message}。你的循环停滞了：在被接受的草稿之后，要追加目标模型自己的 token（第一个错误草稿的纠正，"
+        "或奖励 token）；没有它，第一个草稿就错的那一轮什么也没加，下一轮又会提出同样的草稿",
+    "your rounds never append the target's correction token: append d_1..d_n and then p_{n+1}, the target's choice "
+    "where the first draft failed":
+        "你的每一轮都没有追加目标模型的纠正 token：先追加 d_1..d_n，再追加 p_{n+1}，即目标模型在第一个草稿出错处的选择",
+    "speculative_decode is a function taking (target, draft, prompt, max_new_tokens, k, eos_id)":
+        "speculative_decode 是一个函数，参数为 (target, draft, prompt, max_new_tokens, k, eos_id)",
+    "the models receive (1, t) int64 ids; the result is a list of at most max_new_tokens new ids":
+        "模型收到 (1, t) 的 int64 id；结果是最多 max_new_tokens 个新 id 的列表",
+    "{label}: {n} tokens returned, more than max_new_tokens = {max_new}":
+        "{label}：返回了 {n} 个 token，超过了 max_new_tokens = {max_new}",
+    "{label}: the result {got} holds ids outside the vocabulary [0, {V})": "{label}：结果 {got} 含有词表 [0, {V}) 之外的 id",
+    "the output equals the target's greedy decode on every case (EOS, k = 1, max_new_tokens < k)":
+        "每个用例的输出都等于目标模型的贪心解码（含 EOS、k = 1、max_new_tokens < k）",
+    "{label}: your tokens {got} differ from the target's greedy decode {want} (first at position {i})":
+        "{label}：你的 token {got} 与目标模型的贪心解码 {want} 不同（第一处在位置 {i}）",
+    "one target call per round: exactly the contract's count of target calls on every case":
+        "每轮调用一次目标模型：每个用例的目标模型调用次数都与约定的算法完全一致",
+    "{label}: the target was called {used} times; the contract's algorithm calls it {calls} times (one verification "
+    "per round, {k} drafts each) for these {n} tokens":
+        "{label}：目标模型被调用了 {used} 次；生成这 {n} 个 token，约定的算法调用 {calls} 次（每轮一次验证，每轮 {k} 个草稿）",
+    "the target as its own draft: every proposal accepted, ceil(max_new_tokens / (k + 1)) target calls":
+        "目标模型自己当草稿：每个提议都被接受，目标模型调用 ceil(max_new_tokens / (k + 1)) 次",
+    "{label}, draft = the target: the target was called {used} times for {max_new} tokens; when every draft is "
+    "accepted each round adds k + 1 = {k1} tokens (the k drafts and the target's bonus token): ceil({max_new} / {k1}) "
+    "= {want} calls":
+        "{label}，草稿 = 目标模型：生成 {max_new} 个 token，目标模型被调用了 {used} 次；每个草稿都被接受时，每轮加 "
+        "k + 1 = {k1} 个 token（k 个草稿和目标模型的奖励 token）：ceil({max_new} / {k1}) = {want} 次",
+    "a draft that is always wrong: one token per target call, and still the target's greedy output":
+        "草稿总是错的：每次调用目标模型得到一个 token，输出仍是目标模型的贪心解码",
+    "{label}, a draft whose every proposal is rejected: your tokens {got} with {used} target calls; expected the greedy "
+    "{want} with {calls} calls, one per token (each round keeps only the target's correction)":
+        "{label}，草稿的每个提议都被拒绝：你得到 token {got}，调用目标模型 {used} 次；应为贪心解码 {want}，调用 {calls} 次，"
+        "每个 token 一次（每轮只保留目标模型的纠正）",
+    "the draft proposes min(k, tokens left) tokens per round at most, each after its earlier drafts":
+        "每轮草稿模型最多提议 min(k, 剩余 token 数) 个 token，每个都接在它之前的草稿后面",
+    "{label}: round {i} called the draft {n} times before verifying, with {left} tokens left to generate: it proposes "
+    "g = min(k, tokens left) = {g} tokens, one call each (a draft beyond the budget can never be used)":
+        "{label}：第 {i} 轮在验证之前调用了草稿模型 {n} 次，而还剩 {left} 个 token 要生成：每轮提议 "
+        "g = min(k, 剩余 token 数) = {g} 个 token，每个调用一次（超出预算的草稿永远用不上）",
+    "{label}: in round {i} the draft received inputs of {lengths} tokens: the j-th proposal is made on the prefix plus "
+    "the j - 1 drafts before it, so the lengths grow by one":
+        "{label}：第 {i} 轮草稿模型收到的输入长度是 {lengths}：第 j 个提议要基于前缀加之前的 j - 1 个草稿，"
+        "所以长度每次加一",
+    "leaves the caller's prompt list unchanged": "不改动调用方传入的 prompt 列表",
+    "{label}: the prompt list was {before} and is {after} after your call: copy it (seq = list(prompt)) before "
+    "appending tokens":
+        "{label}：prompt 列表原来是 {before}，调用之后变成了 {after}：追加 token 之前要先复制（seq = list(prompt)）",
+})

@@ -1,0 +1,42 @@
+"""Speculative decoding with greedy acceptance (reference answer): the target's greedy decode, one target
+call per round.
+
+Shape legend: t tokens so far (prompt + generated), g = min(k, tokens left) drafts per round, V vocabulary.
+"""
+
+import torch
+from torch import nn
+
+
+def _next(model: nn.Module, seq: list[int]) -> int:
+    """The model's greedy choice after seq."""
+    logits = model(torch.tensor([seq]))  # (1, t) -> (1, t, V)
+    return int(logits[0, -1].argmax())
+
+
+@torch.no_grad()
+def speculative_decode(target: nn.Module, draft: nn.Module, prompt: list[int], max_new_tokens: int, k: int,
+                       eos_id: int | None) -> list[int]:
+    seq, out = list(prompt), []
+    while len(out) < max_new_tokens:
+        # 1) draft: g proposals, each on seq + the proposals before it
+        g = min(k, max_new_tokens - len(out))
+        drafts = []
+        for _ in range(g):
+            drafts.append(_next(draft, seq + drafts))
+        # 2) verify: one target call scores all g drafts; its last g + 1 positions are its own choices
+        logits = target(torch.tensor([seq + drafts]))  # (1, t + g) -> (1, t + g, V)
+        choices = logits[0, len(seq) - 1:].argmax(dim=-1).tolist()  # (g + 1,)
+        # 3) accept the leading drafts that match, then the target's own token (correction or bonus)
+        n = 0
+        while n < g and drafts[n] == choices[n]:
+            n += 1
+        new = drafts[:n] + [choices[n]]
+        # 4) stop right after EOS
+        if eos_id in new:
+            new = new[: new.index(eos_id) + 1]
+            out += new
+            break
+        out += new
+        seq += new
+    return out[:max_new_tokens]
