@@ -29,10 +29,11 @@ def _report_text(result) -> str:
     return "\n".join([result.diagnosis or "", result.error] + [c.message for c in result.checks])
 
 
-# The kit's value comparison and nothing else: "case 2 (B=2, ...): y: 7 of 120 elements differ; largest
-# difference 0.3 at index (0, 1, 2): got 0.1, expected 0.4". It says that numbers differ, not which mistake.
-_VALUES_ONLY = re.compile(r"(?:case \d+ \(.*?\): )?[^:;]*: \d+ of \d+ elements (?:differ|are NaN)"
-                          r"(?:; (?:first at index|largest difference) [^;]*?got \S+, expected \S+|; first at index \(.*?\))?")
+# A message that ends in the kit's value comparison, whatever labels come before it: "case 2 (B=2, ...): y: 7
+# of 120 elements differ; largest difference 0.3 at index (0, 1, 2): got 0.1, expected 0.4". It says that
+# numbers differ, not which mistake.
+_VALUES_ONLY = re.compile(r"(?s).*\d+ of \d+ elements (?:differ|are NaN)(?:; (?:first at index|largest difference) "
+                          r".*?got \S+, expected \S+|; first at index \(.*?\))?")
 
 
 def is_pointed(result) -> bool:
