@@ -15,6 +15,7 @@ BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, T_q, d_model)"), ("attention_weights", "(B, H, T_q, T_k)")]
 # The given functions: when the numbers differ, the first call whose input differs is named.
 PARTS = ("split_heads", "scaled_dot_product_attention", "combine_heads")
+LOOPED_PARTS = ("scaled_dot_product_attention",)  # a loop over the heads calls it H times
 
 # Every dimension its own size (depth = d_model // H included), so a swapped axis cannot pass by
 # coincidence. Cases 1 and 3 are self-attention (q is k is v), 2 and 4 cross-attention (T_q != T_k).

@@ -9,7 +9,8 @@ from torch import nn
 
 from checker.checks.child.dropouts import Constant
 from checker.checks.child.sublayers import TanhMLP, Zero
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
+from checker.kit import (Fail, Mistake, UserError, case, check, compare, dropout_elsewhere, dropout_missing,
+                         expect_structure, matches)
 from checker.lang import register, t
 
 TARGET = "AddNorm"
@@ -170,7 +171,7 @@ def dropout_placement(kit):
             where = "x + dropout(sublayer(norm(x)))" if _pre(c) else "norm(x + dropout(sublayer(x)))"
             raise Fail(t("{label}, training mode, dropout=0.5, a sublayer that returns zeros: your output changes, so "
                          "dropout hits x, the sum or the normalized output. Apply it to the sublayer's output only: "
-                         "{where}", label=c.label, where=where))
+                         "{where}", label=c.label, where=where), dropout_elsewhere())
 
 
 @check("properties", "dropout acts on the sublayer's output, not its input: with a sublayer that ignores its input, "
@@ -184,7 +185,8 @@ def dropout_after_the_sublayer(kit):
             where = "x + dropout(sublayer(norm(x)))" if _pre(c) else "norm(x + dropout(sublayer(x)))"
             raise Fail(t("{label}, training mode, dropout=0.5, a sublayer that ignores its input: your output equals the "
                          "result without dropout, so dropout acts before the sublayer (on its input) or nowhere. Apply "
-                         "it to the sublayer's output: {where}", label=c.label, where=where))
+                         "it to the sublayer's output: {where}", label=c.label, where=where),
+                       dropout_missing())
 
 
 @check("properties", "dropout acts in pre-LN too: pre_norm=True, dropout=0.5 in train mode changes the result")

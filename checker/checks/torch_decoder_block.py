@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
 from checker.lang import register, t
 
 TARGET = "SimpleDecoder"
@@ -242,7 +242,8 @@ def both_dropouts_act(kit):
         if matches(trained, kit.reference(args, case=c, init=dropout, state=state)):
             raise Fail(t("{label}: with dropout=0.5 in training mode and {off} set to zero, the output equals the "
                          "result without dropout: apply self.{name} to {where}", label=c.label, off=off, name=name,
-                         where=t(where)))
+                         where=t(where)),
+                       dropout_missing())
 
 
 @check("properties", "dropout hits the two sublayers only: with o_proj and down_proj silenced, training changes nothing")
@@ -259,7 +260,8 @@ def dropout_nowhere_else(kit):
         raise Fail(t("{label}, training mode, dropout=0.5, o_proj and down_proj set to zero (both sublayers add 0): "
                      "your output changes, so dropout hits X, a residual sum or a normalized output. drop_att acts on "
                      "the attention weights, drop_ffn on the FFN's output, both before the residual add",
-                     label=c.label))
+                     label=c.label),
+                   dropout_elsewhere())
 
 
 def _causal(kit, c, advice):

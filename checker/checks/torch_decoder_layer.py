@@ -5,7 +5,8 @@ from torch import nn
 
 from checker.checks.child.dropouts import train_own_dropouts
 from checker.checks.child.layers import FeedForward, MultiHeadAttention, train_with_only
-from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_structure, matches
+from checker.kit import (Fail, Mistake, UserError, as_outputs, case, check, dropout_elsewhere,
+                         dropout_missing, expect_structure, matches)
 from checker.lang import register, t
 
 TARGET = "DecoderLayer"
@@ -309,7 +310,8 @@ def every_dropout_acts(kit):
                              "Keep them as they are", label=c.label, active=active))
             raise Fail(t("{label}: with dropout=0.5 in training mode, only '{active}' on and the other sublayers "
                          "switched off, y equals the result without dropout: apply {where}", label=c.label,
-                         active=active, where=t(where)))
+                         active=active, where=t(where)),
+                       dropout_missing())
 
 
 @check("properties", "dropout hits the sublayer outputs only: with all three sublayers silenced, training changes nothing")
@@ -328,7 +330,8 @@ def dropout_nowhere_else(kit):
         raise Fail(t("{label}, training mode, dropout=0.5, the three sublayers all outputting 0: your y changes, so "
                      "dropout hits y, a residual sum or a normalized output. Apply it to each sublayer's output only, "
                      "before the add: norm1(y + dropout(sa_out)), norm2(y + dropout(ca_out)), "
-                     "norm3(y + dropout(ffn(y)))", label=c.label))
+                     "norm3(y + dropout(ffn(y)))", label=c.label),
+                   dropout_elsewhere())
 
 
 def _triple(value, c):

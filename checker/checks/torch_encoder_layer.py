@@ -9,7 +9,7 @@ import torch
 from checker.catalogue import find
 from checker.checks.child.layers import train_without_given_dropouts
 from checker.engine import load_solution
-from checker.kit import Fail, Mistake, case, check, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
 from checker.lang import register, t
 
 TARGET = "EncoderLayer"
@@ -227,7 +227,8 @@ def dropout_nowhere_else(kit):
     if not matches(out, want):
         raise Fail(t("{label}, training mode, dropout=0.5, attention and FFN both outputting 0: your output changes, "
                      "so dropout hits x, a residual sum or a normalized output. Apply it to each sublayer's output "
-                     "only, before the add: norm1(x + dropout(sa_out)), norm2(x + dropout(ffn(x)))", label=c.label))
+                     "only, before the add: norm1(x + dropout(sa_out)), norm2(x + dropout(ffn(x)))", label=c.label),
+                   dropout_elsewhere())
 
 
 @check("properties", "dropout acts on the attention output: norm1(x + dropout(sa_out)) in training")
@@ -237,7 +238,8 @@ def dropout_after_attention(kit):
     if matches(out, want):
         raise Fail(t("{label}, training mode, dropout=0.5, FFN outputting 0 and the given blocks' inner dropouts off: "
                      "your output equals the eval-mode output, so the attention output is not dropped out: "
-                     "x = self.norm1(x + self.dropout(sa_out))", label=c.label))
+                     "x = self.norm1(x + self.dropout(sa_out))", label=c.label),
+                   dropout_missing())
 
 
 @check("properties", "dropout acts on the FFN output: norm2(x + dropout(ffn(x))) in training")
@@ -247,7 +249,8 @@ def dropout_after_ffn(kit):
     if matches(out, want):
         raise Fail(t("{label}, training mode, dropout=0.5, attention outputting 0 and the given blocks' inner "
                      "dropouts off: your output equals the eval-mode output, so the FFN output is not dropped out: "
-                     "x = self.norm2(x + self.dropout(self.ffn(x)))", label=c.label))
+                     "x = self.norm2(x + self.dropout(self.ffn(x)))", label=c.label),
+                   dropout_missing())
 
 
 _ZH = register({
