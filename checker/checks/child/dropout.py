@@ -1,0 +1,15 @@
+"""Runs in the child: the user's dropout in training mode, differentiated.
+
+Drivers never judge: they return what the user's code did, the parent compares (see Kit.drive).
+"""
+
+import torch
+
+
+def dropout_backward(user, x, p, seed, cotangent):
+    """The output of dropout(x, p, True, generator seeded with seed) and the gradient of sum(out * cotangent)."""
+    leaf = x.detach().clone().requires_grad_(True)
+    out = user.dropout(leaf, p, True, torch.Generator().manual_seed(seed))
+    if isinstance(out, torch.Tensor) and out.requires_grad:
+        (out * cotangent).sum().backward()
+    return {"out": out, "grad": leaf.grad}

@@ -1,0 +1,357 @@
+"""Hidden checks: LoRALinear, a low-rank adapter on a frozen nn.Linear (Hu et al. 2021, as PEFT writes it).
+
+The standard checks compare the forward pass with weights loaded by name (base.weight, base.bias,
+lora_A, lora_B: B is loaded non-zero, so the scale and the order of A and B show). The checks below
+hold the rest of the contract: a fresh wrapper equals its base layer, A is PEFT's kaiming-uniform,
+only A and B train, dropout sits on the LoRA path's input, and merge()/unmerge() change nothing
+the layer computes. Those that build or train a module run in the child (checker/checks/child/lora.py).
+"""
+
+import math
+from types import SimpleNamespace
+
+import torch
+from torch import nn
+
+from checker.checks.child.lora import lora_fresh, lora_merge, lora_trainable
+from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
+from checker.lang import register, t
+
+TARGET = "LoRALinear"
+OUTPUTS = [("output", "(..., D_out)")]
+BATCH_INDEPENDENT = True
+DROPOUT = True  # the standard train-vs-eval checks, with dropout=0.5 on the LoRA path
+
+# Every dimension its own size, and alpha / r never 1 nor its own inverse, so r / alpha, a missing
+# scale and alpha alone all move the result. Case 2 has a base without bias and inputs of rank 2.
+# Case 3 is square (D_in = D_out) on purpose, and only there: a merge that adds (B A)ᵀ raises a
+# shape error on every other case, and on this one it runs, so the mistake can be named.
+CASES = [
+    case(1, B=2, T=5, D_in=7, D_out=6, r=3, alpha=12.0, bias=True),
+    case(2, N=9, D_in=8, D_out=11, r=2, alpha=5.0, bias=False),
+    case(3, B=3, T=4, D_in=10, D_out=10, r=4, alpha=6.0, bias=True),
+]
+TIMING = case(4, B=8, T=64, D_in=256, D_out=384, r=8, alpha=16.0, bias=True)
+_SQUARE = CASES[2]
+# The fresh-init statistics: r · D_in = 2048 draws of A. Under U(-b, b) the largest |A| falls below
+# 0.99 b with probability 0.99^2048 < 1e-8, and the sample std stays within 5% of b / √3 (its
+# relative spread is about 1.6%, so 5% is three standard errors). kaiming_uniform_ with a = √6
+# instead of √5 has its bound at 0.926 b, and randn-like inits have no bound at all.
+_INIT = case(5, D_in=64, D_out=48, r=32, alpha=16.0, bias=True)
+_BOUND_REACHED, _STD_TOL = 0.99, 0.05
+_SEED = 20210617  # the global seed the fresh module is built under (the LoRA paper's arXiv date)
+# Dropout on the output of B zeroes about p of the LoRA update exactly; on its input (a whole row of
+# x dropped with probability p^D_in < 1%) almost none.
+_ZEROED_SHARE = 0.2
+
+
+def _base(c, dtype=torch.float64):
+    g = c.generator(salt=3)
+    base = nn.Linear(c.D_in, c.D_out, bias=c.bias, dtype=dtype)
+    with torch.no_grad():  # seeded, so every call gives the same base
+        base.weight.copy_(torch.randn(c.D_out, c.D_in, generator=g, dtype=torch.float64) / math.sqrt(c.D_in))
+        if c.bias:
+            base.bias.copy_(torch.randn(c.D_out, generator=g, dtype=torch.float64) * 0.5)
+    return base
+
+
+def init(c):
+    return {"base": _base(c), "r": c.r, "alpha": c.alpha}
+
+
+def inputs(c, dtype):
+    shape = [c.dims[k] for k in ("B", "T", "N") if k in c.dims] + [c.D_in]
+    return (torch.randn(shape, generator=c.generator(), dtype=torch.float64).to(getattr(torch, dtype)),)
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+
+def _variant(scale="alpha/r", dropout_at="input", b_init="zeros", freeze=True, merge_scale=True,
+             merge_transposed=False, skip_when_merged=True):
+    """LoRALinear with knobs; every knob at its default gives the right answer."""
+
+    class Wrong(nn.Module):
+        def __init__(self, base, r, alpha, dropout=0.0):
+            super().__init__()
+            self.base = base.requires_grad_(not freeze)
+            self.scaling = {"alpha/r": alpha / r, "r/alpha": r / alpha, "none": 1.0}[scale]
+            self.lora_A = nn.Parameter(torch.empty(r, base.in_features))
+            nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
+            self.lora_B = nn.Parameter(torch.zeros(base.out_features, r) if b_init == "zeros"
+                                       else torch.randn(base.out_features, r))
+            self.dropout = nn.Dropout(dropout)
+            self.merged = False
+
+        def delta(self):
+            d = self.lora_B @ self.lora_A * (self.scaling if merge_scale else 1.0)
+            return d.T if merge_transposed else d
+
+        def forward(self, x):
+            base_in = self.dropout(x) if dropout_at == "base" else x
+            lora_in = self.dropout(x) if dropout_at == "input" else x
+            y = self.base(base_in)
+            if self.merged and skip_when_merged:
+                return y
+            update = lora_in @ self.lora_A.T @ self.lora_B.T * self.scaling
+            return y + (self.dropout(update) if dropout_at == "output" else update)
+
+        @torch.no_grad()
+        def merge(self):
+            if not self.merged:
+                self.base.weight += self.delta()
+                self.merged = True
+
+        @torch.no_grad()
+        def unmerge(self):
+            if self.merged:
+                self.base.weight -= self.delta()
+                self.merged = False
+
+    return Wrong
+
+
+MISTAKES = [
+    Mistake("scaling r / alpha", _variant(scale="r/alpha"),
+            "your output equals base(x) + (r / alpha) · x Aᵀ Bᵀ: the scale is inverted. LoRA scales the update by "
+            "alpha / r (self.scaling = alpha / r), so that changing r does not change how large the update is"),
+    Mistake("scaling missing", _variant(scale="none"),
+            "your output equals base(x) + x Aᵀ Bᵀ with no scale: multiply the low-rank path by self.scaling = "
+            "alpha / r"),
+]
+_B_RANDOM = Mistake("B random", _variant(b_init="randn"),
+                    "B starts at random values, so a fresh wrapper already changes the pretrained layer: initialise "
+                    "B to zeros (nn.init.zeros_) and A at random, so B A = 0 and fine-tuning starts exactly from the "
+                    "base model")
+_NOT_FROZEN = Mistake("base not frozen", _variant(freeze=False),
+                      "the base layer's weight or bias still requires grad, so the optimizer would update all D_out · D_in "
+                      "weights and LoRA saves nothing: call self.base.requires_grad_(False) (or set "
+                      "weight.requires_grad = False and the bias's) in __init__")
+_MERGE_MISTAKES = (
+    Mistake("merge without the scale", _variant(merge_scale=False),
+            "merge() adds B A to base.weight without the scale: the merged layer must compute what the unmerged "
+            "one does, so add (alpha / r) · B @ A, the same self.scaling as in forward"),
+    Mistake("merge adds (B A) transposed", _variant(merge_transposed=True),
+            "merge() adds (B A)ᵀ (A.T @ B.T) to base.weight: nn.Linear stores its weight as (D_out, D_in), and "
+            "the update in that layout is B @ A, (D_out, r) x (r, D_in)"),
+    Mistake("forward still adds the LoRA path after merge", _variant(skip_when_merged=False),
+            "after merge() your forward still adds the LoRA path, so the update counts twice: once merged, forward "
+            "must return base(x) alone (keep a self.merged flag)"),
+)
+_DROPOUT_ON_BASE = ("dropout acts on the base path: with B = 0 the layer must equal base(x) in training mode too. "
+                    "Apply dropout to the LoRA path's input only: base(x) + lora_B(lora_A(dropout(x))) · scaling")
+_DROPOUT_ON_OUTPUT = ("dropout acts on the output of the LoRA path: apply it to its input, lora_A(dropout(x)), as "
+                      "PEFT and loralib do, not to the update B A x")
+
+
+def _namespace(impl):
+    return SimpleNamespace(LoRALinear=impl)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "LoRALinear is an nn.Module holding base, lora_A (r, D_in) and lora_B (D_out, r)")
+def structure(kit):
+    expect_structure(kit, TARGET, module=True, params=["base", "r", "alpha", "dropout"], forward=["x"],
+                     init=init(CASES[0]))
+
+
+@check("structure", "a fresh wrapper equals its base layer: B starts at zero, A at random")
+def fresh_equals_base(kit):
+    c = CASES[0]
+    (x,) = inputs(c, "float64")
+    got = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED)
+    A, B = got["A"], got["B"]
+    if not isinstance(B, torch.Tensor) or not isinstance(A, torch.Tensor):
+        raise Fail(t("a fresh LoRALinear has no parameters lora_A and lora_B"))
+    if not matches(got["out"], got["base_out"]):
+        raise Fail(t("a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)", r=c.r, alpha=c.alpha),
+                   t(_B_RANDOM.explain))
+    if bool((A == 0).all()):
+        raise Fail(t("a fresh lora_A is all zeros: with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, "
+                     "dA = Bᵀ g x = 0) and the adapter never learns. A starts at random "
+                     "(nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))), only B at zero"))
+
+
+@check("structure", "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)", followup=True)
+def a_distribution(kit):
+    c = _INIT
+    got = kit.drive(lora_fresh, _base(c), c.r, c.alpha, inputs(CASES[0], "float64")[0].new_zeros(1, c.D_in), _SEED)
+    A = got["A"]
+    if not isinstance(A, torch.Tensor) or tuple(A.shape) != (c.r, c.D_in):
+        raise Fail(t("lora_A should have shape (r, D_in) = {shape}", shape=(c.r, c.D_in)))
+    bound = 1 / math.sqrt(c.D_in)
+    largest, std = float(A.abs().max()), float(A.double().std())
+    if largest > bound * (1 + 1e-6) or largest < _BOUND_REACHED * bound or abs(std - bound / math.sqrt(3)) > \
+            _STD_TOL * bound / math.sqrt(3):
+        raise FollowUp(t("a fresh lora_A with D_in={d_in}, r={r} has largest |A| {largest:.4f} and std {std:.4f}; "
+                         "PEFT's kaiming_uniform_(a=√5) gives U(-1/√D_in, 1/√D_in): largest ≈ {bound:.4f}, std ≈ "
+                         "{want:.4f}. Follow-up: the paper draws A from a Gaussian, PEFT (and loralib) from "
+                         "nn.Linear's default; why must A be random at all, and does its scale matter once B = 0?",
+                         d_in=c.D_in, r=c.r, largest=largest, std=std, bound=bound, want=bound / math.sqrt(3)))
+
+
+@check("gradients", "only lora_A and lora_B train: base.weight and base.bias are frozen")
+def frozen_base(kit):
+    for c in CASES[:2]:
+        (x,) = inputs(c, "float64")
+        got = kit.drive(lora_trainable, init(c), kit.state(c, "float64"), x)
+        trainable = sorted(n for n, flag in got["requires_grad"].items() if flag)
+        if trainable != ["lora_A", "lora_B"]:
+            raise Fail(t("{label}: the parameters that require grad are {names}; only lora_A and lora_B should",
+                         label=c.label, names=", ".join(trainable) or t("none")),
+                       t(_NOT_FROZEN.explain) if any(n.startswith("base.") for n in trainable) else None)
+        missing = [n for n in ("lora_A", "lora_B") if not got["has_grad"].get(n)]
+        if missing:
+            raise Fail(t("{label}: after backward, {names} received no gradient: the LoRA path must stay in the graph "
+                         "(no torch.no_grad or .detach() around it)", label=c.label, names=", ".join(missing)))
+
+
+@check("properties", "dropout acts on the LoRA path only: with B = 0, training mode still gives base(x)")
+def dropout_not_on_base(kit):
+    c = CASES[0]
+    (x,) = inputs(c, "float64")
+    state = kit.state(c, "float64")
+    state["lora_B"] = torch.zeros_like(state["lora_B"])
+    want = kit.reference((x,), case=c, state=state)
+    got = kit.user((x,), case=c, state=state, init={**init(c), "dropout": 0.5}, train=True)
+    try:
+        compare(got, want, t("output"), "(..., D_out)")
+    except Fail as fail:
+        raise Fail(t("{label}, B = 0, dropout=0.5, training mode: {fail}", label=c.label, fail=fail),
+                   t(_DROPOUT_ON_BASE)) from None
+
+
+@check("properties", "dropout acts on the input of A, not on the LoRA update")
+def dropout_on_input(kit):
+    c = CASES[0]
+    (x,) = inputs(c, "float64")
+    state = kit.state(c, "float64")
+    plain = dict(state, lora_B=torch.zeros_like(state["lora_B"]))
+    base_only = kit.reference((x,), case=c, state=plain)
+    got = kit.user((x,), case=c, init={**init(c), "dropout": 0.5}, train=True)
+    if isinstance(got, torch.Tensor) and got.shape == base_only.shape:
+        zeroed = float(((got - base_only).abs() < 1e-12).double().mean())
+        if zeroed > _ZEROED_SHARE:
+            raise Fail(t("{label}, dropout=0.5, training mode: the LoRA update is exactly 0 in {share:.0%} of the "
+                         "output elements", label=c.label, share=zeroed), t(_DROPOUT_ON_OUTPUT))
+
+
+def _merge_run(kit, c, impl=None):
+    (x,) = inputs(c, "float64")
+    args = (init(c), kit.state(c, "float64"), x)
+    return kit.drive(lora_merge, *args) if impl is None else lora_merge(_namespace(impl), *args)
+
+
+@check("properties", "merge() adds (alpha / r)·B A to base.weight once; merged equals unmerged; unmerge() restores it")
+def merge_unmerge(kit):
+    for c in [_SQUARE] + [c for c in CASES if c is not _SQUARE]:  # square first: a transposed merge runs there
+        try:
+            got = _merge_run(kit, c)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            raise Fail(t("{label}: merge()/unmerge() raised {error}{where}. base.weight is (D_out, D_in) = {shape}, "
+                         "and so is B @ A", label=c.label, error=err, where=at_line(err), shape=(c.D_out, c.D_in)),
+                       line=None) from None
+        want = _merge_run(kit, c, impl=kit.solution.LoRALinear)
+        W = kit.state(c, "float64")["base.weight"]
+        steps = (("merged", t("output after merge()")), ("W_merged", t("base.weight after merge()")),
+                 ("unmerged", t("output after unmerge()")), ("W_after", t("base.weight after unmerge()")))
+        for key, what in steps:
+            expected = want[key]
+            try:
+                compare(got[key], expected, what)
+            except Fail as fail:
+                found = kit.name_mistake((), got, mistakes=_MERGE_MISTAKES, run=lambda m, c=c: _merge_run(kit, c, m.impl),
+                                         same=lambda g, w: all(matches(g[k], w[k]) for k in w))
+                extra = t(" (the output before merge() was right)") if matches(got["before"], want["before"]) else ""
+                note = t(": base.weight did not change") if key == "W_merged" and matches(got[key], W) else ""
+                raise Fail(t("{label}: {fail}{note}{extra}", label=c.label, fail=fail, note=note, extra=extra),
+                           found) from None
+
+
+_ZH = register({
+    "LoRALinear is an nn.Module holding base, lora_A (r, D_in) and lora_B (D_out, r)":
+        "LoRALinear 是一个 nn.Module，包含 base、lora_A (r, D_in) 和 lora_B (D_out, r)",
+    "a fresh wrapper equals its base layer: B starts at zero, A at random":
+        "新建的包装层与原始层输出相同：B 初始化为零，A 随机初始化",
+    "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)":
+        "lora_A 按 PEFT 的 kaiming_uniform_(a=√5) 初始化：U(-1/√D_in, 1/√D_in)",
+    "only lora_A and lora_B train: base.weight and base.bias are frozen":
+        "只训练 lora_A 和 lora_B：base.weight 和 base.bias 被冻结",
+    "dropout acts on the LoRA path only: with B = 0, training mode still gives base(x)":
+        "dropout 只作用在 LoRA 支路上：B = 0 时，训练模式下的输出仍然等于 base(x)",
+    "dropout acts on the input of A, not on the LoRA update": "dropout 作用在 A 的输入上，而不是 LoRA 的增量上",
+    "merge() adds (alpha / r)·B A to base.weight once; merged equals unmerged; unmerge() restores it":
+        "merge() 把 (alpha / r)·B A 合并进 base.weight 一次；合并前后输出相同；unmerge() 恢复原权重",
+    "your output equals base(x) + (r / alpha) · x Aᵀ Bᵀ: the scale is inverted. LoRA scales the update by alpha / r "
+    "(self.scaling = alpha / r), so that changing r does not change how large the update is":
+        "你的输出等于 base(x) + (r / alpha) · x Aᵀ Bᵀ：缩放系数写反了。LoRA 用 alpha / r 缩放增量"
+        "（self.scaling = alpha / r），这样改变秩 r 时增量的大小不变",
+    "your output equals base(x) + x Aᵀ Bᵀ with no scale: multiply the low-rank path by self.scaling = alpha / r":
+        "你的输出等于 base(x) + x Aᵀ Bᵀ，没有缩放：低秩支路要乘以 self.scaling = alpha / r",
+    "B starts at random values, so a fresh wrapper already changes the pretrained layer: initialise B to zeros "
+    "(nn.init.zeros_) and A at random, so B A = 0 and fine-tuning starts exactly from the base model":
+        "B 用随机值初始化，于是新建的包装层已经改变了预训练层的输出：B 要初始化为零（nn.init.zeros_），A 随机初始化，"
+        "这样 B A = 0，微调正好从原模型出发",
+    "the base layer's weight or bias still requires grad, so the optimizer would update all D_out · D_in weights and LoRA "
+    "saves nothing: call self.base.requires_grad_(False) (or set weight.requires_grad = False and the bias's) in "
+    "__init__":
+        "原始层的 weight 或 bias 仍然 requires grad，优化器会更新全部 D_out · D_in 个权重，LoRA 就什么也没省下：在 __init__ 里调用 "
+        "self.base.requires_grad_(False)（或者把 weight 和 bias 的 requires_grad 设为 False）",
+    "merge() adds B A to base.weight without the scale: the merged layer must compute what the unmerged one does, so "
+    "add (alpha / r) · B @ A, the same self.scaling as in forward":
+        "merge() 往 base.weight 上加的是没有缩放的 B A：合并后的层必须和合并前算出同样的结果，所以要加 "
+        "(alpha / r) · B @ A，和 forward 里用同一个 self.scaling",
+    "merge() adds (B A)ᵀ (A.T @ B.T) to base.weight: nn.Linear stores its weight as (D_out, D_in), and the update in "
+    "that layout is B @ A, (D_out, r) x (r, D_in)":
+        "merge() 往 base.weight 上加的是 (B A)ᵀ（A.T @ B.T）：nn.Linear 的权重按 (D_out, D_in) 存放，这种布局下的增量是 "
+        "B @ A，即 (D_out, r) x (r, D_in)",
+    "after merge() your forward still adds the LoRA path, so the update counts twice: once merged, forward must "
+    "return base(x) alone (keep a self.merged flag)":
+        "merge() 之后你的 forward 仍然加上了 LoRA 支路，增量被算了两次：合并之后 forward 只应返回 base(x)"
+        "（用一个 self.merged 标志记录）",
+    "dropout acts on the base path: with B = 0 the layer must equal base(x) in training mode too. Apply dropout to the "
+    "LoRA path's input only: base(x) + lora_B(lora_A(dropout(x))) · scaling":
+        "dropout 作用在了原始层的支路上：B = 0 时，训练模式下这一层也必须等于 base(x)。dropout 只用在 LoRA 支路的输入上："
+        "base(x) + lora_B(lora_A(dropout(x))) · scaling",
+    "dropout acts on the output of the LoRA path: apply it to its input, lora_A(dropout(x)), as PEFT and loralib do, "
+    "not to the update B A x":
+        "dropout 作用在 LoRA 支路的输出上：要像 PEFT 和 loralib 那样用在它的输入上，lora_A(dropout(x))，而不是增量 B A x 上",
+    "a fresh LoRALinear has no parameters lora_A and lora_B": "新建的 LoRALinear 没有参数 lora_A 和 lora_B",
+    "a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)":
+        "新建的 LoRALinear(base, r={r}, alpha={alpha}) 算出的不是 base(x)",
+    "a fresh lora_A is all zeros: with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) "
+    "and the adapter never learns. A starts at random (nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))), only B "
+    "at zero":
+        "新建的 lora_A 全为零：A = 0 且 B = 0 时两个梯度都是零（dB = g (x Aᵀ)ᵀ = 0，dA = Bᵀ g x = 0），适配器永远学不动。"
+        "A 要随机初始化（nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))），只有 B 初始化为零",
+    "lora_A should have shape (r, D_in) = {shape}": "lora_A 的形状应为 (r, D_in) = {shape}",
+    "a fresh lora_A with D_in={d_in}, r={r} has largest |A| {largest:.4f} and std {std:.4f}; PEFT's "
+    "kaiming_uniform_(a=√5) gives U(-1/√D_in, 1/√D_in): largest ≈ {bound:.4f}, std ≈ {want:.4f}. Follow-up: the paper "
+    "draws A from a Gaussian, PEFT (and loralib) from nn.Linear's default; why must A be random at all, and does its "
+    "scale matter once B = 0?":
+        "D_in={d_in}、r={r} 时新建的 lora_A 最大 |A| 为 {largest:.4f}，标准差为 {std:.4f}；PEFT 的 kaiming_uniform_(a=√5) "
+        "给出 U(-1/√D_in, 1/√D_in)：最大值约 {bound:.4f}，标准差约 {want:.4f}。追问：论文里 A 用高斯分布初始化，PEFT"
+        "（以及 loralib）用 nn.Linear 的默认初始化；A 为什么必须是随机的？B = 0 时 A 的尺度还重要吗？",
+    "{label}: the parameters that require grad are {names}; only lora_A and lora_B should":
+        "{label}：requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B",
+    "{label}: after backward, {names} received no gradient: the LoRA path must stay in the graph (no torch.no_grad or "
+    ".detach() around it)":
+        "{label}：反向传播之后 {names} 没有收到梯度：LoRA 支路必须留在计算图里（不要包在 torch.no_grad 里，也不要 .detach()）",
+    "output": "输出",
+    "{label}, B = 0, dropout=0.5, training mode: {fail}": "{label}，B = 0，dropout=0.5，训练模式：{fail}",
+    "{label}, dropout=0.5, training mode: the LoRA update is exactly 0 in {share:.0%} of the output elements":
+        "{label}，dropout=0.5，训练模式：输出中有 {share:.0%} 的元素上 LoRA 增量恰好为 0",
+    "{label}: merge()/unmerge() raised {error}{where}. base.weight is (D_out, D_in) = {shape}, and so is B @ A":
+        "{label}：merge()/unmerge() 抛出了 {error}{where}。base.weight 的形状是 (D_out, D_in) = {shape}，B @ A 也是",
+    "output after merge()": "merge() 之后的输出",
+    "base.weight after merge()": "merge() 之后的 base.weight",
+    "output after unmerge()": "unmerge() 之后的输出",
+    "base.weight after unmerge()": "unmerge() 之后的 base.weight",
+    " (the output before merge() was right)": "（merge() 之前的输出是对的）",
+    ": base.weight did not change": "：base.weight 没有变化",
+    "{label}: {fail}{note}{extra}": "{label}：{fail}{note}{extra}",
+})

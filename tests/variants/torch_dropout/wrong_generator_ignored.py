@@ -1,0 +1,13 @@
+# expect: seeded alike gave different outputs
+import torch
+
+
+def dropout(x, p=0.5, training=True, generator=None):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return torch.zeros_like(x)
+    keep = (torch.rand_like(x) >= p).to(x.dtype)
+    return x * keep / (1 - p)

@@ -1,0 +1,11 @@
+# expect: 0 / 0
+import torch
+
+
+def dropout(x, p=0.5, training=True, generator=None):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    keep = (torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device) >= p).to(x.dtype)
+    return x * keep / (1 - p)
