@@ -77,6 +77,26 @@ def _no_exp(x, axis=-1):
     return x / np.sum(x, axis=axis, keepdims=True)
 
 
+def _sum_last_axis(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _global_sum(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e)
+
+
+def _log_softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _min_subtracted(x, axis=-1):
+    e = np.exp(x - np.min(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
 _KEEPDIMS = ("without keepdims=True the reduced axis disappears, so the result broadcasts against the wrong "
             "axis (or raises 'operands could not be broadcast'): pass keepdims=True to np.max and np.sum")
 
@@ -96,6 +116,17 @@ MISTAKES = [
     Mistake("divide by the max", _divide_by_max,
             "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer "
             "sums to 1; divide by np.sum(e, axis=axis, keepdims=True)"),
+    Mistake("sum over the last axis", _sum_last_axis,
+            "your max follows `axis` but your sum is over the last axis: pass axis=axis to np.sum as well"),
+    Mistake("sum over the whole array", _global_sum,
+            "you divide by the sum of the WHOLE array (np.sum(e) with no axis): each slice is normalised on its "
+            "own, np.sum(e, axis=axis, keepdims=True)"),
+    Mistake("log-softmax", _log_softmax,
+            "your output is log-softmax, x - max - log(sum(exp(x - max))): return the probabilities themselves, "
+            "e / np.sum(e, axis=axis, keepdims=True)"),
+    Mistake("min subtracted", _min_subtracted,
+            "you subtract the MIN of each slice: exp(x - min) overflows for a wide slice; subtract the max, so "
+            "the largest exponent is exp(0) = 1"),
     Mistake("no exp", _no_exp,
             "your output equals x / sum(x), with no exponential: softmax normalises exp(x), which is positive"),
 ]
@@ -204,6 +235,17 @@ def sums_to_one(kit):
 
 
 _ZH = register({
+    "your max follows `axis` but your sum is over the last axis: pass axis=axis to np.sum as well":
+        "你的 max 用了 `axis`，但求和却在最后一维上：np.sum 也要传 axis=axis",
+    "you divide by the sum of the WHOLE array (np.sum(e) with no axis): each slice is normalised on its "
+    "own, np.sum(e, axis=axis, keepdims=True)":
+        "你除以的是整个数组的和（np.sum(e) 没有指定 axis）：每个切片应单独归一化，np.sum(e, axis=axis, keepdims=True)",
+    "your output is log-softmax, x - max - log(sum(exp(x - max))): return the probabilities themselves, "
+    "e / np.sum(e, axis=axis, keepdims=True)":
+        "你的输出是 log-softmax，x - max - log(sum(exp(x - max)))：应返回概率本身，e / np.sum(e, axis=axis, keepdims=True)",
+    "you subtract the MIN of each slice: exp(x - min) overflows for a wide slice; subtract the max, so "
+    "the largest exponent is exp(0) = 1":
+        "你减去的是每个切片的最小值：切片跨度大时 exp(x - min) 会溢出；应减去最大值，这样最大的指数是 exp(0) = 1",
     "softmax is a function softmax(x, axis)": "softmax 是一个函数 softmax(x, axis)",
     "reductions keep their axis (keepdims=True), so they broadcast back": "归约保留被归约的维度（keepdims=True），这样才能广播回去",
     "softmax(x) with no axis normalises over the last axis": "softmax(x) 不传 axis 时在最后一维上归一化",
