@@ -98,7 +98,8 @@ _ZH = register({
     "kata(s), e.g. attention or numpy/attention": "练习名（可以多个），例如 attention 或 numpy/attention",
     "check every kata": "检查所有练习",
     "check the reference answers instead of your files": "检查参考答案，而不是你的文件",
-    "print the inputs of case N (to reproduce a failure)": "显示第 N 个用例的输入（用来复现失败）",
+    "print Python that rebuilds case N and compares your code with the reference":
+        "打印一段 Python 代码：重建第 N 组输入，并把你的代码和参考答案对比",
     "draw your attention weights beside the expected ones (also shown when masking fails)":
         "把你的注意力权重和期望的权重并排画出来（掩码检查失败时也会显示）",
     "also list skipped checks and every stub": "同时列出跳过的检查和每个还没动过的模板",
@@ -498,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", metavar="NAME", help=t("kata(s), e.g. attention or numpy/attention"))
     p.add_argument("--all", action="store_true", help=t("check every kata"))
     p.add_argument("--solution", action="store_true", help=t("check the reference answers instead of your files"))
-    p.add_argument("--case", type=int, metavar="N", help=t("print the inputs of case N (to reproduce a failure)"))
+    p.add_argument("--case", type=int, metavar="N", help=t("print Python that rebuilds case N and compares your code with the reference"))
     with_limits(p)
     p.add_argument("--show-weights", action="store_true",
                    help=t("draw your attention weights beside the expected ones (also shown when masking fails)"))

@@ -61,24 +61,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     "reset.restored": ("{kata}: blank stub restored", "{kata}：已恢复空白模板"),
     "reset.blank": ("{kata}: already the blank stub, left as it is", "{kata}：已经是空白模板，未改动"),
     # kata stats
-    "stats.katas": ("Per kata", "每个练习"),
-    "stats.drills": ("Drills", "计时练习"),
     "stats.none": ("No history yet: check a kata (`kata check NAME`) or start a drill (`kata drill --list`).",
                    "还没有历史记录：先检查一个练习（`kata check NAME`）或开始计时练习（`kata drill --list`）。"),
     "stats.untouched": ("{count} kata(s) not tried yet; `kata next` suggests one.",
                         "还有 {count} 个练习没做过；`kata next` 会推荐一个。"),
-    "stats.green": ("best, last, trend: time to green, from a drill's start or a reset to the first pass; "
-                    "tries: checks; pass: share of them that passed; sol.: solutions seen.",
-                    "最快、上次、趋势：从计时练习开始（或 reset）到第一次通过的用时；"
-                    "次数：检查次数；通过率：通过的比例；答案：看答案的次数。"),
     # kata next
     "next.title": ("What to practise now", "现在练什么"),
-    "next.continue": ("in progress: your last check ended at {status}", "进行中：上次检查的结果是 {status}"),
     "next.new": ("new: next on the learning path", "新练习：学习路线上的下一个"),
     "next.hard": ("review: hard last time ({why}), {ago}", "复习：上次做得吃力（{why}），{ago}"),
     "next.due": ("review: passed {ago}, due again", "复习：{ago}通过，该复习了"),
     "next.later": ("review early: next due in {days} day(s)", "提前复习：{days} 天后到期"),
-    "next.run": ("run", "运行"),
     "next.done": ("Everything is passed and nothing is due; a drill keeps it fresh: `kata drill --list`.",
                   "全部通过，暂时没有要复习的；计时练习能保持手感：`kata drill --list`。"),
     "ago.today": ("today", "今天"),
@@ -127,36 +119,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                   "下一步：打开 {file}，写好函数体，然后运行 kata check attention（在 {path} 里运行，或者加 --workspace）。"),
     "check.progress": ("checking {kata} ...", "正在检查 {kata} ……"),
     # kata stats: the columns
-    "stats.col.kata": ("kata", "练习"),
-    "stats.col.tries": ("tries", "次数"),
-    "stats.col.pass": ("pass", "通过率"),
-    "stats.col.best": ("best", "最快"),
-    "stats.col.last": ("last", "上次"),
-    "stats.col.trend": ("trend", "趋势"),
-    "stats.col.hints": ("hints", "提示"),
-    "stats.col.sol.": ("sol.", "答案"),
-    "stats.col.practised": ("practised", "练习于"),
-    "stats.col.#": ("#", "#"),
-    "stats.col.started": ("started", "开始于"),
-    "stats.col.preset": ("preset", "预设"),
-    "stats.col.minutes": ("minutes", "分钟"),
-    "stats.col.green": ("green", "通过"),
-    "stats.col.score": ("score", "得分"),
-    "stats.col.end": ("end", "结束"),
     # kata list
     "list.track": ("{track} track", "{track} 路线"),
     "list.track_llm": ("{track} track, beyond the seeds (modern LLMs)", "{track} 路线，教程之外（现代大模型）"),
-    "list.kata": ("kata", "练习"),
-    "list.level": ("level", "难度"),
-    "list.status": ("status", "状态"),
-    "list.best": ("best", "最快"),
-    "list.title": ("title", "题目"),
     "list.new": ("new", "新"),
-    "list.footer": ("Workspace: {workspace}.  Check one with `kata check NAME`; NumPy katas are numpy/NAME. 'best' is "
-                    "the fastest passing run of your code. {passed} ? = passed with follow-up questions open (the "
-                    "check shows them; --strict fails them).",
-                    "工作区：{workspace}。用 `kata check NAME` 检查一个练习；NumPy 练习写作 numpy/NAME。“最快”是你的代码"
-                    "通过时最快的一次运行。{passed} ? = 已通过，但还有追问没有回答（检查报告里会列出；--strict 会判为不通过）。"),
     # the stages of a check, as the report names them
     "stage.structure": ("structure", "结构"),
     "stage.shapes": ("shapes", "形状"),
