@@ -62,6 +62,7 @@ class _Knobbed(nn.Module):
     """
 
     mask, offset, order, returned, scale, combine = "offset", 0, "append", "grown", "sqrt_dk", "transpose"
+    prescale, values_from = False, "v_cache"
 
     def __init__(self, d_model, num_heads):
         super().__init__()
@@ -71,15 +72,17 @@ class _Knobbed(nn.Module):
     def forward(self, x, k_cache=None, v_cache=None):
         B, T_new, D = x.shape
         Q, K_new, V_new = (self._split(W(x)) for W in (self.W_q, self.W_k, self.W_v))
+        K_new = K_new / math.sqrt(self.d_k) if self.prescale else K_new
         K, V = K_new, V_new
         if k_cache is not None:
+            v_cache = k_cache if self.values_from == "k_cache" else v_cache
             pair = ((k_cache, K_new), (v_cache, V_new)) if self.order == "append" else ((K_new, k_cache), (V_new, v_cache))
             K, V = torch.cat(pair[0], dim=2), torch.cat(pair[1], dim=2)
         T_past = K.size(2) - T_new
         d = {"sqrt_dk": math.sqrt(self.d_k), "none": 1.0}[self.scale]
         scores = Q @ K.transpose(-2, -1) / d
         diagonal = {"offset": T_past, "plain": 0, "prefill only": T_past if T_past == 0 else K.size(2),
-                    "none": K.size(2)}[self.mask] + self.offset
+                    "none": K.size(2), "by T_new": T_new if T_past else 0}[self.mask] + self.offset
         visible = torch.ones(T_new, K.size(2), dtype=torch.bool).tril(diagonal=diagonal)
         attn = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1).nan_to_num(0.0)
         out = attn @ V
@@ -131,6 +134,14 @@ MISTAKES = [
     Mistake("only the new K/V returned", _variant(returned="new only"),
             "your output is right but the caches you return hold only the new positions: return the grown caches, "
             "torch.cat([k_cache, K_new], dim=2), so the next call sees every past position"),
+    Mistake("causal mask offset by T_new", _variant(mask="by T_new"),
+            "your causal mask is offset by T_new, the number of NEW tokens: new query i is at absolute position "
+            "T_past + i, so the offset is the cache length, tril(diagonal=T_past)"),
+    Mistake("new keys scaled twice", _variant(prescale=True),
+            "your new keys are divided by √d_k before they are cached and the scores are scaled again: the new keys "
+            "get 1/d_k, the cached ones 1/√d_k; cache K as W_k gives it and scale the scores once"),
+    Mistake("values appended to the key cache", _variant(values_from="k_cache"),
+            "your new values are appended to k_cache (a copy-paste slip): V = torch.cat([v_cache, V], dim=2)"),
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
             "d_k = d_model // num_heads"),
@@ -278,6 +289,16 @@ def empty_cache(kit):
 
 
 _ZH = register({
+    "your causal mask is offset by T_new, the number of NEW tokens: new query i is at absolute position "
+    "T_past + i, so the offset is the cache length, tril(diagonal=T_past)":
+        "你的因果掩码按 T_new（新词元的个数）偏移：第 i 个新查询的绝对位置是 T_past + i，所以偏移量应是缓存长度，"
+        "tril(diagonal=T_past)",
+    "your new keys are divided by √d_k before they are cached and the scores are scaled again: the new keys "
+    "get 1/d_k, the cached ones 1/√d_k; cache K as W_k gives it and scale the scores once":
+        "你的新键在存入缓存之前就除以了 √d_k，分数又缩放了一次：新键得到 1/d_k，缓存里的键得到 1/√d_k；"
+        "请按 W_k 的输出原样缓存 K，只对分数缩放一次",
+    "your new values are appended to k_cache (a copy-paste slip): V = torch.cat([v_cache, V], dim=2)":
+        "你把新的值接在了 k_cache 后面（复制粘贴的笔误）：V = torch.cat([v_cache, V], dim=2)",
     "CachedSelfAttention is an nn.Module with W_q, W_k, W_v, W_o and forward(x, k_cache, v_cache)":
         "CachedSelfAttention 是一个 nn.Module，包含 W_q、W_k、W_v、W_o 和 forward(x, k_cache, v_cache)",
     "prefill: position i uses no input after i": "预填充：位置 i 不用到 i 之后的任何输入",
