@@ -68,6 +68,18 @@ def _sum_of_dy(dy, y, axis=-1):
     return y * (dy - np.sum(dy, axis=axis, keepdims=True))
 
 
+def _dy_y_swapped(dy, y, axis=-1):
+    return dy * (y - _dot(dy, y, axis))
+
+
+def _y_squared(dy, y, axis=-1):
+    return y * (dy - np.sum(y * y, axis=axis, keepdims=True))
+
+
+def _log_softmax_backward(dy, y, axis=-1):
+    return dy - y * np.sum(dy, axis=axis, keepdims=True)
+
+
 def _sign_flipped(dy, y, axis=-1):
     return y * (_dot(dy, y, axis) - dy)
 
@@ -121,6 +133,14 @@ MISTAKES = [
     Mistake("mean instead of weighted sum", _mean,
             "your dx equals y * (dy - mean(dy * y)): the term is the SUM Σ_j dy_j y_j, not its mean; "
             "np.sum(dy * y, axis=axis, keepdims=True)"),
+    Mistake("dy and y swapped", _dy_y_swapped,
+            "your dx is dy * (y - sum(dy * y)): dy and y trade places; dx = y * (dy - sum(dy * y, axis))"),
+    Mistake("sum of y squared", _y_squared,
+            "you subtract sum(y * y) where the formula has sum(dy * y): the weighted sum is of the upstream "
+            "gradient, <dy, y>"),
+    Mistake("log-softmax's backward", _log_softmax_backward,
+            "your dx is dy - y * sum(dy), the backward of LOG-softmax: for y = softmax(x) it is "
+            "y * (dy - sum(dy * y, axis))"),
     Mistake("sign flipped", _sign_flipped,
             "your dx equals y * (Σ_j dy_j y_j - dy), the negative of the gradient: dx = y * (dy - Σ_j dy_j y_j)"),
     Mistake("axis ignored", _axis_ignored,
@@ -248,6 +268,14 @@ def shift_invariant(kit):
 
 
 _ZH = register({
+    "your dx is dy * (y - sum(dy * y)): dy and y trade places; dx = y * (dy - sum(dy * y, axis))":
+        "你的 dx 是 dy * (y - sum(dy * y))：dy 和 y 放反了；dx = y * (dy - sum(dy * y, axis))",
+    "you subtract sum(y * y) where the formula has sum(dy * y): the weighted sum is of the upstream "
+    "gradient, <dy, y>":
+        "你减去的是 sum(y * y)，而公式里是 sum(dy * y)：加权求和的对象是上游梯度，<dy, y>",
+    "your dx is dy - y * sum(dy), the backward of LOG-softmax: for y = softmax(x) it is "
+    "y * (dy - sum(dy * y, axis))":
+        "你的 dx 是 dy - y * sum(dy)，这是 log-softmax 的反向传播：对 y = softmax(x) 应为 y * (dy - sum(dy * y, axis))",
     _KEEPDIMS: "不加 keepdims=True，求和后那一维就没了，结果会沿错误的维度广播（或者报错 'operands could not be broadcast'）：np.sum(dy * y, axis=axis, keepdims=True)",
     "your values are right but float32 inputs give a float64 dx: keep y's dtype (no .astype(np.float64), no float64 "
     "array in the arithmetic)": "数值是对的，但 float32 的输入得到了 float64 的 dx：保持 y 的 dtype（不要 "
