@@ -268,28 +268,42 @@ def hopeless_draft(kit):
                          "target's correction)", label=c.label, got=got, used=used, want=want, calls=len(want)), found)
 
 
-@check("properties", "the draft proposes min(k, tokens left) tokens per round at most, each after its earlier drafts")
+def _rounds(reply) -> list:
+    """[(lengths of the draft's inputs, length of the target's input)] round by round, from the models' log."""
+    rounds, current = [], []
+    for name, length in reply["log"]:
+        if name == "draft":
+            current.append(length)
+        else:
+            rounds.append((current, length))
+            current = []
+    return rounds
+
+
+@check("properties", "each draft proposal is made on the prefix plus the drafts before it")
 def draft_calls(kit):
     for c in CASES:
         _, reply = _run(kit, c)
-        rounds, current = [], []
-        for name, length in reply["log"]:
-            if name == "draft":
-                current.append(length)
-            else:
-                rounds.append((current, length))
-                current = []
-        for i, (drafts, verified) in enumerate(rounds):
+        for i, (drafts, _) in enumerate(_rounds(reply)):
+            if drafts and drafts != list(range(drafts[0], drafts[0] + len(drafts))):
+                raise Fail(t("{label}: in round {i} the draft received inputs of {lengths} tokens: the j-th proposal "
+                             "is made on the prefix plus the j - 1 drafts before it, so the lengths grow by one",
+                             label=c.label, i=i + 1, lengths=drafts), t(_FEED))
+
+
+# Drafting k tokens when fewer are left gives the right output with the right target calls; the draft
+# calls beyond the budget are wasted work, which an interviewer asks about rather than fails.
+@check("properties", "the draft proposes min(k, tokens left) tokens per round at most", followup=True)
+def draft_budget(kit):
+    for c in CASES:
+        _, reply = _run(kit, c)
+        for i, (drafts, verified) in enumerate(_rounds(reply)):
             left = c.max_new - (verified - len(drafts) - c.prompt_len)  # tokens still to generate at this round
             if len(drafts) > min(c.k, left):
                 raise Fail(t("{label}: round {i} called the draft {n} times before verifying, with {left} tokens left "
                              "to generate: it proposes g = min(k, tokens left) = {g} tokens, one call each (a draft "
                              "beyond the budget can never be used)", label=c.label, i=i + 1, n=len(drafts), left=left,
                              g=min(c.k, left)))
-            if drafts and drafts != list(range(drafts[0], drafts[0] + len(drafts))):
-                raise Fail(t("{label}: in round {i} the draft received inputs of {lengths} tokens: the j-th proposal "
-                             "is made on the prefix plus the j - 1 drafts before it, so the lengths grow by one",
-                             label=c.label, i=i + 1, lengths=drafts), t(_FEED))
 
 
 @check("hygiene", "leaves the caller's prompt list unchanged")
@@ -377,8 +391,8 @@ _ZH = register({
     "{want} with {calls} calls, one per token (each round keeps only the target's correction)":
         "{label}，草稿的每个提议都被拒绝：你得到 token {got}，调用目标模型 {used} 次；应为贪心解码 {want}，调用 {calls} 次，"
         "每个 token 一次（每轮只保留目标模型的纠正）",
-    "the draft proposes min(k, tokens left) tokens per round at most, each after its earlier drafts":
-        "每轮草稿模型最多提议 min(k, 剩余 token 数) 个 token，每个都接在它之前的草稿后面",
+    "each draft proposal is made on the prefix plus the drafts before it": "草稿模型的每个提议都基于前缀加它之前的草稿",
+    "the draft proposes min(k, tokens left) tokens per round at most": "每轮草稿模型最多提议 min(k, 剩余 token 数) 个 token",
     "{label}: round {i} called the draft {n} times before verifying, with {left} tokens left to generate: it proposes "
     "g = min(k, tokens left) = {g} tokens, one call each (a draft beyond the budget can never be used)":
         "{label}：第 {i} 轮在验证之前调用了草稿模型 {n} 次，而还剩 {left} 个 token 要生成：每轮提议 "
