@@ -44,14 +44,18 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def norm(x, gamma, beta, epsilon=1e-6, *, ddof=0, eps_outside=False, axis=-1, swap=False, shift=True, scale=True):
+def norm(x, gamma, beta, epsilon=1e-6, *, ddof=0, eps_outside=False, axis=-1, swap=False, shift=True, scale=True,
+         center=True, root=True, beta_inside=False):
     """Layer norm with knobs; every knob at its default gives the right answer."""
     if swap:
         gamma, beta = beta, gamma
-    mean = x.mean(axis=axis, keepdims=True)
-    std = x.std(axis=axis, keepdims=True, ddof=ddof)
+    mean = x.mean(axis=axis, keepdims=True) if center else 0.0
+    std = x.std(axis=axis, keepdims=True, ddof=ddof) if center else np.sqrt((x * x).mean(axis=axis, keepdims=True))
     with np.errstate(divide="ignore", invalid="ignore"):  # no epsilon: a constant row is 0/0, as in the user's code
-        x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon)
+        x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon) if root \
+            else (x - mean) / (std**2 + epsilon)
+    if beta_inside:
+        return gamma * (x_hat + beta)
     return (gamma * x_hat if scale else x_hat) + (beta if shift else 0)
 
 
@@ -91,6 +95,19 @@ MISTAKES = [
     Mistake("normalised over the wrong axis", _variant(axis=-2),
             "your output is normalised over axis -2 (over positions, not features): take the mean and variance "
             "over the last axis, axis=-1, keepdims=True"),
+    Mistake("statistics over axis 0", _variant(axis=0),
+            "your statistics are taken over axis 0, across the batch (batch norm): layer norm normalises each "
+            "vector over its own features, axis=-1"),
+    Mistake("statistics over the last two axes", _variant(axis=(-2, -1)),
+            "your statistics are taken over the last TWO axes: layer norm normalises each vector on its own, "
+            "over axis=-1 only"),
+    Mistake("mean not subtracted", _variant(center=False),
+            "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
+            "norm centres first, (x - mean) / sqrt(var + eps)"),
+    Mistake("variance without the square root", _variant(root=False),
+            "you divide by var + epsilon: divide by its square root, np.sqrt(var + epsilon), the standard deviation"),
+    Mistake("beta inside the scale", _variant(beta_inside=True),
+            "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta"),
     Mistake("normalised over the whole array", _variant(axis=None),
             "your output uses one mean and one variance for the whole array: each vector x[..., :] is "
             "normalised on its own, over axis=-1 with keepdims=True"),
@@ -157,6 +174,14 @@ def shift_invariance(kit):
 
 
 _ZH = register({
+    "your statistics are taken over axis 0, across the batch (batch norm): layer norm normalises each "
+    "vector over its own features, axis=-1":
+        "你的统计量是在第 0 维上、跨批次求的（那是批归一化）：层归一化对每个向量在它自己的特征上归一化，axis=-1",
+    "your statistics are taken over the last TWO axes: layer norm normalises each vector on its own, "
+    "over axis=-1 only":
+        "你的统计量是在最后两维上求的：层归一化对每个向量单独归一化，只在 axis=-1 上",
+    "you divide by var + epsilon: divide by its square root, np.sqrt(var + epsilon), the standard deviation":
+        "你除以的是 var + epsilon：应除以它的平方根 np.sqrt(var + epsilon)，即标准差",
     "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), and no "
     "NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)":
         "数值是对的，但 float32 的输入得到了 float64 的输出：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "
