@@ -1,0 +1,336 @@
+"""Hidden checks: linear attention (Katharopoulos et al. 2020), non-causal and causal.
+
+The user's linear_attention also runs under a memory probe (checker/checks/child/linear_attention.py)
+that records the largest tensor it creates: linear attention never forms a (T_q, T_k) matrix.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from checker.checks.child.linear_attention import linear_attention_memory
+from checker.kit import Convention, Fail, Mistake, as_outputs, case, check, compare, expect_structure
+from checker.lang import register, t
+
+TARGET = "linear_attention"
+OUTPUTS = [("out", "(B, H, T_q, d_v)")]
+BATCH_INDEPENDENT = True
+DEVICE = True  # nothing is built inside in the reference; a mask or ones built by the user must follow q
+
+# Every dimension its own size. Cases 1 and 4 are non-causal with T_q != T_k (more queries than keys
+# in case 4); cases 2 and 3 are causal (T_q == T_k).
+CASES = [
+    case(1, B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, causal=False),
+    case(2, B=3, H=2, T_q=8, T_k=8, d_k=5, d_v=3, causal=True),
+    case(3, B=2, H=4, T_q=6, T_k=6, d_k=3, d_v=7, causal=True),
+    case(4, B=3, H=2, T_q=9, T_k=4, d_k=6, d_v=5, causal=False),
+]
+TIMING = case(5, B=2, H=4, T_q=128, T_k=128, d_k=16, d_v=24, causal=True)
+# The memory cases: B·H = 2 and T (61, 53, 59) far above d_k·d_v (12), so one head's (T_q, T_k)
+# matrix (2809 .. 3721 elements) is more than twice the bound B·H·max(T_q, T_k)·d_k·d_v (1416 .. 1464),
+# and T_q, T_k are unlike every other size (a tensor with both axes is a matrix of scores).
+_MEMORY_CASES = [
+    case(6, B=1, H=2, T_q=61, T_k=61, d_k=3, d_v=4, causal=True),
+    case(7, B=2, H=1, T_q=53, T_k=59, d_k=4, d_v=3, causal=False),
+]
+
+
+def inputs(c, dtype):
+    g = c.generator()
+    dt = getattr(torch, dtype)
+    q = torch.randn(c.B, c.H, c.T_q, c.d_k, generator=g, dtype=torch.float64).to(dt)
+    k = torch.randn(c.B, c.H, c.T_k, c.d_k, generator=g, dtype=torch.float64).to(dt)
+    v = torch.randn(c.B, c.H, c.T_k, c.d_v, generator=g, dtype=torch.float64).to(dt)
+    return q, k, v, c.causal
+
+
+def bound(c) -> int:
+    return c.B * c.H * max(c.T_q, c.T_k) * c.d_k * c.d_v
+
+
+# ----------------------------------------------------------------------------- named mistakes
+
+_MAPS = {"elu+1": lambda x: F.elu(x) + 1, "relu": F.relu, "none": lambda x: x, "elu": F.elu,
+         "exp": torch.exp}
+
+
+def kernelised(q, k, v, causal=False, *, fmap="elu+1", normalise=True, prefix="inclusive", scale=False,
+               softmax=False, eps=0.0):
+    """Linear attention with knobs, written in its quadratic form (the same numbers up to rounding);
+    every knob at its default gives the right answer."""
+    if scale:
+        q = q / math.sqrt(q.size(-1))
+    if softmax:
+        scores = q @ k.mT / math.sqrt(q.size(-1))
+        if causal:
+            T = q.size(-2)
+            scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+        return scores.softmax(dim=-1) @ v
+    phi = _MAPS[fmap]
+    weights = phi(q) @ phi(k).mT  # (B, H, T_q, T_k)
+    if causal and prefix != "ignored":
+        T = q.size(-2)
+        visible = torch.ones(T, T, dtype=torch.bool).tril(-1 if prefix == "exclusive" else 0)
+        weights = weights.masked_fill(~visible, 0.0)
+    if not normalise:
+        return weights @ v
+    return (weights @ v) / (weights.sum(dim=-1, keepdim=True) + eps)
+
+
+def _variant(**knobs):
+    return lambda q, k, v, causal=False: kernelised(q, k, v, causal, **knobs)
+
+
+MISTAKES = [
+    Mistake("feature map relu", _variant(fmap="relu"),
+            "your output equals linear attention with phi(x) = relu(x): the paper's feature map is elu(x) + 1, "
+            "positive everywhere, so every key keeps a positive weight and the denominator never reaches 0 "
+            "(relu zeroes whole rows: 0 / 0 = NaN)"),
+    Mistake("no feature map", _variant(fmap="none"),
+            "your output equals linear attention without a feature map, (q kᵀ) v / (q kᵀ) 1: the weights q·k can "
+            "be negative and the denominator 0; apply phi(x) = elu(x) + 1 to q and k first"),
+    Mistake("feature map elu without + 1", _variant(fmap="elu"),
+            "your output equals linear attention with phi(x) = elu(x): add 1, phi(x) = elu(x) + 1 > 0 (elu alone "
+            "reaches -1, so the weights can be negative)"),
+    Mistake("feature map exp", _variant(fmap="exp"),
+            "your output equals linear attention with phi(x) = exp(x): this kata's feature map is elu(x) + 1"),
+    Mistake("normaliser missing", _variant(normalise=False),
+            "your output equals phi(Q) (phi(K)ᵀ V) without the normaliser: divide by phi(Q) · z with "
+            "z = sum_j phi(k_j) (for causal, its prefix sum), so each query's weights sum to 1"),
+    Mistake("prefix sum excludes the query", _variant(prefix="exclusive"),
+            "your causal output equals prefix sums over j < i: query i must see its own key too, S_i = sum_{j <= i} "
+            "phi(k_j)ᵀ v_j (torch.cumsum is inclusive; a loop updates S before reading it). The first position then "
+            "divides 0 by 0"),
+    Mistake("non-causal used for causal", _variant(prefix="ignored"),
+            "your output with causal=True equals the non-causal one: every query sees every key. With causal=True "
+            "query i sees keys 0..i only: prefix sums S_i = cumsum over positions of phi(k_j)ᵀ v_j, and z_i likewise"),
+    Mistake("scaled by 1/sqrt(d_k)", _variant(scale=True),
+            "your output equals linear attention with q scaled by 1/√d_k before the feature map: softmax's "
+            "temperature has no place here, phi(q) · phi(k) is used as it is"),
+    Mistake("softmax attention", _variant(softmax=True),
+            "your output equals softmax attention, softmax(q kᵀ / √d_k) v: linear attention replaces exp(q·k) by "
+            "phi(q) · phi(k), phi(x) = elu(x) + 1, and never forms the (T_q, T_k) matrix"),
+]
+
+_FMAP_MISTAKES = [
+    Mistake("feature map relu", _MAPS["relu"], "your feature map is relu(x): the paper's is elu(x) + 1, positive "
+            "everywhere (relu(x) is 0 for x <= 0)"),
+    Mistake("no feature map", _MAPS["none"], "your feature map returns x itself: phi(x) = elu(x) + 1"),
+    Mistake("feature map elu without + 1", _MAPS["elu"], "your feature map is elu(x): add 1, phi(x) = elu(x) + 1, "
+            "so it is positive everywhere"),
+    Mistake("feature map exp", _MAPS["exp"], "your feature map is exp(x): this kata's is elu(x) + 1"),
+]
+
+# The paper's own code (idiap/fast-transformers, LinearAttention and CausalLinearAttention) adds eps=1e-6
+# to the denominator: right, and accepted as the paper's convention. A causal denominator at the first
+# positions is a single phi(q_0) · phi(k_0), as small as ~0.05 on these inputs, so eps moves the output by
+# up to ~2e-5 relative there; once adopted, every later comparison (also with the quadratic form, which has
+# no epsilon) allows 1e-4, while every named mistake moves the output by more than 1e-2.
+_EPS_TOL = (1e-4, 1e-6)
+CONVENTIONS = (
+    Convention("eps in the denominator (fast-transformers)", (
+        "your output equals phi(Q) S / (phi(Q) · z + 1e-6): the epsilon of the paper's code (fast-transformers' "
+        "LinearAttention, eps=1e-6). phi = elu + 1 is positive, so the denominator cannot be 0 and this kata's "
+        "reference adds no epsilon; the epsilon was allowed for every later check"),
+        impl=_variant(eps=1e-6), tol=_EPS_TOL),
+)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("structure", "feature_map(x) and linear_attention(q, k, v, causal) exist")
+def structure(kit):
+    expect_structure(kit, "feature_map", module=False, params=["x"])
+    expect_structure(kit, TARGET, module=False, params=["q", "k", "v", "causal"])
+
+
+@check("numerics", "feature_map(x) = elu(x) + 1, positive everywhere")
+def feature(kit):
+    x = torch.linspace(-6, 4, 41, dtype=torch.float64).view(1, 41)  # (1, 41): negative, zero and positive
+    got = kit.user((x,), target="feature_map")
+    try:
+        compare(got, F.elu(x) + 1, "feature_map(x)", "(...)")
+    except Fail as fail:
+        raise Fail(str(fail), kit.name_mistake((x,), got, _FMAP_MISTAKES, run=lambda m: m.impl(x))) from None
+
+
+def _quadratic(q, k, v, causal):
+    """The quadratic form with the same feature map: the (T_q, T_k) kernel weights, normalised by row."""
+    weights = (F.elu(q) + 1) @ (F.elu(k) + 1).mT  # (B, H, T_q, d_k) x (B, H, d_k, T_k) -> (B, H, T_q, T_k)
+    if causal:
+        weights = weights.tril()  # keys j <= i
+    return weights / weights.sum(dim=-1, keepdim=True) @ v  # (B, H, T_q, T_k) x (B, H, T_k, d_v)
+
+
+@check("properties", "equals the quadratic form with the same feature map: (phi(Q) phi(K)ᵀ, row-normalised) V")
+def quadratic_form(kit):
+    for c in CASES:
+        args = inputs(c, "float64")
+        got = _out(kit.user(args), c)
+        try:
+            compare(got, _quadratic(*args), t("{label}: out", label=c.label), "(B, H, T_q, d_v)", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(t("{fail}; expected the weights phi(q_i) · phi(k_j) / sum_j phi(q_i) · phi(k_j){causal} "
+                         "applied to v", fail=fail, causal=t(" over j <= i") if c.causal else ""),
+                       kit.name_mistake(args, got)) from None
+
+
+@check("masking", "causal: query i uses no key or value after position i")
+def causal_future(kit):
+    c = CASES[1]
+    q, k, v, _ = inputs(c, "float64")
+    before = _out(kit.user((q, k, v, True)), c)
+    for pos in range(c.T_q - 1):
+        k2, v2 = k.clone(), v.clone()
+        k2[:, :, pos + 1:] += 3.0
+        v2[:, :, pos + 1:] += 10.0
+        after = _out(kit.user((q, k2, v2, True)), c)
+        if not torch.allclose(after[:, :, : pos + 1], before[:, :, : pos + 1], rtol=1e-12, atol=1e-12, equal_nan=True):
+            raise Fail(t("{label}: changing the keys and values after position {pos} changed the output at positions "
+                         "<= {pos}: the future leaks. With causal=True, S_i and z_i are prefix sums over j <= i "
+                         "(torch.cumsum over the positions, or a loop that carries S and z)", label=c.label, pos=pos),
+                       kit.name_mistake((q, k, v, True), before))
+
+
+@check("properties", "causal: the first t positions alone give the first t outputs (the RNN view)")
+def prefix(kit):
+    c = CASES[2]
+    q, k, v, _ = inputs(c, "float64")
+    whole = _out(kit.user((q, k, v, True)), c)
+    for n in (1, 4):
+        part = kit.user((q[:, :, :n], k[:, :, :n], v[:, :, :n], True))
+        try:
+            compare(part, whole[:, :, :n], t("{label}: out of the first {n} positions alone", label=c.label, n=n),
+                    "(B, H, T, d_v)", tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(t("{fail}: causal linear attention is an RNN, the state (S_i, z_i) after position i depends "
+                         "on positions 0..i only", fail=fail)) from None
+
+
+@check("properties", "defaults: causal=False when not given")
+def defaults(kit):
+    c = CASES[0]
+    q, k, v, _ = inputs(c, "float64")
+    compare(kit.user((q, k, v)), kit.reference((q, k, v, False)), t("{label}, linear_attention(q, k, v): out",
+                                                                    label=c.label), "(B, H, T_q, d_v)",
+            tol=kit.tolerance("float64"))
+
+
+@check("properties", "memory: no tensor larger than B·H·max(T_q, T_k)·d_k·d_v elements, no (T_q, T_k) matrix")
+def memory(kit):
+    for c in _MEMORY_CASES:
+        reply = kit.drive(linear_attention_memory, *inputs(c, "float64"))
+        if reply["fused"]:
+            raise Fail(t("{label}: your code ran the fused attention kernel {kernel}: that is softmax attention, "
+                         "quadratic in T", label=c.label, kernel=reply["fused"][0]))
+        _out(reply["out"], c)  # the values are judged by the numerics checks
+        if reply["square"]:
+            op, shape = reply["square"]
+            raise Fail(t("{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and "
+                         "one of T_k = {T_k}: a matrix of query-key weights, which is what linear attention avoids. "
+                         "Sum over the keys first, S = phi(K)ᵀ V (d_k, d_v) and z = sum of phi(K), then "
+                         "phi(Q) S / (phi(Q) · z); causal: prefix sums of phi(k_j)ᵀ v_j", label=c.label,
+                         shape=tuple(shape), op=op, T_q=c.T_q, T_k=c.T_k))
+        if reply["largest"] > bound(c):
+            raise Fail(t("{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more "
+                         "than the bound B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T",
+                         label=c.label, largest=reply["largest"], op=reply["op"], shape=tuple(reply["shape"]),
+                         limit=bound(c)))
+
+
+def _out(value, c):
+    (out,) = as_outputs(value, OUTPUTS)
+    want = (c.B, c.H, c.T_q, c.d_v)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != want:
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise Fail(t("{label}: linear_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}",
+                     label=c.label, want=want, got=got))
+    return out
+
+
+_ZH = register({
+    "feature_map(x) and linear_attention(q, k, v, causal) exist": "存在 feature_map(x) 和 linear_attention(q, k, v, causal)",
+    "feature_map(x) = elu(x) + 1, positive everywhere": "feature_map(x) = elu(x) + 1，处处为正",
+    "equals the quadratic form with the same feature map: (phi(Q) phi(K)ᵀ, row-normalised) V":
+        "等于使用同一特征映射的二次形式：(phi(Q) phi(K)ᵀ，按行归一化) V",
+    "causal: query i uses no key or value after position i": "因果：查询 i 不用到位置 i 之后的任何键和值",
+    "causal: the first t positions alone give the first t outputs (the RNN view)":
+        "因果：单独输入前 t 个位置，得到的就是前 t 个输出（RNN 视角）",
+    "defaults: causal=False when not given": "默认值：不传时 causal=False",
+    "memory: no tensor larger than B·H·max(T_q, T_k)·d_k·d_v elements, no (T_q, T_k) matrix":
+        "显存：没有任何张量超过 B·H·max(T_q, T_k)·d_k·d_v 个元素，也没有 (T_q, T_k) 矩阵",
+    "your output equals linear attention with phi(x) = relu(x): the paper's feature map is elu(x) + 1, positive "
+    "everywhere, so every key keeps a positive weight and the denominator never reaches 0 (relu zeroes whole rows: "
+    "0 / 0 = NaN)":
+        "你的输出等于特征映射为 phi(x) = relu(x) 的线性注意力：论文的特征映射是 elu(x) + 1，处处为正，所以每个键都保留"
+        "正的权重，分母永远不会是 0（relu 会把整行变成 0：0 / 0 = NaN）",
+    "your output equals linear attention without a feature map, (q kᵀ) v / (q kᵀ) 1: the weights q·k can be negative "
+    "and the denominator 0; apply phi(x) = elu(x) + 1 to q and k first":
+        "你的输出等于没有特征映射的线性注意力 (q kᵀ) v / (q kᵀ) 1：权重 q·k 可能为负，分母可能为 0；"
+        "要先对 q 和 k 施加 phi(x) = elu(x) + 1",
+    "your output equals linear attention with phi(x) = elu(x): add 1, phi(x) = elu(x) + 1 > 0 (elu alone reaches -1, "
+    "so the weights can be negative)":
+        "你的输出等于特征映射为 phi(x) = elu(x) 的线性注意力：要加 1，phi(x) = elu(x) + 1 > 0"
+        "（单独的 elu 最小到 -1，权重就可能为负）",
+    "your output equals linear attention with phi(x) = exp(x): this kata's feature map is elu(x) + 1":
+        "你的输出等于特征映射为 phi(x) = exp(x) 的线性注意力：本题的特征映射是 elu(x) + 1",
+    "your output equals phi(Q) (phi(K)ᵀ V) without the normaliser: divide by phi(Q) · z with z = sum_j phi(k_j) (for "
+    "causal, its prefix sum), so each query's weights sum to 1":
+        "你的输出等于没有归一化的 phi(Q) (phi(K)ᵀ V)：要除以 phi(Q) · z，z = sum_j phi(k_j)（因果时用它的前缀和），"
+        "这样每个查询的权重之和才为 1",
+    "your causal output equals prefix sums over j < i: query i must see its own key too, S_i = sum_{j <= i} phi(k_j)ᵀ "
+    "v_j (torch.cumsum is inclusive; a loop updates S before reading it). The first position then divides 0 by 0":
+        "你的因果输出等于对 j < i 的前缀和：查询 i 也必须看到它自己的键，S_i = sum_{j <= i} phi(k_j)ᵀ v_j"
+        "（torch.cumsum 是包含当前项的；循环写法要先更新 S 再读取）。否则第一个位置会变成 0 除以 0",
+    "your output with causal=True equals the non-causal one: every query sees every key. With causal=True query i "
+    "sees keys 0..i only: prefix sums S_i = cumsum over positions of phi(k_j)ᵀ v_j, and z_i likewise":
+        "causal=True 时你的输出和非因果的一样：每个查询都看到了所有键。causal=True 时查询 i 只能看到键 0..i："
+        "用前缀和 S_i = 沿位置对 phi(k_j)ᵀ v_j 做 cumsum，z_i 同理",
+    "your output equals linear attention with q scaled by 1/√d_k before the feature map: softmax's temperature has "
+    "no place here, phi(q) · phi(k) is used as it is":
+        "你的输出等于在特征映射之前把 q 缩放了 1/√d_k 的线性注意力：这里没有 softmax 的温度，phi(q) · phi(k) 直接使用",
+    "your output equals softmax attention, softmax(q kᵀ / √d_k) v: linear attention replaces exp(q·k) by "
+    "phi(q) · phi(k), phi(x) = elu(x) + 1, and never forms the (T_q, T_k) matrix":
+        "你的输出等于 softmax 注意力 softmax(q kᵀ / √d_k) v：线性注意力用 phi(q) · phi(k)（phi(x) = elu(x) + 1）"
+        "代替 exp(q·k)，而且从不构造 (T_q, T_k) 矩阵",
+    "your feature map is relu(x): the paper's is elu(x) + 1, positive everywhere (relu(x) is 0 for x <= 0)":
+        "你的特征映射是 relu(x)：论文用的是 elu(x) + 1，处处为正（relu(x) 在 x <= 0 时为 0）",
+    "your feature map returns x itself: phi(x) = elu(x) + 1": "你的特征映射直接返回了 x：应为 phi(x) = elu(x) + 1",
+    "your feature map is elu(x): add 1, phi(x) = elu(x) + 1, so it is positive everywhere":
+        "你的特征映射是 elu(x)：要加 1，phi(x) = elu(x) + 1，这样才处处为正",
+    "your feature map is exp(x): this kata's is elu(x) + 1": "你的特征映射是 exp(x)：本题用的是 elu(x) + 1",
+    "your output equals phi(Q) S / (phi(Q) · z + 1e-6): the epsilon of the paper's code (fast-transformers' "
+    "LinearAttention, eps=1e-6). phi = elu + 1 is positive, so the denominator cannot be 0 and this kata's reference "
+    "adds no epsilon; the epsilon was allowed for every later check":
+        "你的输出等于 phi(Q) S / (phi(Q) · z + 1e-6)：这是论文代码里的 epsilon（fast-transformers 的 LinearAttention，"
+        "eps=1e-6）。phi = elu + 1 为正，分母不可能为 0，所以本题的参考答案不加 epsilon；之后的所有检查都允许这个 epsilon",
+    "{label}: out": "{label}：out",
+    "{fail}; expected the weights phi(q_i) · phi(k_j) / sum_j phi(q_i) · phi(k_j){causal} applied to v":
+        "{fail}；应当是把权重 phi(q_i) · phi(k_j) / sum_j phi(q_i) · phi(k_j){causal} 作用在 v 上",
+    " over j <= i": "（j <= i）",
+    "{label}: changing the keys and values after position {pos} changed the output at positions <= {pos}: the future "
+    "leaks. With causal=True, S_i and z_i are prefix sums over j <= i (torch.cumsum over the positions, or a loop that "
+    "carries S and z)":
+        "{label}：改动位置 {pos} 之后的键和值，改变了位置 <= {pos} 的输出：未来的信息泄漏了。causal=True 时，S_i 和 "
+        "z_i 是对 j <= i 的前缀和（沿位置做 torch.cumsum，或者用循环携带 S 和 z）",
+    "{label}: out of the first {n} positions alone": "{label}：单独输入前 {n} 个位置时的 out",
+    "{fail}: causal linear attention is an RNN, the state (S_i, z_i) after position i depends on positions 0..i only":
+        "{fail}：因果线性注意力就是一个 RNN，位置 i 之后的状态 (S_i, z_i) 只取决于位置 0..i",
+    "{label}, linear_attention(q, k, v): out": "{label}，linear_attention(q, k, v)：out",
+    "{label}: your code ran the fused attention kernel {kernel}: that is softmax attention, quadratic in T":
+        "{label}：你的代码调用了融合注意力内核 {kernel}：那是 softmax 注意力，对 T 是二次的",
+    "{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and one of T_k = {T_k}: a "
+    "matrix of query-key weights, which is what linear attention avoids. Sum over the keys first, S = phi(K)ᵀ V "
+    "(d_k, d_v) and z = sum of phi(K), then phi(Q) S / (phi(Q) · z); causal: prefix sums of phi(k_j)ᵀ v_j":
+        "{label}：你的代码构造了形状为 {shape} 的张量（{op}），它有一个长 T_q = {T_q} 的轴和一个长 T_k = {T_k} 的轴："
+        "这是查询-键权重矩阵，正是线性注意力要避免的。先对键求和，S = phi(K)ᵀ V (d_k, d_v)、z = phi(K) 之和，"
+        "再算 phi(Q) S / (phi(Q) · z)；因果时用 phi(k_j)ᵀ v_j 的前缀和",
+    "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
+    "B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T":
+        "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回形状 {shape}），超过了上限 "
+        "B·H·max(T_q, T_k)·d_k·d_v = {limit}：显存必须随 T 线性增长",
+    "{label}: linear_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}":
+        "{label}：linear_attention 应该返回形状为 (B, H, T_q, d_v) = {want} 的 out，实际是 {got}",
+})

@@ -1,0 +1,25 @@
+# expect: clamped to the last bucket
+"""Every distance its own bucket, clamped at the last one: no logarithmic buckets."""
+import math
+
+import torch
+
+
+def relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    ret = torch.zeros_like(relative_position)
+    n = relative_position
+    if bidirectional:
+        num_buckets //= 2
+        ret = ret + (n > 0).long() * num_buckets
+        n = n.abs()
+    else:
+        n = torch.clamp(-n, min=0)
+    max_exact = num_buckets // 2
+    return ret + n.clamp(max=num_buckets - 1)
+
+
+def relative_position_bias(weight, T_q, T_k, bidirectional=True, max_distance=128):
+    context = torch.arange(T_k - T_q, T_k, device=weight.device)[:, None]
+    memory = torch.arange(T_k, device=weight.device)[None, :]
+    buckets = relative_position_bucket(memory - context, bidirectional, weight.shape[0], max_distance)
+    return weight[buckets].permute(2, 0, 1).unsqueeze(0)
