@@ -76,7 +76,8 @@ def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", a
     mask_as: "visible" (right), "hidden" (inverted: seed 000's convention, 1 = hidden),
              "plus_1e9" (additive mask with the wrong sign: +1e9 on hidden keys, no fix).
     """
-    divisor = {"sqrt_dk": math.sqrt(q.shape[-1]), "none": 1.0, "dk": q.shape[-1], "sqrt_dv": math.sqrt(v.shape[-1])}[scale]
+    divisor = {"sqrt_dk": math.sqrt(q.shape[-1]), "none": 1.0, "dk": q.shape[-1], "sqrt_dv": math.sqrt(v.shape[-1]),
+               "half_dk": q.shape[-1] / 2, "sqrt_tk": math.sqrt(k.shape[-2])}[scale]
     scores = q @ np.swapaxes(k, -1, -2) / divisor
     if mask is None:
         weights = softmax(scores, axis)
@@ -102,6 +103,12 @@ MISTAKES = [
             "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
     Mistake("scale by d_v", _variant(scale="sqrt_dv"),
             "your output equals attention scaled by 1/√d_v: take d_k from q (q.shape[-1]), not from v"),
+    Mistake("scale d_k / 2", _variant(scale="half_dk"),
+            "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
+            "math.sqrt(d_k) or d_k ** 0.5"),
+    Mistake("scale by the number of keys", _variant(scale="sqrt_tk"),
+            "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of q or k "
+            "(q.shape[-1]), not k.shape[-2]"),
     Mistake("softmax over queries", _variant(axis=-2),
             "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
@@ -205,6 +212,9 @@ def _pair(value, c):
 
 
 _ZH = register({
+    "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of q or k "
+    "(q.shape[-1]), not k.shape[-2]":
+        "你的分数除以的是 √T_k，即键的个数：d_k 是 q 或 k 最后一维的大小（q.shape[-1]），不是 k.shape[-2]",
     "your output equals attention without the 1/√d_k scale: divide the scores q kᵀ by math.sqrt(d_k)":
         "你的输出等于没有 1/√d_k 缩放的注意力：要把分数 q kᵀ 除以 math.sqrt(d_k)",
     "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))":
