@@ -48,6 +48,12 @@ PRESETS = {
     "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3), title_zh="按难度随机组合"),
     "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache"),
                           title_zh="大模型解码器"),
+    "fine-tune-serve": Preset("Fine-tune & serve", 60, ("lora", "moe", "mla", "speculative_decoding"),
+                              title_zh="微调与推理部署"),
+    "rlhf-objectives": Preset("RLHF objectives", 40, ("dpo_loss", "grpo_loss"), title_zh="RLHF 目标函数"),
+    "training-by-hand": Preset("Training by hand", 40, ("dropout", "batch_norm", "adamw"), title_zh="手写训练组件"),
+    "efficient-attention": Preset("Efficient attention", 50, ("linear_attention", "flash_attention", "relative_position_bias"),
+                                  title_zh="高效注意力"),
 }
 MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of difficulty
 
