@@ -66,17 +66,20 @@ _ACTS = {
     "gelu no cube": lambda h: _gelu_tanh(h, power=1),
     "gelu no sqrt": lambda h: _gelu_tanh(h, scale=2 / math.pi),
     "gelu sigmoid": lambda h: h / (1.0 + np.exp(-1.702 * h)),
+    "gelu bracket": lambda h: 0.5 * h * (1.0 + np.tanh(math.sqrt(2 / math.pi) * h + 0.044715 * h**3)),
+    "gelu no x": lambda h: 0.5 * (1.0 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3))),
+    "gelu sqrt 2pi": lambda h: _gelu_tanh(h, scale=math.sqrt(2 * math.pi)),
 }
 
 
 def ffn(x, W1, b1, W2, b2, activation="relu", *, gelu="gelu", force=None, bias_after=False, act_out=False,
-        no_b1=False, no_b2=False):
+        no_b1=False, no_b2=False, residual=False, act_hidden=True):
     """The network with knobs; every knob at its default gives the right answer."""
     name = force or activation
     act = _ACTS[gelu if name == "gelu" else name]
-    h = act(x @ W1) + b1 if bias_after else act(x @ W1 + (0 if no_b1 else b1))
+    h = act(x @ W1) + b1 if bias_after else act(x @ W1 + (0 if no_b1 else b1)) if act_hidden else x @ W1 + b1
     out = h @ W2 + (0 if no_b2 else b2)
-    return act(out) if act_out else out
+    return x + out if residual else act(out) if act_out else out
 
 
 def _variant(default="relu", **knobs):
@@ -110,6 +113,18 @@ MISTAKES = [
     Mistake("sigmoid GELU", _variant(gelu="gelu sigmoid"),
             "your GELU is the sigmoid approximation h·σ(1.702·h): this kata asks for the tanh approximation "
             "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))"),
+    Mistake("GELU bracket misplaced", _variant(gelu="gelu bracket"),
+            "your GELU is tanh(√(2/π)·x + 0.044715·x³): the √(2/π) multiplies the whole bracket, "
+            "tanh(√(2/π)·(x + 0.044715·x³))"),
+    Mistake("GELU without the factor x", _variant(gelu="gelu no x"),
+            "your GELU is 0.5·(1 + tanh(...)) without the leading x: GELU(x) = 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))"),
+    Mistake("GELU with √(2π)", _variant(gelu="gelu sqrt 2pi"),
+            "your GELU uses √(2π): the constant is √(2/π) ≈ 0.798, math.sqrt(2 / math.pi)"),
+    Mistake("residual inside", _variant(residual=True),
+            "your output is x + FFN(x): the residual connection belongs to the sublayer around the feed-forward "
+            "network (AddNorm), which adds it; return fc2(act(fc1(x))) alone"),
+    Mistake("activation after the second layer only", _variant(act_hidden=False, act_out=True),
+            "your activation is applied to the output instead of the hidden layer: act(x @ W1 + b1) @ W2 + b2"),
     Mistake("bias after the activation", _variant(bias_after=True),
             "your output equals act(x @ W1) + b1 ...: add b1 before the activation, act(x @ W1 + b1)"),
     Mistake("missing b1", _variant(no_b1=True),
@@ -209,6 +224,15 @@ def unknown_activation(kit):
 
 
 _ZH = register({
+    "your GELU is tanh(√(2/π)·x + 0.044715·x³): the √(2/π) multiplies the whole bracket, "
+    "tanh(√(2/π)·(x + 0.044715·x³))":
+        "你的 GELU 是 tanh(√(2/π)·x + 0.044715·x³)：√(2/π) 要乘整个括号，tanh(√(2/π)·(x + 0.044715·x³))",
+    "your GELU is 0.5·(1 + tanh(...)) without the leading x: GELU(x) = 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))":
+        "你的 GELU 是 0.5·(1 + tanh(...))，少了前面的 x：GELU(x) = 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))",
+    "your GELU uses √(2π): the constant is √(2/π) ≈ 0.798, math.sqrt(2 / math.pi)":
+        "你的 GELU 用的是 √(2π)：常数应为 √(2/π) ≈ 0.798，即 math.sqrt(2 / math.pi)",
+    "your activation is applied to the output instead of the hidden layer: act(x @ W1 + b1) @ W2 + b2":
+        "你的激活函数用在了输出上，而不是隐藏层：act(x @ W1 + b1) @ W2 + b2",
     "your values are right but float32 inputs give a float64 output: np.sqrt(2 / np.pi) and np.pi-based constants "
     "are NumPy float64 scalars, which NumPy 2 does not demote; use math.sqrt(2 / math.pi) (a Python float) so float32 "
     "stays float32": "数值是对的，但 float32 的输入得到了 float64 的输出：np.sqrt(2 / np.pi) 以及基于 np.pi 的常量都是 "
