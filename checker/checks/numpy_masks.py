@@ -51,6 +51,9 @@ def _expand(real):
 _PAD_MISTAKES = [
     Mistake("PAD marked True", lambda tokens, pad_id=0: _expand(tokens == pad_id),
             "your mask is True at the PAD tokens: True means 'a real token, may be attended to'; use tokens != pad_id"),
+    Mistake("tokens > pad_id", lambda tokens, pad_id=0: _expand(tokens > pad_id),
+            "your mask keeps tokens > pad_id: a real token may have a smaller id than pad_id (pad_id=3 and "
+            "token 0); compare with !="),
     Mistake("pad_id ignored", lambda tokens, pad_id=0: _expand(tokens != 0),
             "your mask treats id 0 as PAD whatever pad_id says: compare with pad_id (tokens != pad_id)"),
     Mistake("pad_id ignored, inverted", lambda tokens, pad_id=0: _expand(tokens == 0),
@@ -63,6 +66,9 @@ _CAUSAL_MISTAKES = [
     Mistake("inverted (seed 002)", lambda T: np.triu(np.ones((T, T), dtype=bool), k=1),
             "your mask is True above the diagonal, the future: that is seed 002's create_causal_mask, where 1 means "
             "hidden; here True means visible, so take the lower triangle, np.tril(np.ones((T, T), dtype=bool))"),
+    Mistake("shows the next position", lambda T: np.tril(np.ones((T, T), dtype=bool), k=1),
+            "your causal mask also shows the key right after each query (np.tril(..., k=1)): query i sees keys "
+            "0..i, np.tril with k=0"),
     Mistake("upper triangle", lambda T: np.triu(np.ones((T, T), dtype=bool)),
             "your mask is the upper triangle: query i sees keys i..T-1, the future; take the lower triangle, np.tril"),
     Mistake("inverted, diagonal hidden", lambda T: ~np.tril(np.ones((T, T), dtype=bool)),
@@ -195,6 +201,9 @@ def hygiene(kit):
 
 
 _ZH = register({
+    "your causal mask also shows the key right after each query (np.tril(..., k=1)): query i sees keys "
+    "0..i, np.tril with k=0":
+        "你的因果掩码还露出了每个查询后面紧挨着的那个键（np.tril(..., k=1)）：查询 i 只能看到键 0..i，np.tril 用 k=0",
     "make_pad_mask(tokens, pad_id) and make_causal_mask(T) are functions":
         "make_pad_mask(tokens, pad_id) 和 make_causal_mask(T) 都是函数",
     "make_pad_mask returns a bool array (B, 1, 1, T)": "make_pad_mask 返回 bool 数组 (B, 1, 1, T)",
