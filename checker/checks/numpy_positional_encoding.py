@@ -37,17 +37,19 @@ def inputs(c, dtype="float64"):
 
 
 def table(position, d_model, *, base=10000.0, first=0, exponent="2i", swap=False, halves=False,
-          invert=False, odd_last="sin", batch=True, dtype=np.float64):
+          invert=False, odd_last="sin", batch=True, dtype=np.float64, parity="column"):
     """The table with knobs; every knob at its default gives the right answer."""
     pos = np.arange(first, first + position)[:, None]  # (T, 1)
     j = np.arange(d_model)[None, :]  # (1, D)
-    power = {"2i": 2 * (j // 2), "i": j // 2, "j": j}[exponent] / d_model
+    power = {"2i": 2 * (j // 2), "i": j // 2, "j": j, "zero": 0 * j, "precedence": 0 * j}[exponent] / d_model
     angles = pos * base ** power if invert else pos / base ** power  # (T, D)
+    if exponent == "precedence":  # 10000 ** 2i / d_model: the power taken before the division
+        angles = pos / (base ** (2.0 * (j // 2)) / d_model)
     if halves:  # all sin columns first, then all cos columns
         n_sin = (d_model + 1) // 2
         pe = np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 0::2])[:, : d_model - n_sin]], axis=1)
     else:
-        even = j % 2 == 0
+        even = (j if parity == "column" else pos) % 2 == 0
         pe = np.where(even != swap, np.sin(angles), np.cos(angles))
     if d_model % 2 and odd_last == "zero":
         pe[:, -1] = 0.0
@@ -73,6 +75,15 @@ MISTAKES = [
     Mistake("exponent j/d_model", _variant(exponent="j"),
             "your odd columns use the exponent j/d_model with j their own index: columns 2i and 2i+1 share one "
             "frequency, 1 / 10000^(2i/d_model), so use 2 * (j // 2), not j"),
+    Mistake("every frequency 1", _variant(exponent="zero"),
+            "every column pair rotates at the same frequency, the position itself: the exponent 2i/d_model came "
+            "out 0 (integer division, 2 * i // d_model); divide in floating point, 2 * i / d_model"),
+    Mistake("power before the division", _variant(exponent="precedence"),
+            "your angles are pos / (10000^(2i) / d_model): the exponent is the whole 2i/d_model, "
+            "np.power(10000.0, 2 * i / d_model)"),
+    Mistake("sin or cos chosen by the position", _variant(parity="position"),
+            "your table picks sin or cos by the parity of the POSITION (the row): it is the column that decides, "
+            "sin in the even columns 2i, cos in the odd ones 2i+1"),
     Mistake("base 1000", _variant(base=1000.0),
             "your table uses base 1000: the paper's wavelengths grow as 10000^(2i/d_model), base 10000"),
     Mistake("frequency inverted", _variant(invert=True),
@@ -236,6 +247,16 @@ def no_stale_state(kit):
 
 
 _ZH = register({
+    "every column pair rotates at the same frequency, the position itself: the exponent 2i/d_model came "
+    "out 0 (integer division, 2 * i // d_model); divide in floating point, 2 * i / d_model":
+        "每一对列的频率都相同，角度就是位置本身：指数 2i/d_model 算成了 0（整数除法 2 * i // d_model）；请用浮点除法，"
+        "2 * i / d_model",
+    "your angles are pos / (10000^(2i) / d_model): the exponent is the whole 2i/d_model, "
+    "np.power(10000.0, 2 * i / d_model)":
+        "你的角度是 pos / (10000^(2i) / d_model)：指数应是整个 2i/d_model，np.power(10000.0, 2 * i / d_model)",
+    "your table picks sin or cos by the parity of the POSITION (the row): it is the column that decides, "
+    "sin in the even columns 2i, cos in the odd ones 2i+1":
+        "你的表按位置（行）的奇偶来选 sin 或 cos：应由列决定，偶数列 2i 用 sin，奇数列 2i+1 用 cos",
     "your table has no batch axis: return shape (1, position, d_model), e.g. pe[np.newaxis], so that it broadcasts "
     "over (B, T, D) embeddings": "你的表没有批次维：要返回形状 (1, position, d_model)，例如 pe[np.newaxis]，这样它才能在 "
                                  "(B, T, D) 的嵌入上广播",
