@@ -58,7 +58,8 @@ def autograd(dy, x, gamma, eps=1e-5):
 
 
 def backward(dy, x, gamma, eps=1e-5, *, ddof=0, eps_outside=False, terms="both", var_sign=-1.0, use_gamma=True,
-             dgamma_of="x_hat", reduce="sum", swap=False, stat_axis=-1, upcast=False):
+             dgamma_of="x_hat", reduce="sum", swap=False, stat_axis=-1, upcast=False, scale_rstd=True,
+             var_term_sum=False, dbeta_of="dy", var_gamma=True):
     """Layer-norm backward with knobs; every knob at its default gives the right answer."""
     if upcast:
         dy, x, gamma = (a.astype(np.float64) for a in (dy, x, gamma))
@@ -69,14 +70,14 @@ def backward(dy, x, gamma, eps=1e-5, *, ddof=0, eps_outside=False, terms="both",
     x_hat = (x - mean) * rstd
     lead = tuple(range(x.ndim - 1))
     total = np.sum if reduce == "sum" else np.mean
-    dgamma = total(dy * (x_hat if dgamma_of == "x_hat" else x), axis=lead)
-    dbeta = total(dy, axis=lead)
+    dgamma = total(dy * {"x_hat": x_hat, "x": x, "centred": x - mean}[dgamma_of], axis=lead)
+    dbeta = total(dy if dbeta_of == "dy" else dy * x_hat, axis=lead)
     if swap:
         dgamma, dbeta = dbeta, dgamma
     g = dy * gamma if use_gamma else dy
     mean_term = g.mean(axis=stat_axis, keepdims=True)
-    var_term = x_hat * (g * x_hat).mean(axis=stat_axis, keepdims=True)
-    dx = rstd * (g - (mean_term if terms in ("both", "mean") else 0) + var_sign * (var_term if terms in ("both", "var") else 0))
+    var_term = x_hat * (((g if var_gamma else dy) * x_hat).sum if var_term_sum else ((g if var_gamma else dy) * x_hat).mean)(axis=stat_axis, keepdims=True)
+    dx = (rstd if scale_rstd else 1.0) * (g - (mean_term if terms in ("both", "mean") else 0) + var_sign * (var_term if terms in ("both", "var") else 0))
     return dx, dgamma, dbeta
 
 
@@ -117,6 +118,17 @@ MISTAKES = [
     Mistake("averaged over the batch", _variant(reduce="mean"),
             "your dgamma and dbeta are averaged over the leading axes: every vector adds its own contribution to the "
             "shared gamma and beta, so SUM over every leading axis"),
+    Mistake("rstd missing from dx", _variant(scale_rstd=False),
+            "your dx lacks the leading factor rstd = 1 / sqrt(var + eps): x_hat = (x - mean) · rstd, so every path "
+            f"back to x is multiplied by it; {_FORMULA}"),
+    Mistake("variance term summed", _variant(var_term_sum=True),
+            f"your variance term is x_hat · SUM(g · x_hat), D times too large: it is the mean over the last axis; {_FORMULA}"),
+    Mistake("gamma missing from the variance term", _variant(var_gamma=False),
+            f"your variance term reads dy where it needs g = dy · gamma: x_hat · mean(g · x_hat); {_FORMULA}"),
+    Mistake("dgamma from x - mean", _variant(dgamma_of="centred"),
+            "your dgamma sums dy · (x - mean): gamma multiplies the NORMALISED x, so dgamma = sum(dy · x_hat)"),
+    Mistake("dbeta copies dgamma", _variant(dbeta_of="x_hat"),
+            "your dbeta is sum(dy · x_hat), dgamma's formula (a copy-paste slip): beta is added, so dbeta = sum(dy)"),
     Mistake("dgamma and dbeta swapped", _variant(swap=True),
             "your dgamma and dbeta are swapped: return (dx, dgamma, dbeta), dgamma = sum(dy · x_hat), dbeta = sum(dy)"),
     Mistake("float64 out for float32 in", _variant(upcast=True),
@@ -265,6 +277,18 @@ def shift_invariance(kit):
 
 
 _ZH = register({
+    f"your variance term reads dy where it needs g = dy · gamma: x_hat · mean(g · x_hat); {_FORMULA}":
+        "你的方差项用的是 dy，而这里需要 g = dy · gamma：x_hat · mean(g · x_hat)；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dx lacks the leading factor rstd = 1 / sqrt(var + eps): x_hat = (x - mean) · rstd, so every path "
+    f"back to x is multiplied by it; {_FORMULA}":
+        "你的 dx 少了前面的因子 rstd = 1 / sqrt(var + eps)：x_hat = (x - mean) · rstd，所以回到 x 的每条路径都要乘上它；"
+        "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    f"your variance term is x_hat · SUM(g · x_hat), D times too large: it is the mean over the last axis; {_FORMULA}":
+        "你的方差项是 x_hat · SUM(g · x_hat)，大了 D 倍：应是在最后一维上的均值；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
+    "your dgamma sums dy · (x - mean): gamma multiplies the NORMALISED x, so dgamma = sum(dy · x_hat)":
+        "你的 dgamma 求和的是 dy · (x - mean)：gamma 乘的是归一化之后的 x，所以 dgamma = sum(dy · x_hat)",
+    "your dbeta is sum(dy · x_hat), dgamma's formula (a copy-paste slip): beta is added, so dbeta = sum(dy)":
+        "你的 dbeta 是 sum(dy · x_hat)，用了 dgamma 的公式（复制粘贴的笔误）：beta 是加上去的，所以 dbeta = sum(dy)",
     _FORMULA: "dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
     "your dx equals dy · gamma / sqrt(var + eps): you treated the mean and the variance as constants, but both depend "
     f"on every x of the vector; {_FORMULA}": "你的 dx 等于 dy · gamma / sqrt(var + eps)：你把均值和方差当成了常数，"
