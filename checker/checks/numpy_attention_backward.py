@@ -84,7 +84,8 @@ def autograd(dout, q, k, v, mask=None):
 
 
 def backward(dout, q, k, v, mask=None, *, forward_scale=True, grad_scale=1, jacobian="full", sum_axis=-1,
-             dk_transposed=True, dv_transposed=True, mask_as="visible", empty_rows="zero", upcast=False):
+             dk_transposed=True, dv_transposed=True, mask_as="visible", empty_rows="zero", upcast=False,
+             unscaled=""):
     """Attention backward with knobs; every knob at its default gives the right answer."""
     if upcast:
         dout, q, k, v = (a.astype(np.float64) for a in (dout, q, k, v))
@@ -98,10 +99,12 @@ def backward(dout, q, k, v, mask=None, *, forward_scale=True, grad_scale=1, jaco
         P = np.where(visible, P, 0.0)
     dv = (np.swapaxes(P, -1, -2) if dv_transposed else P) @ dout
     dP = dout @ np.swapaxes(v, -1, -2)
-    dS = P * (1 - P) * dP if jacobian == "diagonal" else P * (dP - np.sum(dP * P, axis=sum_axis, keepdims=True))
+    dS = {"diagonal": lambda: P * (1 - P) * dP, "exp": lambda: P * dP,
+          "unweighted": lambda: P * (dP - np.sum(dP, axis=sum_axis, keepdims=True)),
+          "full": lambda: P * (dP - np.sum(dP * P, axis=sum_axis, keepdims=True))}[jacobian]()
     s = (scale if forward_scale else 1.0) * scale ** (grad_scale - 1) if grad_scale else 1.0
-    dq = dS @ k * s
-    dk = (np.swapaxes(dS, -1, -2) if dk_transposed else dS) @ q * s
+    dq = dS @ k * (1.0 if unscaled == "dq" else s)
+    dk = (np.swapaxes(dS, -1, -2) if dk_transposed else dS) @ q * (1.0 if unscaled == "dk" else s)
     return dq, dk, dv
 
 
@@ -120,6 +123,15 @@ MISTAKES = [
             "and multiply dq and dk by 1/√d_k as well"),
     Mistake("scale applied twice in dq and dk", _variant(grad_scale=2),
             "your dq and dk are divided by d_k: the 1/√d_k enters once, dq = dS k / √d_k, dk = dSᵀ q / √d_k"),
+    Mistake("scale missing in dq", _variant(unscaled="dq"),
+            f"your dq lacks the 1/√d_k that your dk has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}"),
+    Mistake("scale missing in dk", _variant(unscaled="dk"),
+            f"your dk lacks the 1/√d_k that your dq has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}"),
+    Mistake("softmax Jacobian without the P P^T part", _variant(jacobian="exp"),
+            f"your dS is P · dP, the derivative of exp alone: softmax also divides by the row's sum, which subtracts "
+            f"rowsum(dP · P); {_BACKWARD}"),
+    Mistake("softmax Jacobian with an unweighted row sum", _variant(jacobian="unweighted"),
+            f"your dS subtracts rowsum(dP) without the weights P: the term is rowsum(dP · P); {_BACKWARD}"),
     Mistake("diagonal-only softmax Jacobian", _variant(jacobian="diagonal"),
             "your dS equals P · (1 − P) · dP, the diagonal of softmax's Jacobian only: each weight depends on EVERY "
             f"score of its row (∂P_j/∂S_i = P_j(δ_ij − P_i)), so {_BACKWARD}"),
@@ -329,6 +341,15 @@ def values_total(kit):
 
 
 _ZH = register({
+    f"your dq lacks the 1/√d_k that your dk has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}":
+        "你的 dq 少了 dk 里有的 1/√d_k：分数是 q kᵀ / √d_k，所以两个梯度都带着它；dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    f"your dk lacks the 1/√d_k that your dq has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}":
+        "你的 dk 少了 dq 里有的 1/√d_k：分数是 q kᵀ / √d_k，所以两个梯度都带着它；dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    "your dS is P · dP, the derivative of exp alone: softmax also divides by the row's sum, which subtracts "
+    f"rowsum(dP · P); {_BACKWARD}":
+        "你的 dS 是 P · dP，只是 exp 的导数：softmax 还要除以整行的和，这会减去 rowsum(dP · P)；dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
+    f"your dS subtracts rowsum(dP) without the weights P: the term is rowsum(dP · P); {_BACKWARD}":
+        "你的 dS 减去的是不带权重 P 的 rowsum(dP)：这一项应是 rowsum(dP · P)；dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
     _BACKWARD: "dS = P · (dP − rowsum(dP · P))，dq = dS k / √d_k，dk = dSᵀ q / √d_k",
     "your dq and dk miss the 1/√d_k: the forward pass scaled the scores, S = q kᵀ / √d_k, so the chain rule multiplies "
     "dq = dS k and dk = dSᵀ q by 1/√d_k too": "你的 dq 和 dk 少了 1/√d_k：前向传播对分数做了缩放，S = q kᵀ / √d_k，所以按"
