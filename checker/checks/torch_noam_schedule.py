@@ -60,6 +60,11 @@ MISTAKES = [
             "your rate misses the d_model^-0.5 factor: multiply by d_model ** -0.5"),
     Mistake("d_model^+0.5", _variant(model_power=0.5),
             "your rate multiplies by √d_model: the factor is d_model^-0.5 (1 / math.sqrt(d_model))"),
+    Mistake("warm-up to d_model^-0.5", lambda step, d_model, warmup_steps, factor=1.0:
+            factor * d_model ** -0.5 * (step / warmup_steps if step < warmup_steps else step ** -0.5),
+            "your warm-up rises in a straight line to d_model^-0.5 (step / warmup_steps): the paper's rise is "
+            "step · warmup_steps^-1.5, which meets the decay 1/√step at step == warmup_steps, so the peak is "
+            "d_model^-0.5 · warmup_steps^-0.5"),
     Mistake("factor ignored", _variant(use_factor=False),
             "your rate ignores factor: multiply the whole rate by factor"),
     Mistake("no warm-up", _variant(warmup_branch=False),
@@ -272,6 +277,11 @@ def _diagnose_scheduler(kit, lrs, r):
 
 
 _ZH = register({
+    "your warm-up rises in a straight line to d_model^-0.5 (step / warmup_steps): the paper's rise is "
+    "step · warmup_steps^-1.5, which meets the decay 1/√step at step == warmup_steps, so the peak is "
+    "d_model^-0.5 · warmup_steps^-0.5":
+        "你的预热阶段沿直线升到 d_model^-0.5（step / warmup_steps）：论文中的上升段是 step · warmup_steps^-1.5，"
+        "它在 step == warmup_steps 时与衰减段 1/√step 相接，所以峰值是 d_model^-0.5 · warmup_steps^-0.5",
     "noam_lr(step, d_model, warmup_steps, factor) and noam_scheduler(optimizer, ...) are functions":
         "noam_lr(step, d_model, warmup_steps, factor) 和 noam_scheduler(optimizer, ...) 都是函数",
     "noam_lr matches the paper's formula at the start, around the peak and far after it":
