@@ -792,8 +792,8 @@ def standard_checks(spec) -> list:
                     except Fail as fail:
                         advice = (t("x = x - m, not x -= m or x[...] = ...") if isinstance(before, np.ndarray)
                                   else t("x = x + ..., masked_fill, not masked_fill_"))
-                        raise Fail(t("{label}: your code modified its input ({fail}); use out-of-place operations "
-                                     "({advice})", label=c.label, fail=fail, advice=advice)) from None
+                        raise Fail(t("{label}: your code modified its input ({fail}); use out-of-place operations: "
+                                     "{advice}", label=c.label, fail=fail, advice=advice)) from None
 
     @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
     def gradients(kit):
@@ -994,7 +994,8 @@ def dropout_checks(spec) -> list:
             if zeroed > 0.2:
                 raise Fail(t("{label}: with dropout=0.5 in training mode {share:.0%} of the output elements are exactly "
                              "0: dropout is applied to the output; the contract applies it to the attention weights, "
-                             "before they multiply V (self.dropout(weights) @ V)", label=c.label, share=zeroed))
+                             "before they multiply V (self.dropout(weights) @ V)", label=c.label, share=zeroed),
+                           t("dropout in the wrong place: on the attention output, not on the weights"))
 
     return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
 
@@ -1035,6 +1036,11 @@ _ZH = register({
     "the layer's input {name}": "层的输入 {name}",
     "dropout in the wrong place: it hits x, a residual sum or a normalized output, not only the sublayer outputs":
         "dropout 位置不对：它作用在了 x、残差的和或归一化后的输出上，而不只是子层的输出上",
+    "dropout in the wrong place: on the attention output, not on the weights": "dropout 位置不对：用在了注意力的输出上，而不是权重上",
+    "dropout in the wrong place: on the scores before the softmax, not on the weights after it":
+        "dropout 位置不对：用在了 softmax 之前的打分上，而不是 softmax 之后的权重上",
+    "the model's dropout does not reach every part: {name} is built with p={got}":
+        "模型的 dropout 没有传到每个部件：{name} 构建时 p={got}",
     "dropout in the wrong place: a sublayer output is not dropped out in training":
         "dropout 位置不对：训练时有一个子层的输出没有经过 dropout",
     "{part} is called more often than in the reference: the extra call is on this line":
@@ -1090,8 +1096,8 @@ _ZH = register({
     "argument {number}": "第 {number} 个参数",
     "x = x - m, not x -= m or x[...] = ...": "写 x = x - m，不要写 x -= m 或 x[...] = ...",
     "x = x + ..., masked_fill, not masked_fill_": "写 x = x + ...、用 masked_fill，不要用 masked_fill_",
-    "{label}: your code modified its input ({fail}); use out-of-place operations ({advice})":
-        "{label}：你的代码修改了它的输入（{fail}）；请用非原地操作（{advice}）",
+    "{label}: your code modified its input ({fail}); use out-of-place operations: {advice}":
+        "{label}：你的代码修改了它的输入（{fail}）；请用非原地操作：{advice}",
     "the reference returns no float tensor to differentiate: set GRADIENTS = False":
         "参考答案没有返回可求导的浮点张量：请设置 GRADIENTS = False",
     "no gradient reaches {name}: something detaches it from the graph": "梯度传不到 {name}：有操作把它从计算图上断开了",

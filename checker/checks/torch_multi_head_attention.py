@@ -195,7 +195,8 @@ def dropout_after_softmax(kit):
         raise Fail(t("{label}, training mode, dropout=0.5: attn[{b}, {h}, {i}, {j}] = {got:.4g} is neither the eval-mode "
                      "weight {want:.4g}, nor 0, nor twice it: dropout reaches the weights through the softmax, so it "
                      "acts on the scores. Drop out the weights after softmax: self.dropout(weights) @ V", label=c.label,
-                     b=b, h=h, i=i, j=j, got=trained[b, h, i, j].item(), want=plain[b, h, i, j].item()))
+                     b=b, h=h, i=i, j=j, got=trained[b, h, i, j].item(), want=plain[b, h, i, j].item()),
+                   t("dropout in the wrong place: on the scores before the softmax, not on the weights after it"))
 
 
 def _pair(value, c):

@@ -314,7 +314,9 @@ def dropout_reaches_every_part(kit):
         if name in got and got[name] != p:
             raise Fail(t("{label}: Transformer(..., dropout=0.3) builds {name} with p={got}: pass the model's dropout on "
                          "to every part you build, e.g. EncoderLayer(d_model, num_heads, d_ff, dropout) (the given "
-                         "classes default to 0.0)", label=c.label, name=name, got=got[name]))
+                         "classes default to 0.0)", label=c.label, name=name, got=got[name]),
+                       t("the model's dropout does not reach every part: {name} is built with p={got}", name=name,
+                         got=got[name]))
 
 
 @check("properties", "pos_enc adds the sinusoidal table and applies the model's dropout (the given PositionalEncoding)")
