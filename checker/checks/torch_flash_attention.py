@@ -68,7 +68,7 @@ def bound(c) -> int:
 
 
 def tiled(q, k, v, causal=False, block_size=16, *, rescale="both", normalise="end", tail=True, scale=True,
-          offset="bottom-right", diagonal=True, running_max=True, empty_rows="zero"):
+          offset="bottom-right", diagonal=True, running_max=True, empty_rows="zero", keep_max="updated"):
     """Flash attention with knobs; every knob at its default gives the right answer."""
     T_q, T_k = q.size(-2), k.size(-2)
     factor = 1.0 / math.sqrt(q.size(-1)) if scale else 1.0
@@ -93,12 +93,16 @@ def tiled(q, k, v, causal=False, block_size=16, *, rescale="both", normalise="en
         alpha = torch.exp(m - shift) if running_max else torch.ones_like(m)
         if rescale == "none":  # each tile summed under its own max, never brought to a common one
             alpha = torch.ones_like(alpha)
-        l_new = l * alpha + p.sum(dim=-1, keepdim=True)
+        if rescale == "inverted":  # exp(m_new - m): the ratio upside down
+            alpha = torch.exp(shift - m).nan_to_num(0.0, posinf=0.0)
+        if keep_max == "old":  # the tile's exponentials taken under the old max
+            p = torch.exp(s - m.masked_fill(m == float("-inf"), 0.0))
+        l_new = l * (1.0 if rescale == "acc only" else alpha) + p.sum(dim=-1, keepdim=True)
         if normalise == "in loop":  # acc kept normalised, but the old part is not multiplied back by l_old
             acc = (acc * alpha + p @ v_tile) / l_new.masked_fill(l_new == 0, 1.0)
         else:
             acc = (acc if rescale == "l only" else acc * alpha) + p @ v_tile
-        l, m = l_new, m_new
+        l, m = l_new, (m if keep_max == "never" else m_new)
     if normalise == "in loop":
         return acc
     return acc / (l if empty_rows == "nan" else l.masked_fill(l == 0, 1.0))
@@ -115,6 +119,18 @@ MISTAKES = [
     Mistake("nothing rescaled", _variant(rescale="none"),
             "your output equals flash attention with no rescaling: each tile is summed under its own max and the old "
             "l and acc are never multiplied by exp(m_old - m_new); keep a running max and rescale both"),
+    Mistake("rescale factor inverted", _variant(rescale="inverted"),
+            "your rescale factor is exp(m_new - m_old), upside down: what was summed under the old max is brought to "
+            "the new one by alpha = exp(m_old - m_new) <= 1"),
+    Mistake("running sum not rescaled", _variant(rescale="acc only"),
+            "you rescale the accumulator but not the running sum l: when the max grows, both were summed under the "
+            "old max, l = l * alpha + p.sum(-1)"),
+    Mistake("running max never updated", _variant(keep_max="never"),
+            "your running max is never updated (m = m_new is missing): every tile is rescaled from -inf, so the "
+            "earlier tiles vanish"),
+    Mistake("tile exponentials under the old max", _variant(keep_max="old"),
+            "your tile's exponentials use the OLD max, exp(s - m_old): take the new max first, m_new = max(m_old, "
+            "rowmax(s)), then p = exp(s - m_new), which never exceeds 1"),
     Mistake("normalised inside the loop", _variant(normalise="in loop"),
             "your output equals dividing the accumulator by l inside the loop without undoing the old division: "
             "keep acc unnormalised and divide by l once, after the last tile (or rescale the old acc by "
@@ -278,6 +294,20 @@ def _out(value, c):
 
 
 _ZH = register({
+    "your rescale factor is exp(m_new - m_old), upside down: what was summed under the old max is brought to "
+    "the new one by alpha = exp(m_old - m_new) <= 1":
+        "你的缩放因子是 exp(m_new - m_old)，上下颠倒了：在旧最大值下求和的部分要用 alpha = exp(m_old - m_new) <= 1 "
+        "换算到新的最大值下",
+    "you rescale the accumulator but not the running sum l: when the max grows, both were summed under the "
+    "old max, l = l * alpha + p.sum(-1)":
+        "你缩放了累加器，却没有缩放累计和 l：最大值变大时，两者都是在旧最大值下求的和，l = l * alpha + p.sum(-1)",
+    "your running max is never updated (m = m_new is missing): every tile is rescaled from -inf, so the "
+    "earlier tiles vanish":
+        "你的累计最大值从未更新（缺了 m = m_new）：每个分块都从 -inf 换算，前面的分块就消失了",
+    "your tile's exponentials use the OLD max, exp(s - m_old): take the new max first, m_new = max(m_old, "
+    "rowmax(s)), then p = exp(s - m_new), which never exceeds 1":
+        "你的分块指数用的是旧的最大值，exp(s - m_old)：先求新的最大值 m_new = max(m_old, rowmax(s))，再算 "
+        "p = exp(s - m_new)，它永远不超过 1",
     "flash_attention is a function taking (q, k, v, causal, block_size)":
         "flash_attention 是一个函数，参数为 (q, k, v, causal, block_size)",
     "causal: query i uses no key after i + (T_k - T_q)": "因果：查询 i 不用到 i + (T_k - T_q) 之后的任何键",
