@@ -57,7 +57,7 @@ def inputs(c, dtype):
 
 @torch.no_grad()
 def decode_with(model, src, bos_id, eos_id, max_new_tokens, *, position=-1, keep_bos=True, early_stop=True,
-                pad_after=True, fill=None, stop_rule="all finished", steps=0, append_last=True):
+                pad_after=True, fill=None, stop_rule="all finished", steps=0, append_last=True, eos_padded=False):
     """Greedy decoding with knobs; every knob at its default gives the right answer."""
     model.eval()
     memory = model.encode(src)
@@ -65,6 +65,8 @@ def decode_with(model, src, bos_id, eos_id, max_new_tokens, *, position=-1, keep
     finished = torch.zeros(src.size(0), dtype=torch.bool)
     for _ in range(max_new_tokens + steps):
         next_id = model.out_proj(model.decode(ys, memory, src)[:, position]).argmax(-1)
+        if eos_padded:  # finished updated first, so the EOS itself is replaced by PAD
+            finished = finished | (next_id == eos_id)
         if pad_after:
             next_id = next_id.masked_fill(finished, {"eos": eos_id, "zero": 0}.get(fill, model.pad_id))
         done = finished | (next_id == eos_id)
@@ -72,7 +74,8 @@ def decode_with(model, src, bos_id, eos_id, max_new_tokens, *, position=-1, keep
             break
         ys = torch.cat([ys, next_id[:, None]], dim=1)
         finished = done
-        stop = (next_id == eos_id).all() if stop_rule == "same step" else finished.all()
+        stop = {"same step": lambda: (next_id == eos_id).all(), "any": lambda: finished.any(),
+                "all finished": lambda: finished.all()}[stop_rule]()
         if early_stop and stop:
             break
     return ys if keep_bos else ys[:, 1:]
@@ -106,6 +109,14 @@ MISTAKES = [
     Mistake("last EOS not appended", _variant(append_last=False),
             "your loop stops before appending the step that finishes the last sequence, so its EOS is missing: "
             "append the token first, then check whether every sequence is finished"),
+    Mistake("EOS replaced by PAD", _variant(eos_padded=True),
+            "your EOS tokens come out as PAD: you mark a sequence finished before filling, so its own EOS is "
+            "replaced; fill the already-finished sequences first, then append, then update finished"),
+    Mistake("stops at the first EOS", _variant(stop_rule="any"),
+            "your loop stops as soon as ANY sequence produces EOS: the others are cut short; stop when every "
+            "sequence is finished, finished.all()"),
+    Mistake("one step long", _variant(steps=1),
+            "your output has one token more than max_new_tokens allows: the loop runs max_new_tokens times"),
     Mistake("one step short", _variant(steps=-1),
             "your ids stop one step short: run up to max_new_tokens steps (range(max_new_tokens))"),
 ]
@@ -191,6 +202,15 @@ def _ids(value, c):
 
 
 _ZH = register({
+    "your EOS tokens come out as PAD: you mark a sequence finished before filling, so its own EOS is "
+    "replaced; fill the already-finished sequences first, then append, then update finished":
+        "你的 EOS 变成了 PAD：你在填充之前就把序列标记为已结束，于是它自己的 EOS 也被替换了；应先填充已经结束的序列，"
+        "再追加，最后更新 finished",
+    "your loop stops as soon as ANY sequence produces EOS: the others are cut short; stop when every "
+    "sequence is finished, finished.all()":
+        "只要有任何一个序列产生 EOS，你的循环就停下了：其他序列被截断；应在所有序列都结束时才停止，finished.all()",
+    "your output has one token more than max_new_tokens allows: the loop runs max_new_tokens times":
+        "你的输出比 max_new_tokens 允许的多一个词元：循环应执行 max_new_tokens 次",
     # titles
     "greedy_decode is a function taking (model, src, bos_id, eos_id, max_new_tokens)":
         "greedy_decode 是一个函数，参数为 (model, src, bos_id, eos_id, max_new_tokens)",
