@@ -501,35 +501,40 @@ class Kit:
         self.diagnosis = self.diagnosis or found
         return found
 
-    def recorded_calls(self, case: Case) -> tuple[list, list]:
+    def recorded_calls(self, case: Case, *, target: str | None = None, init=None, state=None,
+                       args: tuple | None = None) -> tuple[list, list]:
         """(the reference's calls, the user's calls) of the given sub-parts on one case, float64, eval mode.
 
         Torch: forward hooks on the named sub-modules. NumPy: the named module functions (or the forward of
         the named attributes of a class) wrapped for one call."""
         from checker.checks.child.recording import record_numpy, record_user, recorded_forward
 
-        args, init, parts = self.inputs(case), self.init(case), self.options.PARTS
+        target = target or self.spec.TARGET
+        args = self.inputs(case) if args is None else args
+        init, parts = self.init(case) if init is None else init, self.options.PARTS
         if self.spec.__name__.startswith("checker.checks.numpy_"):
             make = getattr(self.spec, "weights", None)
-            weights = make(case, "float64") if isinstance(getattr(self.solution, self.spec.TARGET), type) else None
+            weights = make(case, "float64") if isinstance(getattr(self.solution, target), type) else None
             with np.errstate(all="ignore"):
-                want = record_numpy(self.solution, self.spec.TARGET, parts, _clone(args), init, weights)["calls"]
-            got = self.drive(record_numpy, self.spec.TARGET, parts, args, init, weights)["calls"]
+                want = record_numpy(self.solution, target, parts, _clone(args), init, weights)["calls"]
+            got = self.drive(record_numpy, target, parts, args, init, weights)["calls"]
             return want, got
-        state = self.state(case, "float64")
-        reference = self._reference_callable(case=case)
+        state = self.state(case, "float64") if state is None else state
+        reference = self._reference_callable(case=case, target=target, init=init, state=state)
         want = recorded_forward(reference, parts, _clone(args))["calls"]
-        got = self.drive(record_user, self.spec.TARGET, init, state, args, parts)["calls"]
+        got = self.drive(record_user, target, init, state, args, parts)["calls"]
         return want, got
 
-    def first_divergence(self, case: Case) -> str | None:
+    def first_divergence(self, case: Case, *, target: str | None = None, init=None, state=None,
+                         args: tuple | None = None) -> str | None:
         """'norm2 receives x + cross_attn's output, ...; expected norm1's output + ...': the first given
         sub-part, in the reference's order of calls, whose input differs from the reference's.
 
         A call the user never makes is passed over (NumPy users may write a given function out inline), and
         named only when no later call diverges."""
-        want, got = self.recorded_calls(case)
-        named = dict(zip(_arg_names(self), self.inputs(case)))
+        args = self.inputs(case) if args is None else args
+        want, got = self.recorded_calls(case, target=target, init=init, state=state, args=args)
+        named = dict(zip(_arg_names(self, target), args))
         candidates = [(t("the encoder memory {name}", name=n) if n in MEMORY_NAMES else
                        t("the layer's input {name}", name=n), v) for n, v in named.items()
                       if isinstance(v, (torch.Tensor, np.ndarray))]
@@ -945,10 +950,10 @@ def _perturb_first_item(a, batch: int):
     return a
 
 
-def _arg_names(kit: Kit) -> list[str]:
+def _arg_names(kit: Kit, name: str | None = None) -> list[str]:
     import inspect
 
-    target = getattr(kit.solution, kit.spec.TARGET)
+    target = getattr(kit.solution, name or kit.spec.TARGET)
     fn = target.forward if isinstance(target, type) else target
     return [p for p in inspect.signature(fn).parameters if p != "self"]
 

@@ -300,7 +300,8 @@ def decoder_numerics(kit):
                 compare(got, want, "y", "(B, T_t, D)")
             except Fail as fail:
                 found = _diagnose(kit, c, args, state, dtype, got)
-                raise Fail(t("{label}, {dtype}: {fail}", label=c.label, dtype=dtype, fail=fail), found) from None
+                raise Fail(t("{label}, {dtype}: {fail}", label=c.label, dtype=dtype, fail=fail), found,
+                           line=kit.divergence_line if found else None) from None
 
 
 @check("properties", "Encoder and Decoder work with the layers given in the file (training mode, dropout on)")
@@ -357,7 +358,15 @@ def _layer_init(c):
 
 
 def _diagnose(kit, c, args, state, dtype, got):
-    return kit.name_mistake(args, got, _DECODER_MISTAKES, init=decoder_init(c), state=state, dtype=dtype)
+    found = kit.name_mistake(args, got, _DECODER_MISTAKES, init=decoder_init(c), state=state, dtype=dtype)
+    if found or dtype != "float64":
+        return found
+    try:  # the Decoder's layers and norm, recorded: the first whose input differs
+        found = kit.first_divergence(c, target="Decoder", init=decoder_init(c), state=state, args=args)
+    except (Fail, UserError):
+        return None
+    kit.diagnosis = kit.diagnosis or found
+    return found
 
 
 _ZH = register({
