@@ -75,7 +75,7 @@ def _variant(scale="alpha/r", dropout_at="input", b_init="zeros", freeze=True, m
         def __init__(self, base, r, alpha, dropout=0.0):
             super().__init__()
             self.base = base.requires_grad_(not freeze)
-            self.scaling = {"alpha/r": alpha / r, "r/alpha": r / alpha, "none": 1.0}[scale]
+            self.scaling = {"alpha/r": alpha / r, "r/alpha": r / alpha, "none": 1.0, "alpha": alpha}[scale]
             self.lora_A = nn.Parameter(torch.empty(r, base.in_features))
             nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
             self.lora_B = nn.Parameter(torch.zeros(base.out_features, r) if b_init == "zeros"
@@ -115,6 +115,9 @@ MISTAKES = [
     Mistake("scaling r / alpha", _variant(scale="r/alpha"),
             "your output equals base(x) + (r / alpha) · x Aᵀ Bᵀ: the scale is inverted. LoRA scales the update by "
             "alpha / r (self.scaling = alpha / r), so that changing r does not change how large the update is"),
+    Mistake("scaling alpha", _variant(scale="alpha"),
+            "your output equals base(x) + alpha · x Aᵀ Bᵀ: the scale is alpha alone. LoRA divides by the rank, "
+            "self.scaling = alpha / r"),
     Mistake("scaling missing", _variant(scale="none"),
             "your output equals base(x) + x Aᵀ Bᵀ with no scale: multiply the low-rank path by self.scaling = "
             "alpha / r"),
@@ -140,6 +143,11 @@ _MERGE_MISTAKES = (
 )
 _DROPOUT_ON_BASE = ("dropout acts on the base path: with B = 0 the layer must equal base(x) in training mode too. "
                     "Apply dropout to the LoRA path's input only: base(x) + lora_B(lora_A(dropout(x))) · scaling")
+_BASE_PATH_WRONG = ("lora_B is zero, so the LoRA path adds nothing, yet the output is not base(x): the base path "
+                    "itself differs. Call self.base(x) as it is (its bias included), not a product of your own")
+_DROPOUT_INSIDE = ("dropout acts inside the LoRA path (on x Aᵀ, between A and B, or on the update), not on its input. "
+                   "With one non-zero feature per row of x, dropout(x) keeps or zeroes each row whole, so each row's "
+                   "update is either 0 or 1 / (1 - p) times the plain one: lora_B(lora_A(dropout(x))) · scaling")
 _DROPOUT_ON_OUTPUT = ("dropout acts on the output of the LoRA path: apply it to its input, lora_A(dropout(x)), as "
                       "PEFT and loralib do, not to the update B A x")
 
@@ -166,8 +174,9 @@ def fresh_equals_base(kit):
     if not isinstance(B, torch.Tensor) or not isinstance(A, torch.Tensor):
         raise Fail(t("a fresh LoRALinear has no parameters lora_A and lora_B"))
     if not matches(got["out"], got["base_out"]):
+        b_zero = bool((B == 0).all())
         raise Fail(t("a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)", r=c.r, alpha=c.alpha),
-                   t(_B_RANDOM.explain))
+                   t(_BASE_PATH_WRONG) if b_zero else t(_B_RANDOM.explain))
     if bool((A == 0).all()):
         raise Fail(t("a fresh lora_A is all zeros: with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, "
                      "dA = Bᵀ g x = 0) and the adapter never learns. A starts at random "
@@ -236,6 +245,23 @@ def dropout_on_input(kit):
         if zeroed > _ZEROED_SHARE:
             raise Fail(t("{label}, dropout=0.5, training mode: the LoRA update is exactly 0 in {share:.0%} of the "
                          "output elements", label=c.label, share=zeroed), t(_DROPOUT_ON_OUTPUT))
+    # One non-zero feature per row: dropout(x) keeps a row whole (scaled by 2) or zeroes it, so every row
+    # of the update is 0 or twice the plain one. Dropout on x Aᵀ (r values per row) is neither.
+    one_hot = torch.zeros_like(x)
+    flat = one_hot.view(-1, c.D_in)
+    rows = torch.arange(flat.shape[0])
+    flat[rows, rows % c.D_in] = 1.0 + rows.double() / flat.shape[0]
+    plain = kit.reference((one_hot,), case=c, state=state) - kit.reference((one_hot,), case=c, state=dict(
+        state, lora_B=torch.zeros_like(state["lora_B"])))
+    got = kit.user((one_hot,), case=c, state=state, init={**init(c), "dropout": 0.5}, train=True)
+    if isinstance(got, torch.Tensor) and got.shape == plain.shape:
+        base_out = kit.reference((one_hot,), case=c, state=dict(state, lora_B=torch.zeros_like(state["lora_B"])))
+        update, plain = (got - base_out).reshape(-1, c.D_out), plain.reshape(-1, c.D_out)
+        for i in range(update.shape[0]):
+            if not (matches(update[i], torch.zeros_like(update[i])) or matches(update[i], 2 * plain[i])):
+                raise Fail(t("{label}, dropout=0.5, training mode, x with one non-zero feature per row: row {row} of "
+                             "the LoRA update is neither 0 nor 2 times the update without dropout",
+                             label=c.label, row=i), t(_DROPOUT_INSIDE))
 
 
 def _merge_run(kit, c, impl=None):
@@ -255,6 +281,11 @@ def merge_unmerge(kit):
             raise Fail(t("{label}: merge()/unmerge() raised {error}{where}. base.weight is (D_out, D_in) = {shape}, "
                          "and so is B @ A", label=c.label, error=err, where=at_line(err), shape=(c.D_out, c.D_in)),
                        line=None) from None
+        if got["trainable"] != ["lora_A", "lora_B"]:
+            raise Fail(t("{label}: after merge() and unmerge(), the parameters that require grad are {names}; only "
+                         "lora_A and lora_B should. Change base.weight in place under torch.no_grad() "
+                         "(self.base.weight += ...), not by assigning a new nn.Parameter, which requires grad",
+                         label=c.label, names=", ".join(got["trainable"]) or t("none")))
         want = _merge_run(kit, c, impl=kit.solution.LoRALinear)
         W = kit.state(c, "float64")["base.weight"]
         steps = (("merged", t("output after merge()")), ("W_merged", t("base.weight after merge()")),
@@ -265,8 +296,11 @@ def merge_unmerge(kit):
                 compare(got[key], expected, what)
             except Fail as fail:
                 found = kit.name_mistake((), got, mistakes=_MERGE_MISTAKES, run=lambda m, c=c: _merge_run(kit, c, m.impl),
-                                         same=lambda g, w: all(matches(g[k], w[k]) for k in w))
+                                         same=lambda g, w: all(matches(g[k], w[k]) for k, _ in steps))
                 extra = t(" (the output before merge() was right)") if matches(got["before"], want["before"]) else ""
+                if key in ("merged", "W_merged") and matches(got["once"], want["once"]):
+                    extra = t(" (after one merge() the output was right: the second merge() added the update again; "
+                              "keep a self.merged flag and return when already merged)")
                 note = t(": base.weight did not change") if key == "W_merged" and matches(got[key], W) else ""
                 raise Fail(t("{label}: {fail}{note}{extra}", label=c.label, fail=fail, note=note, extra=extra),
                            found) from None
@@ -290,6 +324,9 @@ _ZH = register({
     "(self.scaling = alpha / r), so that changing r does not change how large the update is":
         "你的输出等于 base(x) + (r / alpha) · x Aᵀ Bᵀ：缩放系数写反了。LoRA 用 alpha / r 缩放增量"
         "（self.scaling = alpha / r），这样改变秩 r 时增量的大小不变",
+    "your output equals base(x) + alpha · x Aᵀ Bᵀ: the scale is alpha alone. LoRA divides by the rank, "
+    "self.scaling = alpha / r":
+        "你的输出等于 base(x) + alpha · x Aᵀ Bᵀ：缩放系数只用了 alpha。LoRA 还要除以秩 r，self.scaling = alpha / r",
     "your output equals base(x) + x Aᵀ Bᵀ with no scale: multiply the low-rank path by self.scaling = alpha / r":
         "你的输出等于 base(x) + x Aᵀ Bᵀ，没有缩放：低秩支路要乘以 self.scaling = alpha / r",
     "B starts at random values, so a fresh wrapper already changes the pretrained layer: initialise B to zeros "
@@ -354,4 +391,25 @@ _ZH = register({
     " (the output before merge() was right)": "（merge() 之前的输出是对的）",
     ": base.weight did not change": "：base.weight 没有变化",
     "{label}: {fail}{note}{extra}": "{label}：{fail}{note}{extra}",
+    "lora_B is zero, so the LoRA path adds nothing, yet the output is not base(x): the base path itself differs. Call "
+    "self.base(x) as it is (its bias included), not a product of your own":
+        "lora_B 为零，LoRA 支路什么也没加，输出却不是 base(x)：问题出在原始层的支路本身。直接调用 self.base(x)"
+        "（包括它的 bias），不要自己写矩阵乘法",
+    "dropout acts inside the LoRA path (on x Aᵀ, between A and B, or on the update), not on its input. With one "
+    "non-zero feature per row of x, dropout(x) keeps or zeroes each row whole, so each row's update is either 0 or "
+    "1 / (1 - p) times the plain one: lora_B(lora_A(dropout(x))) · scaling":
+        "dropout 用在了 LoRA 支路内部（x Aᵀ 上、A 和 B 之间，或增量上），而不是它的输入上。x 的每一行只有一个非零特征时，"
+        "dropout(x) 要么保留整行、要么整行置零，所以每一行的增量要么是 0，要么是不加 dropout 时的 1 / (1 - p) 倍："
+        "lora_B(lora_A(dropout(x))) · scaling",
+    "{label}, dropout=0.5, training mode, x with one non-zero feature per row: row {row} of the LoRA update is "
+    "neither 0 nor 2 times the update without dropout":
+        "{label}，dropout=0.5，训练模式，x 每一行只有一个非零特征：LoRA 增量的第 {row} 行既不是 0，也不是不加 dropout 时的 2 倍",
+    "{label}: after merge() and unmerge(), the parameters that require grad are {names}; only lora_A and lora_B "
+    "should. Change base.weight in place under torch.no_grad() (self.base.weight += ...), not by assigning a new "
+    "nn.Parameter, which requires grad":
+        "{label}：merge() 和 unmerge() 之后，requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B。"
+        "在 torch.no_grad() 下原地修改 base.weight（self.base.weight += ...），不要赋一个新的 nn.Parameter，它默认 requires grad",
+    " (after one merge() the output was right: the second merge() added the update again; keep a self.merged flag "
+    "and return when already merged)":
+        "（调用一次 merge() 后输出是对的：第二次 merge() 又把增量加了一遍；用 self.merged 标志记录，已合并时直接返回）",
 })

@@ -42,8 +42,11 @@ def lora_merge(user, init, state, x):
     with torch.no_grad():
         before = module(x)
         module.merge()
+        once = module(x)
         module.merge()  # a second merge must change nothing
         merged, w_merged = module(x), module.base.weight.detach().clone()
         module.unmerge()
         unmerged, w_after = module(x), module.base.weight.detach().clone()
-    return {"before": before, "merged": merged, "W_merged": w_merged, "unmerged": unmerged, "W_after": w_after}
+    trainable = sorted(n for n, p in module.named_parameters() if p.requires_grad)
+    return {"before": before, "once": once, "merged": merged, "W_merged": w_merged, "unmerged": unmerged,
+            "W_after": w_after, "trainable": trainable}
