@@ -108,6 +108,16 @@ def _sum(logits, target, ignore_index=-100, label_smoothing=0.0):
     return ((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1)).masked_fill(~keep, 0.0).sum()
 
 
+def _mean_of_row_means(logits, target, ignore_index=-100, label_smoothing=0.0):
+    log_p, keep, nll = _parts(logits, target, ignore_index)
+    loss = ((1 - label_smoothing) * nll + label_smoothing * -log_p.mean(-1)).masked_fill(~keep, 0.0)
+    return loss.sum() / keep.sum() if loss.dim() < 2 else (loss.sum(-1) / keep.sum(-1)).mean()
+
+
+def _sign_flipped(logits, target, ignore_index=-100, label_smoothing=0.0):
+    return -cross_entropy_ref(logits, target, ignore_index, label_smoothing)
+
+
 def _ignore_fixed(logits, target, ignore_index=-100, label_smoothing=0.0):
     return cross_entropy_ref(logits, target, -100, label_smoothing)
 
@@ -177,6 +187,12 @@ MISTAKES = [
     Mistake("nothing ignored", _nothing_ignored,
             "your loss counts every position, ignored ones included: skip the positions whose target == ignore_index "
             "(mask them out of the sum and out of the count)"),
+    Mistake("mean of per-row means", _mean_of_row_means,
+            "your loss averages each row (sequence) first, then the rows: a short row then weighs as much as a long "
+            "one; the mean is over every kept POSITION at once, sum of the losses / number of kept positions"),
+    Mistake("sign flipped", _sign_flipped,
+            "your loss is negative: it is the mean log-probability of the targets; cross-entropy is its negative, "
+            "-log p(target), so a perfect prediction costs 0 and a wrong one costs more"),
     Mistake("sum instead of mean", _sum,
             "your loss is the SUM over the kept positions: the result is their mean, sum / (target != ignore_index).sum()"),
     Mistake("classes on axis 1", _class_axis_1,
@@ -297,6 +313,13 @@ def limits(kit):
 
 
 _ZH = register({
+    "your loss is negative: it is the mean log-probability of the targets; cross-entropy is its negative, "
+    "-log p(target), so a perfect prediction costs 0 and a wrong one costs more":
+        "你的损失是负数：它是目标的平均对数概率；交叉熵是它的相反数，-log p(target)，完全正确的预测代价为 0，错误的代价更大",
+    "your loss averages each row (sequence) first, then the rows: a short row then weighs as much as a long "
+    "one; the mean is over every kept POSITION at once, sum of the losses / number of kept positions":
+        "你的损失先对每一行（序列）求平均，再对各行求平均：这样短的行和长的行权重一样；平均应一次性在所有保留的位置上取，"
+        "损失之和 / 保留的位置数",
     "cross_entropy is a function cross_entropy(logits, target, ignore_index, label_smoothing)":
         "cross_entropy 是一个函数 cross_entropy(logits, target, ignore_index, label_smoothing)",
     "the defaults: cross_entropy(logits, target) ignores -100 and does not smooth":
