@@ -55,18 +55,18 @@ def inputs(c, dtype="float64"):
 def search_with(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty=0.0, *, prune="sum",
                 finish=True, count_eos=True, len_offset=0, eos_in_len=True, slots="shared", stop="no live",
                 keep_live=True, score_out="normalized", cap=True, best_first=True,
-                keep_bos=False):
+                keep_bos=False, steps=0, accumulate=True, penalty="divide"):
     """Beam search over Python lists; every knob at its default gives the contract's answer."""
     beam = [([bos_id], 0.0, 0.0)]  # (tokens with BOS, summed log-prob, last token's log-prob)
     finished = []
 
     def norm(ids, s):
         n = len(ids) - 1 + len_offset - (0 if eos_in_len or ids[-1] != eos_id else 1)
-        return s / max(n, 1) ** length_penalty
+        return s / max(n, 1) ** length_penalty if penalty == "divide" else s * max(n, 1) ** length_penalty
 
-    for _ in range(max_new_tokens):
+    for _ in range(max_new_tokens + steps):
         logp = model(torch.tensor([ids for ids, _, _ in beam])).tolist()
-        cands = [(ids + [tok], s + lp, lp) for (ids, s, _), row in zip(beam, logp) for tok, lp in enumerate(row)]
+        cands = [(ids + [tok], (s if accumulate else 0.0) + lp, lp) for (ids, s, _), row in zip(beam, logp) for tok, lp in enumerate(row)]
         key = {"sum": lambda h: h[1], "last": lambda h: h[2]}[prune]
         cands.sort(key=key, reverse=True)
         if slots == "shared":
@@ -115,6 +115,15 @@ MISTAKES = [
             "(up to max_new_tokens steps)"),
     Mistake("unfinished hypotheses dropped", _variant(keep_live=False),
             "your result leaves out the hypotheses still live after max_new_tokens steps: they count as finished"),
+    Mistake("one step long", _variant(steps=1),
+            "your hypotheses grow one token past max_new_tokens: the loop runs max_new_tokens times, and the live "
+            "hypotheses left then count as finished"),
+    Mistake("scores not accumulated", _variant(accumulate=False),
+            "your hypotheses are scored by their last token's log-probability alone: a hypothesis' score is the "
+            "SUM of its log-probabilities, live_scores[:, None] + logp"),
+    Mistake("length penalty multiplied", _variant(penalty="multiply"),
+            "your ranking multiplies by len ** length_penalty: divide, score / len ** length_penalty (log-probabilities "
+            "are negative, so dividing by a longer length raises a long hypothesis)"),
     Mistake("raw scores returned", _variant(score_out="raw"),
             "your scores are the summed log-probabilities: return the ranking score, sum / len ** length_penalty"),
     Mistake("more than beam_size returned", _variant(cap=False),
@@ -335,6 +344,15 @@ def length_penalty_ranks(kit):
 
 
 _ZH = register({
+    "your hypotheses grow one token past max_new_tokens: the loop runs max_new_tokens times, and the live "
+    "hypotheses left then count as finished":
+        "你的假设比 max_new_tokens 多长了一个词元：循环执行 max_new_tokens 次，之后剩下的活跃假设算作已完成",
+    "your hypotheses are scored by their last token's log-probability alone: a hypothesis' score is the "
+    "SUM of its log-probabilities, live_scores[:, None] + logp":
+        "你的假设只按最后一个词元的对数概率打分：一个假设的得分是它所有对数概率之和，live_scores[:, None] + logp",
+    "your ranking multiplies by len ** length_penalty: divide, score / len ** length_penalty (log-probabilities "
+    "are negative, so dividing by a longer length raises a long hypothesis)":
+        "你的排序乘以 len ** length_penalty：应该除，score / len ** length_penalty（对数概率是负数，除以更长的长度会提高长假设的得分）",
     "beam_search is a function taking (model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty)":
         "beam_search 是一个函数，参数为 (model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty)",
     "the model receives (N, t) prefixes of live hypotheses only: never a finished one, 1 <= N <= beam_size":
