@@ -23,7 +23,7 @@ KATAS = _bundled("katas")
 SOLUTIONS = _bundled("solutions")
 
 TRACKS = ("numpy", "torch")
-PARTS = ("seeds", "llm")  # the seed tutorials' catalogue, then the modern LLM set beyond them
+PARTS = ("seeds", "llm", "llm2")  # the seed tutorials' catalogue, then the modern LLM set, then the second
 DEFAULT_TRACK = "torch"
 
 
@@ -80,7 +80,7 @@ def all_katas() -> tuple[Kata, ...]:
         )
         for i, e in enumerate(raw)
     ]
-    # learning path: the seeds' part, then the LLM part; registry order inside a part
+    # learning path: the seeds' part, then the LLM part, then the second LLM set; registry order inside a part
     return tuple(sorted(katas, key=lambda k: (PARTS.index(k.part), k.order)))
 
 

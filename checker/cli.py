@@ -238,7 +238,7 @@ def cmd_list(args, console: Console) -> int:
     from checker.terminal import Wrapped, wrap
 
     for part, track in groups:
-        heading = say(lang, "list.track" if part == "seeds" else "list.track_llm", track=track)
+        heading = say(lang, "list.track" if part == "seeds" else f"list.track_{part}", track=track)
         lines = Text.assemble((heading, "bold"), "\n", (columns, "dim"))
         group = [i for i, k in enumerate(catalogue.all_katas()) if (k.part, k.track) == (part, track)]
         for n, i in enumerate(group, 1):
@@ -262,7 +262,7 @@ def cmd_list(args, console: Console) -> int:
              t("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
                passed=passed),
              t("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
-    console.print(Wrapped(" ".join(n for n in notes if n), style="dim"))
+    console.print(Wrapped(("" if lang == "zh" else " ").join(n for n in notes if n), style="dim"))  # 。 needs no space
     return EXIT_OK
 
 

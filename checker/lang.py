@@ -122,6 +122,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     # kata list
     "list.track": ("{track} track", "{track} 路线"),
     "list.track_llm": ("{track} track, beyond the seeds (modern LLMs)", "{track} 路线，教程之外（现代大模型）"),
+    "list.track_llm2": ("{track} track, the second LLM set (fine-tuning, RLHF, serving)",
+                        "{track} 路线，第二组大模型题（微调、RLHF、推理部署）"),
     "list.new": ("new", "新"),
     # the stages of a check, as the report names them
     "stage.structure": ("structure", "结构"),

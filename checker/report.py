@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checker.lang import register, say, spoken, t
+from checker.terminal import Wrapped
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
                 "error": "bold red", "timeout": "bold magenta"}
@@ -103,23 +104,23 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             mark = ("✓", "green") if c.passed else ("✗", "red")
             if c.passed and c.message and c.kind != "core":
                 mark = ("?", "yellow")  # accepted, with a note below
-            checks.add_row(Text(mark[0], style=mark[1]), Text(c.name, style="" if c.passed else "bold"))
+            checks.add_row(Text(mark[0], style=mark[1]), Wrapped(c.name, style="" if c.passed else "bold"))
             if c.message and not c.passed:
                 message = _without_diagnosis(c.message)  # the diagnosis gets its own line below
-                checks.add_row(Text(""), Text(message, style="red"))
+                checks.add_row(Text(""), Wrapped(message, style="red"))
         rows.append(checks)
         skipped = sum(c.skipped for c in result.checks)
         if skipped and not verbose:
             rows.append(Text(t(" · {count} more check(s) skipped until the ones above pass", count=skipped), style="dim"))
     if result.diagnosis:
-        rows.append(Text.assemble(("\n" + t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))
+        rows.append(Wrapped(Text.assemble(("\n" + t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow"))))
     notes = [c for c in result.followups() if c.passed]
     if notes:
         rows.append(Text("\n" + t("Accepted, with what an interviewer would ask next (--strict fails these):"),
                          style="bold yellow"))
         for c in notes:
             label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
-            rows.append(Text.assemble((label, "bold yellow"), (c.message, "yellow")))
+            rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
     if result.weights:
         rows.append(Text("\n" + t("Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where "
                                 "the expected one is 0):", case=result.weights["case"]), style="bold"))

@@ -8,6 +8,7 @@ import string
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from checker.lang import STRINGS, ZH, register, speaking, t
 from conftest import ROOT, run_json, run_kata
@@ -93,6 +94,16 @@ def test_a_wrong_attention_file_gets_a_chinese_verdict_with_lang_zh_or_the_local
         assert set(kata) >= {"status", "checks", "diagnosis", "followups"}, "field names stay English"
     text = run_kata("check", "attention", "--workspace", workspace, "--lang", "zh").stdout
     assert "诊断" in text and "未通过" in text
+
+
+def test_a_chinese_report_at_80_columns_wraps_and_cuts_nothing(workspace):
+    """rich alone breaks Chinese only at spaces and cut the case labels with an ellipsis."""
+    inverted = ROOT / "tests" / "variants" / "torch_attention" / "wrong_mask_inverted.py"
+    (workspace / "torch" / "attention.py").write_text(inverted.read_text(encoding="utf-8"), encoding="utf-8")
+    text = run_kata("check", "attention", "--workspace", workspace, "--lang", "zh", env={"COLUMNS": "80"}).stdout
+    assert "诊断" in text and "mask=padding" in text
+    assert "…" not in text, text
+    assert max(map(cell_len, text.splitlines())) <= 80
 
 
 def test_list_gives_chinese_titles():
