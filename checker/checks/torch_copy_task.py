@@ -38,12 +38,12 @@ def inputs(c, dtype):
 
 
 def batch_with(batch_size, seq_len, vocab_size, generator, pad_id=0, bos_id=1, eos_id=2, *, low=3, high=0,
-               swap=False, shift=True, bos=True, hard_ids=False):
+               swap=False, shift=True, bos=True, hard_ids=False, end_with_bos=False):
     """make_copy_batch with knobs; every knob at its default gives the right answer."""
     bos_id, eos_id = (1, 2) if hard_ids else (bos_id, eos_id)
     tokens = torch.randint(low, vocab_size + high, (batch_size, seq_len), generator=generator)
     first = torch.full((batch_size, 1), bos_id, dtype=torch.long)
-    last = torch.full((batch_size, 1), eos_id, dtype=torch.long)
+    last = torch.full((batch_size, 1), bos_id if end_with_bos else eos_id, dtype=torch.long)
     tgt_inp = torch.cat([first, tokens], 1) if bos else torch.cat([tokens, last], 1)
     tgt_out = torch.cat([tokens, last], 1) if shift else tgt_inp
     return (tokens, tgt_out, tgt_inp) if swap else (tokens, tgt_inp, tgt_out)
@@ -71,6 +71,9 @@ MISTAKES = [
     Mistake("tokens up to V-2", _batch_variant(high=-1),
             "your tokens stop at V-2: torch.randint's upper bound is exclusive, so draw with "
             "torch.randint(3, vocab_size, ...)"),
+    Mistake("tgt_out ends with BOS", _batch_variant(end_with_bos=True),
+            "your tgt_out ends with BOS (a copy-paste of the first column): the target ends with EOS, "
+            "tgt_out = torch.cat([src, eos], dim=1)"),
     Mistake("BOS and EOS hard-coded", _batch_variant(hard_ids=True),
             "your batch uses BOS = 1 and EOS = 2 whatever the arguments say: use bos_id and eos_id"),
 ]
@@ -109,7 +112,8 @@ def step_batch(c):
 
 
 def step_with(model, optimizer, src, tgt_inp, tgt_out, pad_id=0, *, ignore=True, zero_grad="before", step=True,
-              target="tgt_out", decoder_input="tgt_inp", flatten="same", reduction="mean", train=True):
+              target="tgt_out", decoder_input="tgt_inp", flatten="same", reduction="mean", train=True,
+              fixed_ignore=None, smoothing=0.0):
     """train_step with knobs; every knob at its default gives the right answer."""
     if train:
         model.train()
@@ -117,8 +121,8 @@ def step_with(model, optimizer, src, tgt_inp, tgt_out, pad_id=0, *, ignore=True,
     logits = model(src, feed[decoder_input])
     wanted = {"tgt_out": tgt_out, "tgt_inp": tgt_inp}[target]
     flat = wanted.reshape(-1) if flatten == "same" else wanted.t().reshape(-1)
-    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), flat, ignore_index=pad_id if ignore else -100,
-                           reduction=reduction)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), flat, ignore_index=(pad_id if fixed_ignore is None else fixed_ignore) if ignore else -100,
+                           reduction=reduction, label_smoothing=smoothing)
     if zero_grad == "before":
         optimizer.zero_grad()
     loss.backward()
@@ -151,6 +155,11 @@ _STEP_MISTAKES = [
     Mistake("targets flattened in another order", _step_variant(flatten="transposed"),
             "your targets are flattened in a different order from the logits: logits.reshape(-1, V) goes row by "
             "row (batch, then position), so flatten tgt_out the same way, tgt_out.reshape(-1)"),
+    Mistake("ignore_index fixed at 0", _step_variant(fixed_ignore=0),
+            "your loss ignores target 0 whatever pad_id says: pass ignore_index=pad_id to the cross-entropy"),
+    Mistake("label smoothing", _step_variant(smoothing=0.1),
+            "your loss uses label smoothing 0.1 (the paper's training setting): this train_step's loss is plain "
+            "cross-entropy over the non-PAD targets"),
     Mistake("loss summed", _step_variant(reduction="sum"),
             "your loss is the sum over the targets: average it over the non-PAD targets (the default reduction='mean')"),
 ]
@@ -325,6 +334,14 @@ def training_run(kit):
 
 
 _ZH = register({
+    "your tgt_out ends with BOS (a copy-paste of the first column): the target ends with EOS, "
+    "tgt_out = torch.cat([src, eos], dim=1)":
+        "你的 tgt_out 以 BOS 结尾（复制粘贴了第一列）：目标应以 EOS 结尾，tgt_out = torch.cat([src, eos], dim=1)",
+    "your loss ignores target 0 whatever pad_id says: pass ignore_index=pad_id to the cross-entropy":
+        "无论 pad_id 是多少，你的损失都忽略目标 0：请把 ignore_index=pad_id 传给交叉熵",
+    "your loss uses label smoothing 0.1 (the paper's training setting): this train_step's loss is plain "
+    "cross-entropy over the non-PAD targets":
+        "你的损失用了 0.1 的标签平滑（论文的训练设置）：本题 train_step 的损失是非填充目标上的普通交叉熵",
     # titles
     "make_copy_batch and train_step are functions with the documented parameters":
         "make_copy_batch 和 train_step 都是函数，参数与文档一致",
