@@ -71,6 +71,10 @@ def _times_keep(x, p=0.5, training=True, generator=None):
     return x * _draw(x, 1 - p, generator) * (1 - p) if training else x
 
 
+def _over_p(x, p=0.5, training=True, generator=None):
+    return x * _draw(x, 1 - p, generator) / p if training and p > 0 else x
+
+
 def _keep_p(x, p=0.5, training=True, generator=None):
     return x * _draw(x, p, generator) / (1 - p) if training and p < 1 else x * 0.0 if training else x
 
@@ -120,6 +124,9 @@ _TRAIN_MISTAKES = (
             "element stays x and evaluation needs no scaling: y = x * keep / (1 - p)"),
     Mistake("scaled by 1 - p", _times_keep,
             "the kept elements equal x · (1 - p): divide by 1 - p, do not multiply, y = x * keep / (1 - p)"),
+    Mistake("scaled by 1 / p", _over_p,
+            "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, "
+            "1 / (1 - p), so that E[y] = (1 - p) · x / (1 - p) = x"),
     Mistake("keeps with probability p", _keep_p,
             "about 1 - p of the elements are zeroed: p is the probability of DROPPING an element (as nn.Dropout's p), "
             "so keep = (torch.rand_like(x) >= p), or torch.bernoulli(torch.full_like(x, 1 - p))"),
@@ -228,9 +235,11 @@ def values(kit):
 @check("properties", "training: about p of the elements are zeroed and the mean is preserved (seeded, ±6 standard "
                      "errors)")
 def statistics(kit):
-    for c in _TRAIN:
-        x, y = _train(kit, c)
+    exact = []  # draws whose number of zeros is exactly round(p · N)
+    for c, seed in [(c, None) for c in _TRAIN] + [(_TRAIN[0], _TRAIN[0].seed + 1)]:
+        x, y = _train(kit, c, seed=seed)
         prof, n = _profile(x, y, c.p), y.numel()
+        exact.append(round(prof["zero_share"] * n) == round(c.p * n))
         share_tol, mean_tol = _SIGMAS * _share_sigma(c.p, n), _SIGMAS * _mean_sigma(c.p, n)
         named = None
         if abs(prof["zero_share"] - c.p) > share_tol or abs(prof["mean_ratio"] - 1) > mean_tol:
@@ -243,6 +252,13 @@ def statistics(kit):
             raise Fail(t("{label}: the mean of y / x is {mean:.4f}; inverted dropout keeps every element's expectation, "
                          "so it should be within {tol:.4f} of 1", label=c.label, mean=prof["mean_ratio"], tol=mean_tol),
                        named)
+    # Independent draws: the number of zeros is Binomial(N, p), its standard deviation √(N p (1 - p)) ≈ 70
+    # here, so it equals round(p · N) in one draw with probability < 1%, in all three < 1e-6.
+    if all(exact):
+        raise Fail(t("in each of {count} draws exactly round(p · N) elements are zero: your dropout picks a fixed "
+                     "number of elements to drop (a permutation, topk, a sort), so the elements are not independent. "
+                     "Draw each element on its own, keep_i ~ Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or "
+                     "torch.bernoulli", count=len(exact)))
 
 
 @check("properties", "training draws with the caller's generator: the same seed gives the same mask")
@@ -306,6 +322,14 @@ def bad_p(kit):
 
 
 _ZH = register({
+    "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, 1 / (1 - p), "
+    "so that E[y] = (1 - p) · x / (1 - p) = x":
+        "保留下来的元素等于 x / p：保留的元素要除以「保留」的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
+    "in each of {count} draws exactly round(p · N) elements are zero: your dropout picks a fixed number of elements to "
+    "drop (a permutation, topk, a sort), so the elements are not independent. Draw each element on its own, keep_i ~ "
+    "Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or torch.bernoulli":
+        "{count} 次抽样中，每次恰好有 round(p · N) 个元素为零：你的 dropout 固定丢弃一定数量的元素（用排列、topk 或排序），"
+        "各元素之间就不独立了。每个元素要单独抽样，keep_i ~ Bernoulli(1 - p)：torch.rand(x.shape, ...) >= p 或 torch.bernoulli",
     "dropout is a function taking (x, p, training, generator)": "dropout 是一个函数，参数为 (x, p, training, generator)",
     "p = 1 drops everything: zeros, not NaN or a ZeroDivisionError": "p = 1 时全部丢弃：输出全零，而不是 NaN 或 ZeroDivisionError",
     "training: every element is either 0 or x / (1 - p)": "训练模式：每个元素要么是 0，要么是 x / (1 - p)",
