@@ -154,6 +154,9 @@ _TOKENIZE_MISTAKES = [
     Mistake("apostrophes inside words", _tok(lambda s: re.findall(r"[\w']+|[^\w\s]", s.lower())),
             "you keep apostrophes inside words (\"don't\"): the rule splits them, \\w+ stops at the apostrophe "
             "(don ' t)"),
+    Mistake("letters only", _tok(lambda s: re.findall(r"[a-z]+|[^\w\s]", s.lower())),
+            "your words are [a-z]+: digits (10, 9) and letters outside a-z are lost or split; a word is a run of "
+            "word characters, \\w+"),
     Mistake("zh tokenized as English", _tok(_EN, _EN),
             "your Chinese tokens are lowercased or split at punctuation ('python', 'gpt', '-', '4'): Chinese "
             "sentences come segmented, so split them on whitespace and nothing else, s.split()"),
@@ -207,6 +210,10 @@ _VOCAB_MISTAKES = [
     Mistake("document frequency", lambda t, m=1: _vocab([w for w in _counts(t) if sum(w in s for s in t) >= m]),
             "you count each word once per sentence (a set per sentence): min_freq is about every occurrence, "
             "Counter(token for sentence in tokenized for token in sentence)"),
+    Mistake("gaps in the indices", lambda t, m=1: {_PAD: 0, _UNK: 1, **{w: i + 2 for i, (w, f) in enumerate(
+                _counts(t).items()) if f >= m}},
+            "your indices have gaps: a word takes its position among ALL counted words, so the rare ones min_freq "
+            "drops leave holes; give each kept word the next free index, len(word2idx)"),
     Mistake("seed 004 zh drops commas", lambda t, m=1: _vocab([w for w in _kept(t, m) if w not in (",", "，")]),
             "you drop ',' and '，' from the vocabulary (seed 004's build_chinese_vocab does): here every token "
             "seen >= min_freq times is a word, punctuation included"),
@@ -553,6 +560,13 @@ def unchanged(kit):
 
 
 _ZH = register({
+    "your words are [a-z]+: digits (10, 9) and letters outside a-z are lost or split; a word is a run of "
+    "word characters, \\w+":
+        "你的单词是 [a-z]+：数字（10、9）和 a-z 以外的字母会丢失或被拆开；单词是一串连续的单词字符，\\w+",
+    "your indices have gaps: a word takes its position among ALL counted words, so the rare ones min_freq "
+    "drops leave holes; give each kept word the next free index, len(word2idx)":
+        "你的索引有空洞：每个词取的是它在所有计数过的词中的位置，于是被 min_freq 去掉的低频词留下了空位；"
+        "应给每个保留的词分配下一个空闲索引，len(word2idx)",
     # titles
     "tokenize, build_vocab, encode and pad_batch exist with their documented parameters":
         "tokenize、build_vocab、encode 和 pad_batch 都存在，参数与文档一致",
