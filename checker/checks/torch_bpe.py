@@ -64,6 +64,8 @@ def inputs(c, dtype="float64"):
 
 
 def _chunks(text, split=True):
+    if split == "words":
+        return text.split()  # the bug: text.split() drops the spaces, so no token starts with one
     return _PATTERN.findall(text) if split else [text]
 
 
@@ -95,7 +97,8 @@ def _count(word, overlap_count=True):
     return counts
 
 
-def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overlap_count=True, overlap=False):
+def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overlap_count=True, overlap=False,
+           min_count=1, first_id=256):
     words = Counter(tuple(c.encode("utf-8")) for c in _chunks(text, split))
     if not weighted:
         words = Counter({w: 1 for w in words})
@@ -105,7 +108,7 @@ def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overl
         for word, freq in words.items():
             for pair, n in _count(word, overlap_count).items():
                 counts[pair] += n * freq
-        if not counts:
+        if not counts or max(counts.values()) < min_count:  # the bug with min_count=2: learn_bpe's min frequency
             break
         if tie == "first":
             pair = max(counts, key=counts.get)  # minbpe: the first pair counted among the most frequent
@@ -116,7 +119,7 @@ def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overl
         merges.append(pair)
         new = Counter()
         for word, freq in words.items():
-            new[tuple(_merge(list(word), pair, 256 + rank, overlap))] += freq
+            new[tuple(_merge(list(word), pair, first_id + rank, overlap))] += freq
         words = new
     return merges
 
@@ -194,6 +197,15 @@ _TRAIN_MISTAKES = [
             "your counts skip overlapping occurrences: [a, a, a] holds the pair (a, a) TWICE (positions 0-1 and "
             "1-2), as Sennrich et al. and minbpe count; count every adjacent position (zip(ids, ids[1:]))"),
     Mistake("overlapping merge", lambda text, n: _train(text, n, overlap=True), _OVERLAP_MERGE),
+    Mistake("stops at a count of one", lambda text, n: _train(text, n, min_count=2),
+            "your train_bpe stops when the most frequent pair occurs only once (a minimum frequency of 2, as "
+            "learn_bpe's default): the contract stops only when no chunk has a pair left; a pair seen once is merged"),
+    Mistake("token ids from 257", lambda text, n: _train(text, n, first_id=257),
+            "your merged tokens are numbered from 257 (range(1, ...) or len(vocab) + 1): merge number r, counted from "
+            "0, makes the token 256 + r, so the first merge is 256"),
+    Mistake("chunks from text.split()", lambda text, n: _train(text, n, split="words"),
+            "your chunks come from text.split(), which drops the spaces: use the given pretokenize(text), whose "
+            "chunks keep a word's leading space (' cat') and the runs of whitespace"),
 ]
 _ENCODE_MISTAKES = [
     Mistake("merges by frequency in the text", lambda text, merges: _encode(text, merges, order="frequency"),
@@ -375,7 +387,7 @@ def round_trip(kit):
                          "give the text back exactly", name=t(name), text=_short(s), back=_short(back, 60)), found)
 
 
-@check("properties", "train_bpe stops early when every chunk is a single token")
+@check("properties", "train_bpe stops once every chunk is a single token, and not before")
 def stops_early(kit):
     text, n = _EARLY
     try:
@@ -438,6 +450,18 @@ _ZH = register({
     "Sennrich et al. and minbpe count; count every adjacent position (zip(ids, ids[1:]))":
         "你的计数跳过了重叠的出现：[a, a, a] 含有两次 (a, a)（位置 0-1 和 1-2），Sennrich 等人和 minbpe 都这样计数；"
         "要统计每一个相邻位置（zip(ids, ids[1:])）",
+    "your train_bpe stops when the most frequent pair occurs only once (a minimum frequency of 2, as learn_bpe's "
+    "default): the contract stops only when no chunk has a pair left; a pair seen once is merged":
+        "最高频的字节对只出现一次时你的 train_bpe 就停止了（最低频率 2，learn_bpe 的默认值）：本题约定只有所有块都没有"
+        "字节对时才停止；只出现一次的字节对也要合并",
+    "your merged tokens are numbered from 257 (range(1, ...) or len(vocab) + 1): merge number r, counted from 0, "
+    "makes the token 256 + r, so the first merge is 256":
+        "你合并出的 token 从 257 开始编号（range(1, ...) 或 len(vocab) + 1）：第 r 条合并规则（r 从 0 开始）产生 token "
+        "256 + r，所以第一条合并是 256",
+    "your chunks come from text.split(), which drops the spaces: use the given pretokenize(text), whose chunks keep "
+    "a word's leading space (' cat') and the runs of whitespace":
+        "你的块来自 text.split()，空格都被丢掉了：要用给出的 pretokenize(text)，它切出的块保留词前面的空格（' cat'）"
+        "和连续空白",
     "your encode merges the pair most frequent in the text first: merges apply in their LEARNED order, the lowest "
     "rank present in the chunk first (ranks = {pair: r}), whatever the text's counts":
         "你的 encode 先合并文本中出现最多的字节对：合并规则要按学到的顺序应用，先合并块中排名最低（最早学到）的那一对"
@@ -498,7 +522,8 @@ _ZH = register({
     "with your merges of the {name} corpus: decode(encode({text})) = {back}: the round trip must give the text back "
     "exactly":
         "用你在{name}语料上学到的合并规则：decode(encode({text})) = {back}：编码再解码必须原样还原文本",
-    "train_bpe stops early when every chunk is a single token": "每个块都只剩一个 token 时，train_bpe 提前停止",
+    "train_bpe stops once every chunk is a single token, and not before":
+        "train_bpe 在每个块都只剩一个 token 时停止，不会更早",
     "corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left: stop when the counts are empty "
     "(after 2 merges here)":
         "语料 {text}，num_merges={n}：没有字节对可合并时你的 train_bpe 抛出了 {err}：计数为空时就要停止（这里是 2 次合并之后）",

@@ -74,14 +74,15 @@ def greedy(target, prompt, max_new_tokens, eos_id):
 
 @torch.no_grad()
 def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bonus=True, shift=0, per_token=False,
-              feed_draft=True, stop_eos=True, truncate=True, with_prompt=False, max_rounds=200):
+              feed_draft=True, stop_eos=True, keep_eos=True, truncate=True, with_prompt=False, budget=True,
+              correction_call=False, verifier="target", max_rounds=200):
     """The contract's algorithm; every knob at its default gives the reference. Returns (tokens, target calls)."""
     target.calls.clear()
     seq, out = list(prompt), []
     for _ in range(max_rounds):
         if len(out) >= max_new:
             break
-        g = min(k, max_new - len(out))
+        g = min(k, max_new - len(out)) if budget else k
         drafts = []
         for _ in range(g):
             ctx = seq + drafts if feed_draft else seq
@@ -93,11 +94,13 @@ def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bon
                 n += 1
             del target.calls[len(target.calls) - (g - n):]  # a per-token verifier stops at the first mismatch
         else:
-            logits = target(torch.tensor([seq + drafts]))[0]
+            logits = (target if verifier == "target" else draft)(torch.tensor([seq + drafts]))[0]
             choices = logits[len(seq) - 1 + shift:].argmax(-1).tolist() + [None] * shift
             n = 0
             while n < g and drafts[n] == choices[n]:
                 n += 1
+        if correction_call and n < g:
+            target(torch.tensor([seq + drafts[:n]]))  # the bug: a second call for the token the first one gave
         if n == g and not bonus:
             new = drafts[: g - 1] + [choices[g - 1]] if g else []  # the off-by-one: n = g - 1 when all match
         elif n < g and mismatch == "draft":
@@ -107,7 +110,7 @@ def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bon
         if None in new:
             raise ValueError("shifted past the logits")
         if stop_eos and eos in new:
-            out += new[: new.index(eos) + 1]
+            out += new[: new.index(eos) + keep_eos]  # keep_eos=False: the bug that stops before eos_id
             break
         out += new
         seq += new
@@ -124,6 +127,8 @@ def _variant(**knobs):
 _FEED = ("your draft proposes every token from the same prefix (so it repeats one token): each proposal must extend "
          "seq + the drafts before it, d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1]); the output is right, but fewer "
          "drafts are accepted and the target is called more often")
+_NOT_CUT = ("your output holds more than max_new_tokens tokens: a fully accepted last round adds g + 1 tokens, one "
+            "more than were left; cut the result at max_new_tokens")
 MISTAKES = [
     Mistake("draft token kept on mismatch", _variant(mismatch="draft"),
             "your output keeps the DRAFT's token where the draft and the target disagree: at the first mismatch the "
@@ -145,9 +150,17 @@ MISTAKES = [
     Mistake("draft not fed its own proposals", _variant(feed_draft=False), _FEED),
     Mistake("EOS ignored", _variant(stop_eos=False),
             "your output goes on after eos_id: cut the new tokens right after the first eos_id and stop"),
-    Mistake("not cut at max_new_tokens", _variant(truncate=False),
-            "your output holds more than max_new_tokens tokens: a fully accepted last round adds g + 1 tokens, one "
-            "more than were left; cut the result at max_new_tokens"),
+    Mistake("EOS not returned", _variant(keep_eos=False),
+            "your output stops before eos_id instead of right after it: eos_id is the last token of the result "
+            "(greedy decoding appends it, then stops)"),
+    Mistake("not cut at max_new_tokens", _variant(truncate=False), _NOT_CUT),
+    Mistake("k drafts and no cut", _variant(truncate=False, budget=False), _NOT_CUT),
+    Mistake("a second target call for the correction", _variant(correction_call=True),
+            "your round calls the target a second time for the correction token: the verification call's logits "
+            "already hold it, p_{n+1} = argmax logits[0, len(seq) - 1 + n]; one target call per round"),
+    Mistake("verified by the draft", _variant(verifier="draft"),
+            "your verification runs the DRAFT model on seq + the drafts: the target must be the one that checks "
+            "them, in one call per round, or the output is the draft's and not the target's"),
     Mistake("prompt in the output", _variant(with_prompt=True),
             "your output starts with the prompt: return the generated tokens only"),
 ]
@@ -343,6 +356,17 @@ _ZH = register({
     "accepted and the target is called more often":
         "你的草稿模型每个 token 都从同一个前缀出发提议（于是一直重复同一个 token）：每次提议都要接在 seq + 之前的草稿"
         "后面，d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1])；输出是对的，但被接受的草稿更少，目标模型被调用得更多",
+    "your round calls the target a second time for the correction token: the verification call's logits already "
+    "hold it, p_{n+1} = argmax logits[0, len(seq) - 1 + n]; one target call per round":
+        "你的每一轮为了纠正 token 又调用了一次目标模型：验证那一次调用的 logits 里已经有它了，"
+        "p_{n+1} = argmax logits[0, len(seq) - 1 + n]；每轮只调用一次目标模型",
+    "your verification runs the DRAFT model on seq + the drafts: the target must be the one that checks them, in one "
+    "call per round, or the output is the draft's and not the target's":
+        "你的验证用的是草稿模型在 seq + 草稿上的输出：必须由目标模型来检查这些草稿，每轮调用一次，"
+        "否则输出就是草稿模型的，而不是目标模型的",
+    "your output stops before eos_id instead of right after it: eos_id is the last token of the result (greedy "
+    "decoding appends it, then stops)":
+        "你的输出停在了 eos_id 之前，而不是紧接在它之后：eos_id 应该是结果的最后一个 token（贪心解码先把它加上，再停止）",
     "your output goes on after eos_id: cut the new tokens right after the first eos_id and stop":
         "你的输出在 eos_id 之后还在继续：要在第一个 eos_id 之后截断新 token 并停止",
     "your output holds more than max_new_tokens tokens: a fully accepted last round adds g + 1 tokens, one more than "
