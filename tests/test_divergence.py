@@ -9,7 +9,7 @@ import pytest
 from checker import catalogue, engine
 from checker.checks import (numpy_decoder_layer, numpy_encoder_layer, numpy_transformer_block, torch_decoder_layer,
                             torch_encoder_layer)
-from conftest import ROOT
+from conftest import ROOT, run_json
 
 ENCODER = (ROOT / "solutions" / "torch" / "encoder_layer.py").read_text(encoding="utf-8")
 DECODER = (ROOT / "solutions" / "torch" / "decoder_layer.py").read_text(encoding="utf-8")
@@ -126,3 +126,22 @@ def test_a_numpy_part_called_twice_fails_and_the_reference_passes(tmp_path):
     assert result.status == "fail" and any("feed_forward_network is called 2 time(s)" in m for m in failed), failed
     assert engine.check_file(catalogue.find("numpy/encoder_layer"), ROOT / "solutions/numpy/encoder_layer.py").status \
         == "pass"
+
+
+@pytest.mark.parametrize("variant", ["torch_encoder_layer/wrong_ffn_residual_from_sa_out",
+                                     "torch_decoder_layer/wrong_cross_residual_from_self_attention",
+                                     "numpy_encoder_layer/wrong_ffn_residual_from_attention",
+                                     "numpy_decoder_layer/wrong_cross_residual_from_x"])
+def test_through_the_cli_a_residual_from_the_wrong_tensor_fails_numerics_named_and_no_masking_check(variant,
+                                                                                                     workspace):
+    folder, name = variant.split("/")
+    track, kata = folder.split("_", 1)
+    (workspace / track / f"{kata}.py").write_text((ROOT / "tests" / "variants" / folder / f"{name}.py").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    proc, doc = run_json("check", kata if track == "torch" else f"{track}/{kata}", "--workspace", workspace)
+    (result,) = doc["katas"]
+    assert result["status"] == "fail", proc.stderr
+    failed = {c["stage"] for c in result["checks"] if not c["passed"]}
+    assert "numerics" in failed and "masking" not in failed, failed
+    assert "residual" in result["diagnosis"] or result["diagnosis"].startswith(("first divergence: norm",
+                                                                              "first divergence: add_and_norm")), result
