@@ -11,6 +11,7 @@ TARGET = "ScaledDotProductAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(B, H, T_q, d_v)"), ("weights", "(B, H, T_q, T_k)")]
+DEVICE = True  # a fill or a mask made inside must follow the inputs' device
 
 # Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.
 CASES = [

@@ -14,6 +14,7 @@ TARGET = "GroupedQueryAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("out", "(B, T, D)"), ("attn", "(B, H, T, T)")]
+DEVICE = True  # a fill or a mask made inside must follow the inputs' device
 
 # Every dimension its own size where the contract allows it (G = H when H_kv = 1, H_kv = H when
 # G = 1), so a swapped or broadcast axis cannot pass by coincidence. Case 1 has no mask and a real
