@@ -59,7 +59,7 @@ def inputs(c, dtype):
 
 def _variant(running_var="unbiased", norm_var="biased", momentum_on="batch", eval_stats="running",
              train_stats="batch", axes="batch", eps_at="inside", update="train", detach_stats=False,
-             keep_graph=False):
+             keep_graph=False, count="elements"):
     """BatchNorm with knobs; every knob at its default gives the right answer."""
 
     class Wrong(nn.Module):
@@ -74,7 +74,7 @@ def _variant(running_var="unbiased", norm_var="biased", momentum_on="batch", eva
         def forward(self, x):
             dims = [0, 2] if x.dim() == 3 else [0]
             shape = [1, -1, 1] if x.dim() == 3 else [1, -1]
-            n = x.numel() // x.shape[1]
+            n = x.numel() // x.shape[1] if count == "elements" else x.shape[0]
             mean, var = x.mean(dim=dims), x.var(dim=dims, unbiased=False)
             if update == "always" or (update == "train" and self.training):
                 m = self.momentum
@@ -83,6 +83,8 @@ def _variant(running_var="unbiased", norm_var="biased", momentum_on="batch", eva
                     m * self.running_mean + (1 - m) * mean
                 new_var = (1 - m) * self.running_var + m * target_var if momentum_on == "batch" else \
                     m * self.running_var + (1 - m) * target_var
+                if momentum_on == "none":  # no average at all: the last batch's statistics
+                    new_mean, new_var = mean, target_var
                 if keep_graph:
                     self.running_mean, self.running_var = new_mean, new_var
                 else:
@@ -122,10 +124,16 @@ MISTAKES = [
     Mistake("normalised with the unbiased variance", _variant(norm_var="unbiased"),
             "your training output normalises with the UNBIASED variance (x.var() divides by n - 1 by default): "
             "normalise with the biased one, x.var(dim=..., unbiased=False); only running_var gets the unbiased one"),
+    Mistake("n = B in the unbiased correction", _variant(count="batch"),
+            "for a (B, C, L) input your running_var uses n / (n - 1) with n = B: each channel's variance is taken "
+            "over B · L elements, so n = B · L (x.numel() // C) in the unbiased correction"),
     Mistake("momentum on the wrong side", _variant(momentum_on="running"),
             "your running statistics are momentum · running + (1 - momentum) · batch: in PyTorch momentum is the "
             "weight of the NEW batch, running = (1 - momentum) · running + momentum · batch (the opposite of the "
             "convention of an optimiser's momentum)"),
+    Mistake("running statistics replaced", _variant(momentum_on="none"),
+            "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) "
+            "· running + momentum · batch, so evaluation uses an estimate over many batches"),
     Mistake("batch statistics in evaluation", _variant(eval_stats="batch"),
             "in evaluation your output uses the batch's own statistics: after .eval() BatchNorm normalises with "
             "running_mean and running_var, so one sample's output does not depend on the others in its batch"),
@@ -205,6 +213,10 @@ def structure(kit):
         buffers = kit.inspect(TARGET, {"num_features": 6}).get("buffers", {})  # the parameters' verdict, unless:
         if all(name in buffers for name in ("running_mean", "running_var")):
             raise
+    if "num_batches_tracked" in buffers:
+        raise Fail(t("BatchNorm(6) has a buffer num_batches_tracked: this kata's BatchNorm has exactly the buffers "
+                     "running_mean and running_var (the checker loads its state by these names). torch counts the "
+                     "batches only for momentum=None (a cumulative average), which this kata leaves out: remove it"))
     for name in ("running_mean", "running_var"):
         if buffers.get(name) != [6]:
             raise Fail(t("BatchNorm(6) has no buffer {name} of shape (6,); it has {names}. Register the running "
@@ -269,6 +281,19 @@ def evaluation(kit):
 
 
 _ZH = register({
+    "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) · running "
+    "+ momentum · batch, so evaluation uses an estimate over many batches":
+        "你的滑动统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"
+        "这样评估时用的是对许多批次的估计",
+    "for a (B, C, L) input your running_var uses n / (n - 1) with n = B: each channel's variance is taken over B · L "
+    "elements, so n = B · L (x.numel() // C) in the unbiased correction":
+        "输入为 (B, C, L) 时，你的 running_var 用的是 n / (n - 1)，其中 n = B：每个通道的方差是在 B · L 个元素上算的，"
+        "所以无偏修正里 n = B · L（x.numel() // C）",
+    "BatchNorm(6) has a buffer num_batches_tracked: this kata's BatchNorm has exactly the buffers running_mean and "
+    "running_var (the checker loads its state by these names). torch counts the batches only for momentum=None (a "
+    "cumulative average), which this kata leaves out: remove it":
+        "BatchNorm(6) 有一个 buffer num_batches_tracked：本题的 BatchNorm 只有 running_mean 和 running_var 两个 buffer"
+        "（检查器按这两个名字加载状态）。torch 只在 momentum=None（累积平均）时才用到批次计数，本题不涉及：把它删掉",
     "BatchNorm has parameters weight, bias (C,) and buffers running_mean, running_var (C,)":
         "BatchNorm 有参数 weight、bias (C,) 和缓冲区 running_mean、running_var (C,)",
     "a fresh BatchNorm starts with weight 1, bias 0, running_mean 0, running_var 1":
