@@ -70,7 +70,7 @@ def inputs(c, dtype):
 
 
 def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, step_from=1, betas_swapped=False,
-             decay_lr=True):
+             decay_lr=True, returns="moments"):
     """adamw_step with knobs; every knob at its default gives the right answer."""
 
     def step_fn(param, grad, exp_avg, exp_avg_sq, step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
@@ -85,6 +85,8 @@ def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, ste
         t = step - (1 - step_from)
         bc1 = 1 - beta1**t if correct in ("both", "first") else 1.0
         bc2 = 1 - beta2**t if correct in ("both", "second", "second unrooted") else 1.0
+        if correct == "power":  # (1 − β)^t for 1 − β^t
+            bc1, bc2 = (1 - beta1)**t, (1 - beta2)**t
         v_hat = v / bc2
         if correct == "second unrooted":  # √v / bc2 instead of √(v / bc2)
             v_hat = v / bc2**2
@@ -99,7 +101,9 @@ def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, ste
         param = param - lr * (m / bc1) / denom
         if decay == "after":
             param = param * shrink
-        return param, m, v
+        if returns == "corrected":
+            return param, m / bc1, v_hat
+        return (param, v, m) if returns == "swapped" else (param, m, v)
 
     return step_fn
 
@@ -130,6 +134,18 @@ MISTAKES = [
     Mistake("step counted from 0", _variant(step_from=0),
             "your bias correction uses t − 1: step is this step's number counting from 1 (torch increments its "
             "counter before the update), so use 1 − β1^step and 1 − β2^step"),
+    Mistake("bias correction (1 - beta)^t", _variant(correct="power"),
+            "your bias correction divides by (1 − β1)^t and (1 − β2)^t: the correction is 1 − β1^t and 1 − β2^t, "
+            "the power on β alone (1 - beta1 ** step), the total weight the average has given the gradients so far"),
+    Mistake("step counted one too far", _variant(step_from=2),
+            "your bias correction uses t + 1: step is already this step's number, counting from 1 (torch "
+            "increments its counter before the update), so use 1 − β1^step and 1 − β2^step"),
+    Mistake("bias-corrected moments returned", _variant(returns="corrected"),
+            "the exp_avg and exp_avg_sq you return are the bias-corrected m̂ and v̂: the state keeps the raw moving "
+            "averages m and v; m̂ and v̂ are recomputed from them at every step, for the update only"),
+    Mistake("exp_avg and exp_avg_sq swapped", _variant(returns="swapped"),
+            "you return (param, exp_avg_sq, exp_avg): the order is (param, exp_avg, exp_avg_sq), the first moment "
+            "m before the second moment v"),
     Mistake("betas swapped", _variant(betas_swapped=True),
             "your moments swap the betas: betas = (β1, β2), β1 for the first moment m (of g), β2 for the second "
             "moment v (of g²)"),
@@ -176,6 +192,16 @@ def torch_step(param, grad, exp_avg, exp_avg_sq, step, lr=1e-3, betas=(0.9, 0.99
     return p, m, v
 
 
+def _first_moment_off(got, want, last):
+    """Which moment went wrong first, up to step last + 1: it points at the line to fix."""
+    formulas = (t("exp_avg: m ← β1·m + (1 − β1)·g"), t("exp_avg_sq: v ← β2·v + (1 − β2)·g²"))
+    for s, (g, w) in enumerate(zip(got.get("moments", [])[:last + 1], want["moments"])):
+        for k, formula in enumerate(formulas):
+            if not (isinstance(g, tuple) and len(g) == 2 and matches(g[k], w[k])):
+                return t(". The moment returned by step {step} differs already: {formula}", step=s + 1, formula=formula)
+    return ""
+
+
 @check("numerics", "matches torch.optim.AdamW over 5 steps on a quadratic loss")
 def loop(kit):
     c = _LOOP
@@ -193,7 +219,8 @@ def loop(kit):
         except Fail as fail:
             named = kit.name_mistake((), got, run=lambda m: adamw_loop(m.impl, *args),
                                      same=lambda g, w, i=i: matches(g["params"][i], w["params"][i]))
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), named) from None
+            raise Fail(t("{label}: {fail}{moment}", label=c.label, fail=fail,
+                         moment=_first_moment_off(got, want, i)), named) from None
     if len(got["params"]) != len(want["params"]):
         raise Fail(t("{label}: the loop returned {got} parameters for {want} steps", label=c.label,
                      got=len(got["params"]), want=len(want["params"])))
@@ -223,6 +250,25 @@ def decoupled(kit):
 
 
 _ZH = register({
+    "exp_avg: m ← β1·m + (1 − β1)·g": "exp_avg：m ← β1·m + (1 − β1)·g",
+    "exp_avg_sq: v ← β2·v + (1 − β2)·g²": "exp_avg_sq：v ← β2·v + (1 − β2)·g²",
+    ". The moment returned by step {step} differs already: {formula}": "。第 {step} 步返回的矩已经不对了：{formula}",
+    "{label}: {fail}{moment}": "{label}：{fail}{moment}",
+    "your bias correction divides by (1 − β1)^t and (1 − β2)^t: the correction is 1 − β1^t and 1 − β2^t, the power on "
+    "β alone (1 - beta1 ** step), the total weight the average has given the gradients so far":
+        "你的偏差修正除以的是 (1 − β1)^t 和 (1 − β2)^t：修正项是 1 − β1^t 和 1 − β2^t，幂只作用在 β 上"
+        "（1 - beta1 ** step），它是滑动平均到目前为止给梯度的总权重",
+    "your bias correction uses t + 1: step is already this step's number, counting from 1 (torch increments its "
+    "counter before the update), so use 1 − β1^step and 1 − β2^step":
+        "你的偏差修正用了 t + 1：step 已经是本步的编号，从 1 开始数（torch 在更新之前先把计数加一），"
+        "所以用 1 − β1^step 和 1 − β2^step",
+    "the exp_avg and exp_avg_sq you return are the bias-corrected m̂ and v̂: the state keeps the raw moving averages m "
+    "and v; m̂ and v̂ are recomputed from them at every step, for the update only":
+        "你返回的 exp_avg 和 exp_avg_sq 是偏差修正后的 m̂ 和 v̂：状态里保存的是原始的滑动平均 m 和 v；"
+        "m̂ 和 v̂ 每一步都由它们重新算出，只用于这一步的更新",
+    "you return (param, exp_avg_sq, exp_avg): the order is (param, exp_avg, exp_avg_sq), the first moment m before "
+    "the second moment v":
+        "你返回的是 (param, exp_avg_sq, exp_avg)：顺序应该是 (param, exp_avg, exp_avg_sq)，一阶矩 m 在二阶矩 v 前面",
     "adamw_step takes (param, grad, exp_avg, exp_avg_sq, step, lr, betas, eps, weight_decay)":
         "adamw_step 的参数为 (param, grad, exp_avg, exp_avg_sq, step, lr, betas, eps, weight_decay)",
     "matches torch.optim.AdamW over 5 steps on a quadratic loss": "在一个二次损失上连续 5 步都与 torch.optim.AdamW 一致",
