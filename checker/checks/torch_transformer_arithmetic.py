@@ -101,7 +101,8 @@ def _ffn(D, d_ff, bias, *, ffn_bias=True, quad=False):
 
 
 def _ln(D, bias, ln):
-    return {"both": D + (D if bias else 0), "none": 0, "gamma": D, "beta": 2 * D}[ln]
+    return {"both": D + (D if bias else 0), "none": 0, "gamma": D, "beta": 2 * D,
+            "bias_drops_all": 2 * D if bias else 0}[ln]  # the bug: bias=False drops γ as well
 
 
 def _enc(D, H, d_ff, bias=True, *, ln="both", norms=2, **knobs):
@@ -165,6 +166,10 @@ _MISTAKES = {
                 "them (seed 003: LayerNorm 4·d_model)"),
         Mistake("LayerNorm γ only", lambda D, H, f, bias=True: _enc(D, H, f, bias, ln="gamma"),
                 "your LayerNorms have γ only: with bias=True each also has β, 2·D per LayerNorm"),
+        Mistake("LayerNorm γ dropped with bias=False",
+                lambda D, H, f, bias=True: _enc(D, H, f, bias, ln="bias_drops_all"),
+                "your LayerNorms count nothing when bias=False: bias=False drops β only; γ stays, D per LayerNorm "
+                "(nn.LayerNorm(D, bias=False) still has its weight)"),
         Mistake("LayerNorm β kept with bias=False", lambda D, H, f, bias=True: _enc(D, H, f, bias, ln="beta"),
                 "your LayerNorms keep β when bias=False: the contract (and nn.TransformerEncoderLayer(bias=False)) "
                 "drops every additive bias, LayerNorm's β too, leaving γ: D per LayerNorm"),
@@ -196,6 +201,10 @@ _MISTAKES = {
                 "LayerNorm 6·d_model)"),
         Mistake("LayerNorm γ only", lambda D, H, f, bias=True: _dec(D, H, f, bias, ln="gamma"),
                 "your LayerNorms have γ only: with bias=True each also has β, 2·D per LayerNorm"),
+        Mistake("LayerNorm γ dropped with bias=False",
+                lambda D, H, f, bias=True: _dec(D, H, f, bias, ln="bias_drops_all"),
+                "your LayerNorms count nothing when bias=False: bias=False drops β only; γ stays, D per LayerNorm "
+                "(nn.LayerNorm(D, bias=False) still has its weight)"),
         Mistake("LayerNorm β kept with bias=False", lambda D, H, f, bias=True: _dec(D, H, f, bias, ln="beta"),
                 "your LayerNorms keep β when bias=False: the contract (and nn.TransformerDecoderLayer(bias=False)) "
                 "drops every additive bias, LayerNorm's β too, leaving γ: D per LayerNorm"),
@@ -249,12 +258,11 @@ _MISTAKES = {
                 "FLOPs, and the four projections count too"),
     ],
     "ffn_flops": [
-        Mistake("multiply-add as 1 FLOP", lambda *a: _ffn_flops(*a, per_mac=1),
-                "your FLOPs are half the right ones: a multiply-add is 2 FLOPs (one multiply, one add), so "
-                "(m, k) @ (k, n) costs 2·m·k·n"),
-        Mistake("one matmul", lambda *a: _ffn_flops(*a, matmuls=1),
-                "your FLOPs count one of the two products: fc1 (D -> d_ff) and fc2 (d_ff -> D) each cost "
-                "2·B·T·D·d_ff"),
+        # On the FFN alone, 1 FLOP per multiply-add and fc2 forgotten give the same number: name both.
+        Mistake("half the FLOPs", lambda *a: _ffn_flops(*a, per_mac=1),
+                "your FLOPs are half the right ones: either a multiply-add counted as 1 FLOP (it is 2, so "
+                "(m, k) @ (k, n) costs 2·m·k·n), or only one of the two products counted (fc1, D -> d_ff, and fc2, "
+                "d_ff -> D, each cost 2·B·T·D·d_ff)"),
         Mistake("d_ff as 4·D", lambda *a: _ffn_flops(*a, quad=True),
                 "your FLOPs assume d_ff = 4·D: use the d_ff given"),
     ],
@@ -518,8 +526,14 @@ _ZH = register({
     "your FLOPs count each multiply-add once and only the attention products: a multiply-add is 2 FLOPs, and the four "
     "projections count too":
         "你的 FLOPs 每次乘加只算一次，而且只算了注意力的乘积：一次乘加是 2 FLOPs，四个投影也要算进去",
-    "your FLOPs count one of the two products: fc1 (D -> d_ff) and fc2 (d_ff -> D) each cost 2·B·T·D·d_ff":
-        "你的 FLOPs 只算了两个乘积中的一个：fc1（D -> d_ff）和 fc2（d_ff -> D）各要 2·B·T·D·d_ff",
+    "your FLOPs are half the right ones: either a multiply-add counted as 1 FLOP (it is 2, so (m, k) @ (k, n) costs "
+    "2·m·k·n), or only one of the two products counted (fc1, D -> d_ff, and fc2, d_ff -> D, each cost 2·B·T·D·d_ff)":
+        "你的 FLOPs 只有正确值的一半：要么一次乘加只算了 1 FLOP（应为 2，所以 (m, k) @ (k, n) 要 2·m·k·n），"
+        "要么两个乘积只算了一个（fc1：D -> d_ff，fc2：d_ff -> D，各要 2·B·T·D·d_ff）",
+    "your LayerNorms count nothing when bias=False: bias=False drops β only; γ stays, D per LayerNorm "
+    "(nn.LayerNorm(D, bias=False) still has its weight)":
+        "bias=False 时你的层归一化一个参数也没算：bias=False 只去掉 β，γ 仍然保留，每个层归一化 D 个"
+        "（nn.LayerNorm(D, bias=False) 仍然有 weight）",
     "your FLOPs assume d_ff = 4·D: use the d_ff given": "你的 FLOPs 假定了 d_ff = 4·D：要用传入的 d_ff",
     "your cache holds one tensor per layer: both K AND V are cached, (B, H_kv, T, d_k) each":
         "你的缓存每层只有一个张量：K 和 V 都要缓存，各是 (B, H_kv, T, d_k)",

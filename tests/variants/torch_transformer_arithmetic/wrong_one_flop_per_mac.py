@@ -1,4 +1,4 @@
-# expect: a multiply-add is 2 FLOPs
+# expect: a multiply-add counted as 1 FLOP
 """One FLOP per multiply-add."""
 import torch
 
