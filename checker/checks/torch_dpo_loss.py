@@ -5,7 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_structure, matches
 from checker.lang import register, t
 
 TARGET = "dpo_loss"
@@ -58,7 +58,8 @@ def inputs(c, dtype, beta=None):
 
 
 def _dpo(pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta=0.1, *, reduce="sum", swap=False, beta_at="inside",
-         log_sigmoid="stable", use_ref=True, batch="mean", sign=1.0, reward_beta=True, reward_swap=False):
+         log_sigmoid="stable", use_ref=True, batch="mean", sign=1.0, reward_beta=True, reward_swap=False,
+         ref_sign=1.0, hinge=False):
     """DPO with knobs; every knob at its default gives the right answer."""
 
     def seq(x, m):
@@ -68,15 +69,19 @@ def _dpo(pol_c, pol_r, ref_c, ref_r, mask_c, mask_r, beta=0.1, *, reduce="sum", 
             return (x * m).sum(-1) / m.sum(-1)
         if reduce == "mean over T":
             return (x * m).mean(-1)
+        if reduce == "shifted":  # the labels shifted once more, as if logps were still next-token logits
+            return (x[:, :-1] * m[:, 1:]).sum(-1)
         return x.sum(-1)  # "unmasked"
 
     pi_c, pi_r, rc, rr = seq(pol_c, mask_c), seq(pol_r, mask_r), seq(ref_c, mask_c), seq(ref_r, mask_r)
     if not use_ref:
         rc, rr = torch.zeros_like(rc), torch.zeros_like(rr)
-    z = (pi_c - rc) - (pi_r - rr)
+    z = (pi_c - pi_r) - ref_sign * (rc - rr)
     z = -z if swap else z
     arg = {"inside": beta * z, "outside": z, "missing": z, "policy only": beta * (pi_c - pi_r) - (rc - rr)}[beta_at]
-    if log_sigmoid == "stable":
+    if hinge:
+        per = torch.relu(1 - arg)
+    elif log_sigmoid == "stable":
         per = -F.logsigmoid(arg)
     elif log_sigmoid == "log of sigmoid":
         per = -torch.log(torch.sigmoid(arg))
@@ -134,6 +139,15 @@ MISTAKES = [
     Mistake("minus sign missing", _variant(sign=-1.0),
             "your loss is log σ(β · z), without the minus sign: minimising it would push the chosen response DOWN; "
             "the loss is -log σ(β · z) >= 0"),
+    Mistake("reference log-ratio added", _variant(ref_sign=-1.0),
+            "your margin ADDS the reference's log-ratio: z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - "
+            "log π_ref(y_r)), the policy's log-ratio MINUS the reference's"),
+    Mistake("hinge loss", _variant(hinge=True),
+            "your loss is the hinge max(0, 1 - β · z) (SLiC, TRL's loss_type=\"hinge\"): DPO's loss is the "
+            "log-sigmoid, -log σ(β · z) = F.softplus(-β · z)"),
+    Mistake("labels shifted again", _variant(reduce="shifted"),
+            "your sums pair logps[:, :-1] with mask[:, 1:]: the log-probabilities you are given are already per "
+            "token, aligned with the mask (the shift from logits to labels is done), so (logps * mask).sum(-1)"),
     Mistake("log of sigmoid", _variant(log_sigmoid="log of sigmoid"), _UNSTABLE),
     Mistake("log1p of exp", _variant(log_sigmoid="log1p of exp"), _UNSTABLE),
 ]
@@ -209,6 +223,9 @@ def default_beta(kit):
     try:
         compare(got[0], want[0], "loss", "()")
     except Fail as fail:
+        if not matches(_outputs(kit, c, args + (0.1,))[0], want[0]):  # wrong with beta=0.1 given too: not the default
+            raise Fail(t("{label}, called without beta: {fail}; with beta=0.1 passed explicitly the loss differs too, "
+                         "so the default is not the cause (see the loss check)", label=c.label, fail=fail)) from None
         raise Fail(t("{label}, called without beta: {fail}; the default is beta=0.1, the paper's and TRL's",
                      label=c.label, fail=fail)) from None
 
@@ -249,7 +266,7 @@ def masked_positions(kit):
             if not matches(a, b):
                 raise Fail(t("{label}: changing the log-probabilities where the mask is False (prompt and padding) "
                              "changed the {name}: only the response tokens count, log π(y|x) = (logps * mask).sum(-1)",
-                             label=c.label, name=name))
+                             label=c.label, name=name), kit.name_mistake(args, before, same=_loss_only, outputs=OUTPUTS))
 
 
 @check("gradients", "the loss's gradient w.r.t. the policy's log-probabilities matches the reference")
@@ -258,8 +275,16 @@ def gradients(kit):
         args = kit.inputs(c)
         want = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
                                  torch.zeros(c.B, dtype=torch.float64)], user=False)
-        got = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
-                                torch.zeros(c.B, dtype=torch.float64)], user=True)
+        try:
+            got = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
+                                    torch.zeros(c.B, dtype=torch.float64)], user=True)
+        except UserError as err:
+            if err.not_implemented or "does not require grad" not in err.message:
+                raise
+            raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\"): it is computed from "
+                         "detached values. If you compute it from the detached rewards, compute it from the margin "
+                         "before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()",
+                         label=c.label, error=err.message), line=None) from None
         for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps")):
             u, e = got["args"][i], want["args"][i]
             if u is None:
@@ -301,6 +326,26 @@ def policy_is_reference(kit):
 
 
 _ZH = register({
+    "your margin ADDS the reference's log-ratio: z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r)), "
+    "the policy's log-ratio MINUS the reference's":
+        "你的间隔把参考模型的对数比值「加」上了：z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r))，"
+        "是策略模型的对数比值「减去」参考模型的",
+    "your loss is the hinge max(0, 1 - β · z) (SLiC, TRL's loss_type=\"hinge\"): DPO's loss is the log-sigmoid, "
+    "-log σ(β · z) = F.softplus(-β · z)":
+        "你的损失是合页损失 max(0, 1 - β · z)（SLiC，TRL 的 loss_type=\"hinge\"）：DPO 的损失是 log-sigmoid，"
+        "-log σ(β · z) = F.softplus(-β · z)",
+    "your sums pair logps[:, :-1] with mask[:, 1:]: the log-probabilities you are given are already per token, "
+    "aligned with the mask (the shift from logits to labels is done), so (logps * mask).sum(-1)":
+        "你的求和把 logps[:, :-1] 和 mask[:, 1:] 配在一起：传进来的对数概率已经是逐 token 的，和掩码一一对齐"
+        "（从 logits 到标签的错位已经做过了），所以直接 (logps * mask).sum(-1)",
+    "{label}, called without beta: {fail}; with beta=0.1 passed explicitly the loss differs too, so the default is "
+    "not the cause (see the loss check)":
+        "{label}，不传 beta 调用：{fail}；显式传入 beta=0.1 时损失同样不对，所以问题不在默认值（见损失那一项检查）",
+    "{label}: your loss has no gradient at all (backward raised \"{error}\"): it is computed from detached values. If "
+    "you compute it from the detached rewards, compute it from the margin before detaching: loss = "
+    "-F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()":
+        "{label}：你的损失完全没有梯度（反向传播抛出 \"{error}\"）：它是从 detach 过的值算出来的。如果你用 detach 过的奖励"
+        "算损失，改为在 detach 之前用间隔计算：loss = -F.logsigmoid(beta * z).mean()，rewards = (beta * ...).detach()",
     # titles
     "dpo_loss is a function of the four log-probabilities, the two masks and beta":
         "dpo_loss 是一个函数，参数是四个对数概率、两个掩码和 beta",
