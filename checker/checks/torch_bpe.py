@@ -69,10 +69,10 @@ def _chunks(text, split=True):
     return _PATTERN.findall(text) if split else [text]
 
 
-def _merge(ids, pair, new_id, overlap=False):
+def _merge(ids, pair, new_id, overlap=False, once=False):
     out, i = [], 0
     while i < len(ids):
-        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair and not (once and new_id in out):  # once: the bug
             out.append(new_id)
             i += 1 if overlap else 2  # the bug: i += 1 reads the merged pair's right id again
         else:
@@ -98,7 +98,7 @@ def _count(word, overlap_count=True):
 
 
 def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overlap_count=True, overlap=False,
-           min_count=1, first_id=256):
+           min_count=1, first_id=256, once=False):
     words = Counter(tuple(c.encode("utf-8")) for c in _chunks(text, split))
     if not weighted:
         words = Counter({w: 1 for w in words})
@@ -119,7 +119,7 @@ def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overl
         merges.append(pair)
         new = Counter()
         for word, freq in words.items():
-            new[tuple(_merge(list(word), pair, first_id + rank, overlap))] += freq
+            new[tuple(_merge(list(word), pair, first_id + rank, overlap, once))] += freq
         words = new
     return merges
 
@@ -203,6 +203,9 @@ _TRAIN_MISTAKES = [
     Mistake("token ids from 257", lambda text, n: _train(text, n, first_id=257),
             "your merged tokens are numbered from 257 (range(1, ...) or len(vocab) + 1): merge number r, counted from "
             "0, makes the token 256 + r, so the first merge is 256"),
+    Mistake("first occurrence only", lambda text, n: _train(text, n, once=True),
+            "your merge replaces only the FIRST occurrence of the pair in each chunk (a break after the first "
+            "match): replace every occurrence, left to right, so a chunk with the pair twice gets the new id twice"),
     Mistake("chunks from text.split()", lambda text, n: _train(text, n, split="words"),
             "your chunks come from text.split(), which drops the spaces: use the given pretokenize(text), whose "
             "chunks keep a word's leading space (' cat') and the runs of whitespace"),
@@ -458,6 +461,10 @@ _ZH = register({
     "makes the token 256 + r, so the first merge is 256":
         "你合并出的 token 从 257 开始编号（range(1, ...) 或 len(vocab) + 1）：第 r 条合并规则（r 从 0 开始）产生 token "
         "256 + r，所以第一条合并是 256",
+    "your merge replaces only the FIRST occurrence of the pair in each chunk (a break after the first match): "
+    "replace every occurrence, left to right, so a chunk with the pair twice gets the new id twice":
+        "你的合并只替换了每个块中这一对的第一次出现（匹配到第一个就 break 了）：要从左到右替换每一次出现，"
+        "一个块里出现两次这一对，就要得到两次新 id",
     "your chunks come from text.split(), which drops the spaces: use the given pretokenize(text), whose chunks keep "
     "a word's leading space (' cat') and the runs of whitespace":
         "你的块来自 text.split()，空格都被丢掉了：要用给出的 pretokenize(text)，它切出的块保留词前面的空格（' cat'）"

@@ -75,7 +75,7 @@ def greedy(target, prompt, max_new_tokens, eos_id):
 @torch.no_grad()
 def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bonus=True, shift=0, per_token=False,
               feed_draft=True, stop_eos=True, keep_eos=True, truncate=True, with_prompt=False, budget=True,
-              correction_call=False, verifier="target", max_rounds=200):
+              correction_call=False, verifier="target", stale=False, max_rounds=200):
     """The contract's algorithm; every knob at its default gives the reference. Returns (tokens, target calls)."""
     target.calls.clear()
     seq, out = list(prompt), []
@@ -95,7 +95,9 @@ def speculate(target, draft, prompt, max_new, k, eos, *, mismatch="correct", bon
             del target.calls[len(target.calls) - (g - n):]  # a per-token verifier stops at the first mismatch
         else:
             logits = (target if verifier == "target" else draft)(torch.tensor([seq + drafts]))[0]
-            choices = logits[len(seq) - 1 + shift:].argmax(-1).tolist() + [None] * shift
+            start = (len(prompt) if stale else len(seq)) - 1 + shift  # stale: the bug that keeps the prompt's length
+            choices = logits[start:start + g + 1].argmax(-1).tolist()
+            choices += [None] * (g + 1 - len(choices))
             n = 0
             while n < g and drafts[n] == choices[n]:
                 n += 1
@@ -158,6 +160,9 @@ MISTAKES = [
     Mistake("a second target call for the correction", _variant(correction_call=True),
             "your round calls the target a second time for the correction token: the verification call's logits "
             "already hold it, p_{n+1} = argmax logits[0, len(seq) - 1 + n]; one target call per round"),
+    Mistake("prefix length of the first round", _variant(stale=True),
+            "your verification reads the logits at len(prompt) - 1 + j in every round: the drafts follow seq = "
+            "prompt + the tokens generated so far, so read logits[0, len(seq) - 1 + j] with this round's len(seq)"),
     Mistake("verified by the draft", _variant(verifier="draft"),
             "your verification runs the DRAFT model on seq + the drafts: the target must be the one that checks "
             "them, in one call per round, or the output is the draft's and not the target's"),
@@ -360,6 +365,10 @@ _ZH = register({
     "hold it, p_{n+1} = argmax logits[0, len(seq) - 1 + n]; one target call per round":
         "你的每一轮为了纠正 token 又调用了一次目标模型：验证那一次调用的 logits 里已经有它了，"
         "p_{n+1} = argmax logits[0, len(seq) - 1 + n]；每轮只调用一次目标模型",
+    "your verification reads the logits at len(prompt) - 1 + j in every round: the drafts follow seq = prompt + the "
+    "tokens generated so far, so read logits[0, len(seq) - 1 + j] with this round's len(seq)":
+        "你的验证每一轮都读 len(prompt) - 1 + j 处的 logits：草稿跟在 seq = prompt + 已生成的 token 之后，"
+        "所以要用本轮的 len(seq)，读 logits[0, len(seq) - 1 + j]",
     "your verification runs the DRAFT model on seq + the drafts: the target must be the one that checks them, in one "
     "call per round, or the output is the draft's and not the target's":
         "你的验证用的是草稿模型在 seq + 草稿上的输出：必须由目标模型来检查这些草稿，每轮调用一次，"
