@@ -70,6 +70,9 @@ def _adv_inputs(c, dtype="float64"):
 
 def _advantages(rewards, group_size, eps=1e-4, *, per_group=True, std="unbiased", eps_at="outside"):
     """group_advantages with knobs; every knob at its default gives the right answer."""
+    if per_group == "strided":  # view(G, -1): every P-th completion in a "group"
+        return _advantages(rewards.view(group_size, -1).T.reshape(-1), group_size, eps, std=std,
+                           eps_at=eps_at).view(-1, group_size).T.reshape(-1)
     grouped = rewards.view(-1, group_size) if per_group else rewards.view(1, -1)
     mean = grouped.mean(dim=1, keepdim=True)
     if std == "none":
@@ -91,6 +94,9 @@ _ADV_MISTAKES = [
             "your advantages are normalised with the mean and std of the WHOLE batch: GRPO normalises within each "
             "prompt's group of G completions, rewards.view(-1, group_size).mean(dim=1) and .std(dim=1); that "
             "relative comparison is what replaces PPO's value model"),
+    Mistake("groups strided", _adv_variant(per_group="strided"),
+            "your groups are every P-th completion (rewards.view(group_size, -1)): the G completions of a prompt are "
+            "CONTIGUOUS, rows p·G .. p·G + G - 1, so group with rewards.view(-1, group_size), one row per prompt"),
     Mistake("population std", _adv_variant(std="biased"),
             "your advantages divide by the population std (unbiased=False, divides by G): the contract, like "
             "TRL's rewards.view(-1, G).std(dim=1), uses torch's default unbiased std (divides by G - 1)"),
@@ -227,9 +233,14 @@ def default_eps(kit):
     c = _ADV_CASES[2]
     rewards, G, _ = _adv_inputs(c)
     got = _user_advantages(kit, c, (rewards, G))
+    want = kit.reference((rewards, G), target="group_advantages")
     try:
-        compare(got, kit.reference((rewards, G), target="group_advantages"), "advantages", "(N,)")
+        compare(got, want, "advantages", "(N,)")
     except Fail as fail:
+        if not matches(_user_advantages(kit, c, (rewards, G, 1e-4)), want):
+            raise Fail(t("{label}, called as group_advantages(rewards, group_size): {fail}; with eps=1e-4 passed "
+                         "explicitly they differ too, so the default is not the cause", label=c.label,
+                         fail=fail)) from None
         raise Fail(t("{label}, called as group_advantages(rewards, group_size): {fail}; the default is eps=1e-4",
                      label=c.label, fail=fail)) from None
 
@@ -242,6 +253,10 @@ def default_loss_settings(kit):
     try:
         compare(got, kit.reference(args), "loss", "()")
     except Fail as fail:
+        if not matches(kit.user(args + (0.2, 0.04)), kit.reference(args)):
+            raise Fail(t("{label}, called without clip_eps and beta: {fail}; with clip_eps=0.2 and beta=0.04 passed "
+                         "explicitly it differs too, so the defaults are not the cause", label=c.label,
+                         fail=fail)) from None
         raise Fail(t("{label}, called without clip_eps and beta: {fail}; the defaults are clip_eps=0.2 and beta=0.04 "
                      "(DeepSeekMath's KL coefficient)", label=c.label, fail=fail)) from None
 
@@ -273,6 +288,9 @@ def _empty_why():
 def empty_completion(kit):
     c = CASES[0]
     logps, old, ref, adv, mask, clip_eps, beta = kit.inputs(c)
+    if not matches(kit.user((logps, old, ref, adv, mask, clip_eps, beta)),
+                   kit.reference((logps, old, ref, adv, mask, clip_eps, beta))):
+        return  # wrong with every completion present: the numerics checks report it, not this question
     mask = mask.clone()
     mask[2] = False
     args = (logps, old, ref, adv, mask, clip_eps, beta)
@@ -327,6 +345,16 @@ def advantages_hygiene(kit):
 
 
 _ZH = register({
+    "your groups are every P-th completion (rewards.view(group_size, -1)): the G completions of a prompt are "
+    "CONTIGUOUS, rows p·G .. p·G + G - 1, so group with rewards.view(-1, group_size), one row per prompt":
+        "你的分组取的是每隔 P 个的补全（rewards.view(group_size, -1)）：同一个提示词的 G 个补全是「连续」的，"
+        "即第 p·G .. p·G + G - 1 行，所以要用 rewards.view(-1, group_size) 分组，每个提示词一行",
+    "{label}, called as group_advantages(rewards, group_size): {fail}; with eps=1e-4 passed explicitly they differ "
+    "too, so the default is not the cause":
+        "{label}，以 group_advantages(rewards, group_size) 调用：{fail}；显式传入 eps=1e-4 时同样不对，所以问题不在默认值",
+    "{label}, called without clip_eps and beta: {fail}; with clip_eps=0.2 and beta=0.04 passed explicitly it differs "
+    "too, so the defaults are not the cause":
+        "{label}，不传 clip_eps 和 beta 调用：{fail}；显式传入 clip_eps=0.2 和 beta=0.04 时同样不对，所以问题不在默认值",
     # titles
     "group_advantages(rewards, group_size, eps) and grpo_loss(logps, old_logps, ref_logps, advantages, mask, "
     "clip_eps, beta) are functions":
