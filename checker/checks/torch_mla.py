@@ -9,13 +9,17 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import Convention, Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
 from checker.lang import register, t
 
 TARGET = "MultiHeadLatentAttention"
 BATCH_INDEPENDENT = True
 DEVICE = True  # positions and the causal mask are built inside: they must follow x's device
 OUTPUTS = [("out", "(B, T_new, D)"), ("c_kv", "(B, T, d_latent)"), ("k_rope", "(B, T, d_rope)")]
+# RoPE's angles are often computed in float32 whatever x is: HF's inv_freq buffer calls .float() and DeepSeek's
+# cos/sin cache is float32. That is standard, correct code, so float64 results are held to float32 accuracy
+# (the angles reach 8 rad here: about 1e-8 off). Every named mistake is off by far more.
+TOLERANCES = {"float64": FLOAT32_INSIDE}
 
 # Every dimension its own size. Case 1 is a prefill (no cache); case 2 a chunk of 2 after 4 cached
 # positions; case 3 one decoding step after 6. d_nope is even in cases 1 and 3 and d_latent in all, so
@@ -49,12 +53,17 @@ def inputs(c, dtype):
 
 
 def _rope(x, positions, base, layout="half"):
+    """layout: "half" (pairs (i, i + d/2)), "deepseek" (reordered into halves first), "interleaved" (pairs (2i, 2i + 1)
+    rotated in place, Meta LLaMA's view_as_complex)."""
     d = x.size(-1)
     theta = base ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
     angle = positions.to(x.dtype)[:, None] * theta
     cos, sin = angle.cos(), angle.sin()
     if layout == "deepseek":  # pairs (2i, 2i + 1) moved into halves first, and kept in that order
         x = torch.cat([x[..., 0::2], x[..., 1::2]], dim=-1)
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
     a, b = x.chunk(2, dim=-1)
     return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
@@ -65,7 +74,10 @@ class _Knobbed(nn.Module):
     rope_on: "rope" (right), "nope" (the nope parts rotated too), "latent" (c_kv rotated); scale: "full" or
     "nope"; offset: RoPE positions from T_past (right) or from 0; mask: "offset", "top-left", "none";
     raw_key: the RoPE key cached before rotation (and the whole cache rotated at every call);
-    layout: "half" or "deepseek" (DeepSeek-V2's released code: the coordinates reordered, then half-split).
+    layout: "half", "deepseek" (DeepSeek-V2's released code: the coordinates reordered, then half-split) or
+    "interleaved"; reroll: the cached RoPE key rotated again at every call; q_split: "nope-first" or "rope-first";
+    key_order: "nope-first" or "rope-first" ([k_rope | k_nope] against [q_nope | q_rope]);
+    heads: "transpose" or "view" (W_q x viewed as (B, H, T_new, d) without the transpose).
     """
 
     knobs: dict = {}
@@ -82,7 +94,8 @@ class _Knobbed(nn.Module):
 
     def forward(self, x, c_cache=None, k_rope_cache=None):
         kn = {"rope_on": "rope", "scale": "full", "offset": True, "mask": "offset", "raw_key": False,
-              "layout": "half", **self.knobs}
+              "layout": "half", "reroll": False, "q_split": "nope-first", "key_order": "nope-first",
+              "heads": "transpose", **self.knobs}
         B, T_new, _ = x.shape
         T_past = 0 if c_cache is None else c_cache.size(1)
         start = T_past if kn["offset"] else 0
@@ -91,8 +104,14 @@ class _Knobbed(nn.Module):
         def rot(v, p):
             return _rope(v, p, self.base, kn["layout"])
 
-        q = self.W_q(x).view(B, T_new, self.H, self.d_nope + self.d_rope).transpose(1, 2)
-        q_nope, q_rope = q.split([self.d_nope, self.d_rope], dim=-1)
+        if kn["heads"] == "view":
+            q = self.W_q(x).view(B, self.H, T_new, self.d_nope + self.d_rope)
+        else:
+            q = self.W_q(x).view(B, T_new, self.H, self.d_nope + self.d_rope).transpose(1, 2)
+        if kn["q_split"] == "rope-first":
+            q_rope, q_nope = q.split([self.d_rope, self.d_nope], dim=-1)
+        else:
+            q_nope, q_rope = q.split([self.d_nope, self.d_rope], dim=-1)
         q_rope = rot(q_rope, pos)
         c_kv = self.W_dkv(x)
         if kn["rope_on"] == "latent":
@@ -102,12 +121,13 @@ class _Knobbed(nn.Module):
             c_kv = torch.cat([c_cache, c_kv], dim=1)
             k_new = torch.cat([k_rope_cache, k_new], dim=1)
         T = c_kv.size(1)
-        k_rope = rot(k_new, torch.arange(T)) if kn["raw_key"] else k_new
+        k_rope = rot(k_new, torch.arange(T)) if kn["raw_key"] or kn["reroll"] else k_new
         k_nope = self.W_uk(c_kv).view(B, T, self.H, self.d_nope).transpose(1, 2)
         if kn["rope_on"] == "nope":
             q_nope, k_nope = rot(q_nope, pos), rot(k_nope, torch.arange(T))
         v = self.W_uv(c_kv).view(B, T, self.H, self.d_v).transpose(1, 2)
-        k = torch.cat([k_nope, k_rope[:, None].expand(B, self.H, T, self.d_rope)], dim=-1)
+        shared = k_rope[:, None].expand(B, self.H, T, self.d_rope)
+        k = torch.cat([shared, k_nope] if kn["key_order"] == "rope-first" else [k_nope, shared], dim=-1)
         q = torch.cat([q_nope, q_rope], dim=-1)
         scale = self.d_nope + self.d_rope if kn["scale"] == "full" else self.d_nope
         scores = q @ k.mT / math.sqrt(scale)
@@ -146,6 +166,21 @@ MISTAKES = [
             "your k_rope cache holds W_kr x before RoPE (and rotates the whole cache at every call): the cache "
             "holds the RoPE key already rotated at its own position, k_rope = RoPE(W_kr x), so that a decoding "
             "step rotates only the new key"),
+    Mistake("cached RoPE key rotated again", _variant(reroll=True),
+            "your cached RoPE keys are rotated a second time: k_rope_cache is already rotated at its own positions, so "
+            "rotate only the new keys W_kr x at T_past .. T_past + T_new - 1, then concatenate them to the cache as it is"),
+    Mistake("interleaved RoPE pairs", _variant(layout="interleaved"),
+            "your RoPE rotates the interleaved pairs (2i, 2i + 1), as Meta's LLaMA code does with view_as_complex: this "
+            "kata uses the half-split layout of HF LLaMA's rotate_half, pairs (i, i + d_rope/2)"),
+    Mistake("q split as [q_rope | q_nope]", _variant(q_split="rope-first"),
+            "your query head is split as [q_rope | q_nope]: each head of W_q x is [q_nope | q_rope], the first d_nope "
+            "numbers without position, then the d_rope numbers RoPE rotates (q.split([d_nope, d_rope], dim=-1))"),
+    Mistake("key concatenated as [k_rope | k_nope]", _variant(key_order="rope-first"),
+            "your key is [k_rope | k_nope] while the query is [q_nope | q_rope]: the two must line up, so each key is "
+            "[k_nope_h | k_rope], the nope part first"),
+    Mistake("heads viewed without the transpose", _variant(heads="view"),
+            "your queries are W_q(x).view(B, H, T_new, d) without a transpose: that mixes tokens between heads (and "
+            "leaks future positions); view as (B, T_new, H, d_nope + d_rope), then transpose(1, 2)"),
 ]
 
 # DeepSeek-V2's released code (modeling_deepseek.py) reorders q_pe and k_pe, pairs (2i, 2i + 1) moved into
@@ -158,7 +193,7 @@ CONVENTIONS = (
         "halves, then rotates with rotate_half, as DeepSeek-V2's released code does; your k_rope cache is in that "
         "order. This kata's contract rotates the half-split pairs (i, i + d_rope/2) of W_kr x as it is, as HF "
         "LLaMA's rotate_half; DeepSeek's order was allowed for every later check"),
-        impl=_variant(layout="deepseek")),
+        impl=_variant(layout="deepseek"), tol=FLOAT32_INSIDE),
 )
 
 
@@ -275,7 +310,7 @@ def explicit(kit):
         want = _explicit(kit.state(c, "float64"), c, *args, layout=layout)
         try:
             for (name, legend), u, e in zip(OUTPUTS, got, want):
-                compare(u, e, name, legend)
+                compare(u, e, name, legend, tol=kit.tolerance("float64"))
         except Fail as fail:
             raise Fail(t("{label}: {fail}; expected the explicit computation written head by head", label=c.label,
                          fail=fail), kit.name_mistake(args, got, case=c, outputs=OUTPUTS)) from None
@@ -300,9 +335,10 @@ def decode_matches_full(kit):
             raise Fail(t("{where}: forward should return a tuple (out, c_kv, k_rope)", where=where))
         out, c_cache, k_rope_cache = got
         try:
-            compare(out, want_out[:, start:stop], "out", "(B, T_new, D)")
-            compare(c_cache, want_c[:, :stop], "c_kv", "(B, T, d_latent)")
-            compare(k_rope_cache, want_k[:, :stop], "k_rope", "(B, T, d_rope)")
+            tol = kit.tolerance("float64")
+            compare(out, want_out[:, start:stop], "out", "(B, T_new, D)", tol=tol)
+            compare(c_cache, want_c[:, :stop], "c_kv", "(B, T, d_latent)", tol=tol)
+            compare(k_rope_cache, want_k[:, :stop], "k_rope", "(B, T, d_rope)", tol=tol)
         except Fail as fail:
             raise Fail(t("{where}: {fail}; expected the full causal forward over positions 0..{last} at the new "
                          "positions, and caches holding the latent W_dkv x and the rotated RoPE key RoPE(W_kr x) of "
@@ -358,6 +394,26 @@ _ZH = register({
         "你的 RoPE 先把 q_rope 和 RoPE 键的坐标重排（把 (2i, 2i + 1) 这些对拆到前后两半），再用 rotate_half 旋转，"
         "DeepSeek-V2 公开的代码就是这样做的；你的 k_rope 缓存也是这种顺序。本题约定直接对 W_kr x 按前后两半配对 "
         "(i, i + d_rope/2) 旋转，和 HF LLaMA 的 rotate_half 一样；之后的所有检查都允许 DeepSeek 的顺序",
+    "your cached RoPE keys are rotated a second time: k_rope_cache is already rotated at its own positions, so rotate "
+    "only the new keys W_kr x at T_past .. T_past + T_new - 1, then concatenate them to the cache as it is":
+        "你把缓存里的 RoPE 键又旋转了一遍：k_rope_cache 已经按各自的位置旋转过了，只需把新的键 W_kr x 按位置 "
+        "T_past .. T_past + T_new - 1 旋转，再原样拼接到缓存后面",
+    "your RoPE rotates the interleaved pairs (2i, 2i + 1), as Meta's LLaMA code does with view_as_complex: this kata "
+    "uses the half-split layout of HF LLaMA's rotate_half, pairs (i, i + d_rope/2)":
+        "你的 RoPE 旋转的是相邻的坐标对 (2i, 2i + 1)，这是 Meta LLaMA 代码用 view_as_complex 的做法：本题用的是 HF LLaMA "
+        "rotate_half 的前后两半配对，即 (i, i + d_rope/2)",
+    "your query head is split as [q_rope | q_nope]: each head of W_q x is [q_nope | q_rope], the first d_nope numbers "
+    "without position, then the d_rope numbers RoPE rotates (q.split([d_nope, d_rope], dim=-1))":
+        "你把查询头切成了 [q_rope | q_nope]：W_q x 的每个头是 [q_nope | q_rope]，前 d_nope 个数不带位置信息，后 d_rope "
+        "个数由 RoPE 旋转（q.split([d_nope, d_rope], dim=-1)）",
+    "your key is [k_rope | k_nope] while the query is [q_nope | q_rope]: the two must line up, so each key is "
+    "[k_nope_h | k_rope], the nope part first":
+        "你的键是 [k_rope | k_nope]，而查询是 [q_nope | q_rope]：两者必须一一对齐，所以每个键是 [k_nope_h | k_rope]，"
+        "nope 部分在前",
+    "your queries are W_q(x).view(B, H, T_new, d) without a transpose: that mixes tokens between heads (and leaks "
+    "future positions); view as (B, T_new, H, d_nope + d_rope), then transpose(1, 2)":
+        "你的查询是没有转置的 W_q(x).view(B, H, T_new, d)：这会把不同 token 的数混进各个头（还会泄漏未来的位置）；"
+        "应先 view 成 (B, T_new, H, d_nope + d_rope)，再 transpose(1, 2)",
     "{label}: forward should return a tuple (out, c_kv, k_rope) of tensors":
         "{label}：forward 应该返回由张量组成的元组 (out, c_kv, k_rope)",
     "{label}: out should have shape (B, T_new, D) = {want}, got {got}":

@@ -26,6 +26,7 @@ RoPE is applied to q_rope and to W_kr x only, never to the latent or the nope pa
 RoPE: the half-split layout (HF LLaMA's rotate_half): pair i of a vector of size d_rope is
 (x[..., i], x[..., i + d_rope/2]), rotated by the angle p * base ** (-2i / d_rope), p the token's
 ABSOLUTE position (T_past + i for new position i): (a, b) -> (a cos - b sin, a sin + b cos).
+The angles may be computed in float32 (HF's inv_freq buffer): float64 results are held to float32 accuracy.
 
 __init__(d_model, num_heads, d_latent, d_nope, d_rope, d_v, base=10000.0) must create these
 submodules, all nn.Linear(..., bias=False); the checker loads its weights into them by name:
