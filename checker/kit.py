@@ -837,7 +837,7 @@ def standard_checks(spec) -> list:
         try:
             layout = kit.layout(kit.inputs(c), case=c)
         except UserError as err:
-            if err.not_implemented:
+            if err.not_implemented and "meta" not in err.message.lower():  # not the meta device's own (.tolist())
                 raise
             if not any(word in err.message for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way

@@ -47,7 +47,8 @@ def _offsets():
 
 
 def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128, *, sign=1, halve="both",
-           log=True, boundary=0, rounding="trunc", top=1, future="clamp", zero="lower", log_base="ratio"):
+           log=True, boundary=0, rounding="trunc", top=1, future="clamp", zero="lower", log_base="ratio",
+           span="rest"):
     """T5's bucket function with knobs; every knob at its default gives HF T5's answer."""
     rp = sign * relative_position
     offset = torch.zeros_like(rp)
@@ -65,7 +66,7 @@ def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=1
         return offset + distance.clamp(max=n - 1)
     is_small = distance < max_exact + boundary
     denominator = math.log(max_distance) if log_base == "max_distance" else math.log(max_distance / max_exact)
-    scaled = torch.log(distance.double() / max_exact) / denominator * (n - max_exact)
+    scaled = torch.log(distance.double() / max_exact) / denominator * (n if span == "all" else n - max_exact)
     rounded = {"trunc": scaled.trunc(), "round": scaled.round(), "ceil": scaled.ceil()}[rounding]
     large = max_exact + boundary + rounded.clamp(min=-1, max=n).long()
     large = large.clamp(max=n - top)
@@ -112,6 +113,10 @@ _BUCKET_EXPLAIN = {
     "log over max_distance": (
         "your log buckets divide by log(max_distance): the log range runs from max_exact to max_distance, so "
         "divide by log(max_distance / max_exact)"),
+    "log part times n": (
+        "your log buckets multiply by n, the buckets of the whole half: the log part fills only the buckets left "
+        "after the exact ones, so multiply by n - max_exact, max_exact + int(log(d / max_exact) / "
+        "log(max_distance / max_exact) * (n - max_exact))"),
 }
 
 _BUCKET_KNOBS = {
@@ -126,6 +131,7 @@ _BUCKET_KNOBS = {
     "causal future keys": {"future": "abs"},
     "zero in the upper half": {"zero": "upper"},
     "log over max_distance": {"log_base": "max_distance"},
+    "log part times n": {"span": "all"},
 }
 
 
@@ -137,11 +143,14 @@ def _bucket_variant(knobs):
 _BUCKET_MISTAKES = [Mistake(name, _bucket_variant(knobs), _BUCKET_EXPLAIN[name]) for name, knobs in _BUCKET_KNOBS.items()]
 
 
-def bias(weight, T_q, T_k, bidirectional=True, max_distance=128, *, offset=True, always=None, **knobs):
+def bias(weight, T_q, T_k, bidirectional=True, max_distance=128, *, offset=True, always=None, layout="permute",
+         **knobs):
     """The (1, H, T_q, T_k) bias with knobs; every knob at its default is right."""
     start = T_k - T_q if offset else 0
     relative = torch.arange(T_k)[None, :] - torch.arange(start, start + T_q)[:, None]  # (T_q, T_k)
     b = bucket(relative, bidirectional if always is None else always, weight.size(0), max_distance, **knobs)
+    if layout == "reshape":  # (T_q, T_k, H) reshaped, not permuted: the heads read across the positions
+        return weight[b].reshape(1, weight.size(1), T_q, T_k)
     return weight[b].permute(2, 0, 1).unsqueeze(0)
 
 
@@ -160,6 +169,10 @@ MISTAKES = [Mistake(name, _bias_variant(**knobs), _BUCKET_EXPLAIN[name]) for nam
     Mistake("always causal", _bias_variant(always=False),
             "your bias uses causal buckets although bidirectional=True was passed: pass the argument on to "
             "relative_position_bucket"),
+    Mistake("table read reshaped, not permuted", _bias_variant(layout="reshape"),
+            "your bias reshapes the looked-up table, (T_q, T_k, H) -> (1, H, T_q, T_k), instead of moving the head "
+            "axis: reshape keeps the memory order, so each head gets numbers of all heads; use "
+            "weight[buckets].permute(2, 0, 1).unsqueeze(0) (HF T5: values.permute([2, 0, 1]).unsqueeze(0))"),
 ]
 
 
@@ -244,6 +257,17 @@ def decode_rows(kit):
 
 
 _ZH = register({
+    "your log buckets multiply by n, the buckets of the whole half: the log part fills only the buckets left after the "
+    "exact ones, so multiply by n - max_exact, max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * "
+    "(n - max_exact))":
+        "你的对数桶乘的是 n，即这一半的全部桶数：对数部分只填精确桶之后剩下的桶，所以要乘 n - max_exact，"
+        "max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * (n - max_exact))",
+    "your bias reshapes the looked-up table, (T_q, T_k, H) -> (1, H, T_q, T_k), instead of moving the head axis: "
+    "reshape keeps the memory order, so each head gets numbers of all heads; use weight[buckets].permute(2, 0, "
+    "1).unsqueeze(0) (HF T5: values.permute([2, 0, 1]).unsqueeze(0))":
+        "你的偏置把查表结果从 (T_q, T_k, H) 直接 reshape 成 (1, H, T_q, T_k)，而不是移动头所在的轴：reshape 保持内存"
+        "顺序，于是每个头拿到的是各个头混在一起的数；应写 weight[buckets].permute(2, 0, 1).unsqueeze(0)（HF T5："
+        "values.permute([2, 0, 1]).unsqueeze(0)）",
     "relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance) and "
     "relative_position_bias(weight, T_q, T_k, bidirectional, max_distance) exist":
         "存在 relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance) 和 "
