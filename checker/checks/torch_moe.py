@@ -69,6 +69,8 @@ def _variant(*, renorm=True, combine="weighted", softmax_over="experts", float32
                 logits.softmax(-1 if softmax_over == "experts" else 0)
             top, chosen = probs.topk(k, dim=-1)
             w = top / top.sum(-1, keepdim=True) if renorm else top
+            if renorm == "softmax of probs":  # a second softmax, over the k chosen probabilities
+                w = top.softmax(-1)
             if combine == "unweighted":
                 w = torch.ones_like(w)
             elif combine == "uniform":
@@ -81,6 +83,8 @@ def _variant(*, renorm=True, combine="weighted", softmax_over="experts", float32
             elif aux_f == "top-1":
                 f = F.one_hot(chosen[:, 0], E).to(x.dtype).mean(0)
             P = probs.mean(0) if aux_p == "softmax" else W.mean(0)
+            if aux_p == "batch axis":  # probs (B, T, E) averaged over B alone: (T, E)
+                P = probs.view(B, T, E).mean(0)
             scale = {"E": E, "none": 1.0, "E/k": E / k, "E squared": E * E}[aux_factor]
             return y, scale * (f * P).sum()
 
@@ -92,6 +96,10 @@ MISTAKES = [
             "your output mixes the experts with their full-softmax probabilities, not renormalised over the chosen "
             "k (Switch's and Qwen-MoE's norm_topk_prob=False): Mixtral divides the top-k weights by their sum, "
             "weights / weights.sum(-1, keepdim=True), or takes a softmax over the k selected logits only"),
+    Mistake("softmax of the top-k probabilities", _variant(renorm="softmax of probs"),
+            "your weights are a softmax of the k chosen PROBABILITIES, a second softmax: renormalise them by their "
+            "sum, weights / weights.sum(-1, keepdim=True), or take the softmax of the k chosen LOGITS (Mixtral's "
+            "code); both give the same weights, a softmax of probabilities does not"),
     Mistake("expert outputs not weighted", _variant(combine="unweighted"),
             "your output adds the k experts' outputs without the router weights: y = Σ_j weights_j · expert_j(x)"),
     Mistake("uniform mean of the experts", _variant(combine="uniform"),
@@ -112,6 +120,10 @@ MISTAKES = [
     Mistake("aux loss from the top-k weights", _variant(aux_p="topk"),
             "your aux loss takes P_i from the renormalised top-k weights: P_i is the mean over the tokens of the "
             "FULL softmax probability of expert i, before top-k, probs.mean over the tokens"),
+    Mistake("aux loss with P over the batch axis only", _variant(aux_p="batch axis"),
+            "your aux loss averages the router probabilities over the batch axis only (a (B, T, E) tensor's "
+            ".mean(0) is (T, E)), so the sum counts T times: P_i is the mean over all N = B · T tokens, "
+            "probs.reshape(-1, E).mean(0)"),
     Mistake("aux loss with soft f", _variant(aux_f="soft"),
             "your aux loss uses the probabilities for f_i too (E · Σ P_i²): f_i is the share of tokens DISPATCHED to "
             "expert i, a count from the top-k choice (not differentiable; the gradient flows through P_i)"),
@@ -254,7 +266,37 @@ def all_experts(kit):
             tol=kit.tolerance("float64"))
 
 
+@check("gradients", "aux_loss alone gives the router the reference's gradient, through P")
+def aux_gradient(kit):
+    c = CASES[0]
+    cot = [torch.zeros(c.B, c.T, c.D, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)]
+    got = kit.gradients(c, cot, user=True)["params"].get("gate.weight")
+    want = kit.gradients(c, cot, user=False)["params"]["gate.weight"]
+    if got is None or not bool(got.abs().sum() > 0):
+        raise Fail(t("{label}: backward of aux_loss alone gives gate.weight no gradient: P_i, the mean of the router "
+                     "probabilities, must stay in the graph (no .detach(), .item() or torch.no_grad() around it); only "
+                     "f_i, a count, carries no gradient", label=c.label))
+    compare(got, want, t("{label}: gradient of aux_loss w.r.t. gate.weight", label=c.label), "(E, D)",
+            tol=kit.tolerance("float64"))
+
+
 _ZH = register({
+    "aux_loss alone gives the router the reference's gradient, through P": "仅 aux_loss 反向传播时，路由器经由 P 得到与参考答案相同的梯度",
+    "{label}: backward of aux_loss alone gives gate.weight no gradient: P_i, the mean of the router probabilities, "
+    "must stay in the graph (no .detach(), .item() or torch.no_grad() around it); only f_i, a count, carries no "
+    "gradient":
+        "{label}：只对 aux_loss 反向传播时 gate.weight 没有梯度：P_i（路由概率的平均）必须留在计算图里（不要 .detach()、"
+        ".item()，也不要包在 torch.no_grad() 里）；只有 f_i 是计数，没有梯度",
+    "{label}: gradient of aux_loss w.r.t. gate.weight": "{label}：aux_loss 对 gate.weight 的梯度",
+    "your weights are a softmax of the k chosen PROBABILITIES, a second softmax: renormalise them by their sum, "
+    "weights / weights.sum(-1, keepdim=True), or take the softmax of the k chosen LOGITS (Mixtral's code); both give "
+    "the same weights, a softmax of probabilities does not":
+        "你的权重是对选中的 k 个「概率」再做一次 softmax：应该除以它们的和来重新归一化，weights / weights.sum(-1, keepdim=True)，"
+        "或者对选中的 k 个「logits」做 softmax（Mixtral 的代码）；这两种得到相同的权重，对概率再做 softmax 则不同",
+    "your aux loss averages the router probabilities over the batch axis only (a (B, T, E) tensor's .mean(0) is (T, "
+    "E)), so the sum counts T times: P_i is the mean over all N = B · T tokens, probs.reshape(-1, E).mean(0)":
+        "你的辅助损失只在 batch 轴上对路由概率取平均（(B, T, E) 张量的 .mean(0) 是 (T, E)），求和时算了 T 次："
+        "P_i 是对全部 N = B · T 个 token 的平均，probs.reshape(-1, E).mean(0)",
     "MoE is an nn.Module with gate = Linear(d_model, num_experts, bias=False) and a ModuleList of num_experts given "
     "Experts":
         "MoE 是一个 nn.Module，包含 gate = Linear(d_model, num_experts, bias=False) 和由 num_experts 个给定 Expert "
