@@ -118,8 +118,8 @@ def _dec(D, H, d_ff, bias=True, *, ln="both", norms=3, attentions=2, **knobs):
 
 
 def _model(V_s, V_t, D, H, d_ff, N, bias=True, tie=False, *, tie_mode="weight", out=True, out_bias=True,
-           src=True, dec_layers=None, enc_layers=None):
-    emb = (V_s if src else 0) * D + V_t * D
+           src=True, dec_layers=None, enc_layers=None, final_norms=0):
+    emb = (V_s if src else 0) * D + V_t * D + final_norms * _ln(D, bias, "both")  # final_norms=2: nn.Transformer's
     layers = (N if enc_layers is None else enc_layers(N)) * _enc(D, H, d_ff, bias) \
         + (N if dec_layers is None else dec_layers(N)) * _dec(D, H, d_ff, bias)
     head = _lin(D, V_t, bias and out_bias) if out else 0
@@ -225,6 +225,9 @@ _MISTAKES = {
                 "and bias V_t; tied, the bias only)"),
         Mistake("out_proj bias forgotten", lambda *a: _model(*a, out_bias=False),
                 "your count leaves out out_proj's bias (V_t) when bias=True"),
+        Mistake("final LayerNorms counted", lambda *a: _model(*a, final_norms=2),
+                "your count adds a final LayerNorm after the encoder and after the decoder, as nn.Transformer has: "
+                "seed 003's Transformer has none (its layers are post-LN, each ending in its own LayerNorm)"),
         Mistake("one embedding", lambda *a: _model(*a, src=False),
                 "your count has one embedding: seed 003 has src_embed (V_s, D) AND tgt_embed (V_t, D)"),
         Mistake("decoder layers counted once", lambda *a: _model(*a, dec_layers=lambda n: 1),
@@ -526,6 +529,10 @@ _ZH = register({
     "your FLOPs count each multiply-add once and only the attention products: a multiply-add is 2 FLOPs, and the four "
     "projections count too":
         "你的 FLOPs 每次乘加只算一次，而且只算了注意力的乘积：一次乘加是 2 FLOPs，四个投影也要算进去",
+    "your count adds a final LayerNorm after the encoder and after the decoder, as nn.Transformer has: seed 003's "
+    "Transformer has none (its layers are post-LN, each ending in its own LayerNorm)":
+        "你的参数量在编码器和解码器之后各多算了一个最终的 LayerNorm（nn.Transformer 有）：seed 003 的 Transformer "
+        "没有（它是 post-LN，每一层都以自己的 LayerNorm 结尾）",
     "your FLOPs are half the right ones: either a multiply-add counted as 1 FLOP (it is 2, so (m, k) @ (k, n) costs "
     "2·m·k·n), or only one of the two products counted (fc1, D -> d_ff, and fc2, d_ff -> D, each cost 2·B·T·D·d_ff)":
         "你的 FLOPs 只有正确值的一半：要么一次乘加只算了 1 FLOP（应为 2，所以 (m, k) @ (k, n) 要 2·m·k·n），"

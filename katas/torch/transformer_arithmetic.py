@@ -19,7 +19,8 @@ Parameters: the layers of seed 003 (post-LN), built from nn.Linear, nn.LayerNorm
     DecoderLayer        masked self-attention, cross-attention, FFN, 3 LayerNorms
     Transformer         src_embed (V_s, D), tgt_embed (V_t, D), N encoder layers, N decoder layers,
                         out_proj: nn.Linear(D, V_t) with its bias; the sinusoidal positional
-                        encoding is a buffer (no parameters), and there is no final LayerNorm.
+                        encoding is a buffer (no parameters), and there is no final LayerNorm after either stack
+                        (nn.Transformer adds one to each; seed 003 does not).
 bias=False drops EVERY additive bias: the Linear biases AND LayerNorm's beta, as
 nn.TransformerEncoderLayer(..., bias=False) does (gamma stays). tie_embeddings=True shares
 out_proj.weight with tgt_embed.weight (counted once); out_proj's bias stays, if bias=True.
