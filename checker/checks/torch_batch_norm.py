@@ -292,7 +292,7 @@ _ZH = register({
     "BatchNorm(6) has a buffer num_batches_tracked: this kata's BatchNorm has exactly the buffers running_mean and "
     "running_var (the checker loads its state by these names). torch counts the batches only for momentum=None (a "
     "cumulative average), which this kata leaves out: remove it":
-        "BatchNorm(6) 有一个 buffer num_batches_tracked：本题的 BatchNorm 只有 running_mean 和 running_var 两个 buffer"
+        "BatchNorm(6) 有一个缓冲区 num_batches_tracked：本题的 BatchNorm 只有 running_mean 和 running_var 两个缓冲区"
         "（检查器按这两个名字加载状态）。torch 只在 momentum=None（累积平均）时才用到批次计数，本题不涉及：把它删掉",
     "BatchNorm has parameters weight, bias (C,) and buffers running_mean, running_var (C,)":
         "BatchNorm 有参数 weight、bias (C,) 和缓冲区 running_mean、running_var (C,)",

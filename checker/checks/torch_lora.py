@@ -189,7 +189,7 @@ def a_distribution(kit):
     got = kit.drive(lora_fresh, _base(c), c.r, c.alpha, inputs(CASES[0], "float64")[0].new_zeros(1, c.D_in), _SEED)
     A = got["A"]
     if not isinstance(A, torch.Tensor) or tuple(A.shape) != (c.r, c.D_in):
-        raise Fail(t("lora_A should have shape (r, D_in) = {shape}", shape=(c.r, c.D_in)))
+        return  # the structure check reports a missing or misshapen lora_A; no follow-up on top of it
     bound = 1 / math.sqrt(c.D_in)
     largest, std = float(A.abs().max()), float(A.double().std())
     if largest > bound * (1 + 1e-6) or largest < _BOUND_REACHED * bound or abs(std - bound / math.sqrt(3)) > \
@@ -365,7 +365,6 @@ _ZH = register({
     "at zero":
         "新建的 lora_A 全为零：A = 0 且 B = 0 时两个梯度都是零（dB = g (x Aᵀ)ᵀ = 0，dA = Bᵀ g x = 0），适配器永远学不动。"
         "A 要随机初始化（nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))），只有 B 初始化为零",
-    "lora_A should have shape (r, D_in) = {shape}": "lora_A 的形状应为 (r, D_in) = {shape}",
     "a fresh lora_A with D_in={d_in}, r={r} has largest |A| {largest:.4f} and std {std:.4f}; PEFT's "
     "kaiming_uniform_(a=√5) gives U(-1/√D_in, 1/√D_in): largest ≈ {bound:.4f}, std ≈ {want:.4f}. Follow-up: the paper "
     "draws A from a Gaussian, PEFT (and loralib) from nn.Linear's default; why must A be random at all, and does its "
