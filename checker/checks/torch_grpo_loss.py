@@ -117,7 +117,8 @@ def _grpo(logps, old_logps, ref_logps, advantages, mask, clip_eps=0.2, beta=0.04
          "difference": lambda: logps - old_logps, "inverted": lambda: torch.exp(old_logps - logps)}[ratio]()
     plain, clipped = r * A, r.clamp(1 - clip_eps, 1 + clip_eps) * A
     surr = {"both": lambda: (torch.min if pick == "min" else torch.max)(plain, clipped),
-            "clipped only": lambda: clipped, "none": lambda: plain}[clip]()
+            "clipped only": lambda: clipped, "none": lambda: plain,
+            "min of ratios": lambda: torch.min(r, r.clamp(1 - clip_eps, 1 + clip_eps)) * A}[clip]()
     d = ref_logps - logps
     k = {"k3": torch.exp(d) - d - 1, "k1": -d, "k3 upside down": torch.exp(-d) + d - 1, "k2": 0.5 * d ** 2}[kl]
     per_token = -(surr - kl_sign * beta * k)
@@ -147,6 +148,10 @@ MISTAKES = [
     Mistake("clipped term only", _variant(clip="clipped only"),
             "your surrogate is clip(ratio, 1 - ε, 1 + ε)·A alone: take min(ratio·A, clip(ratio)·A), so that a ratio "
             "that moved the wrong way is not clipped away"),
+    Mistake("min of the ratios, then times A", _variant(clip="min of ratios"),
+            "your surrogate is min(ratio, clip(ratio)) · A: the min is taken of the two OBJECTIVES, "
+            "min(ratio · A, clip(ratio) · A). With A < 0 the product flips the order, so the pessimistic bound then "
+            "picks the larger ratio"),
     Mistake("no clipping", _variant(clip="none"),
             "your surrogate is ratio·A with no clipping: min(ratio·A, clip(ratio, 1 - ε, 1 + ε)·A), PPO's clipped "
             "objective"),
@@ -345,6 +350,10 @@ def advantages_hygiene(kit):
 
 
 _ZH = register({
+    "your surrogate is min(ratio, clip(ratio)) · A: the min is taken of the two OBJECTIVES, min(ratio · A, "
+    "clip(ratio) · A). With A < 0 the product flips the order, so the pessimistic bound then picks the larger ratio":
+        "你的替代目标是 min(ratio, clip(ratio)) · A：min 应该取在两个「目标」上，min(ratio · A, clip(ratio) · A)。"
+        "A < 0 时乘上 A 会把大小关系反过来，这时悲观下界取的是较大的那个比值",
     "your groups are every P-th completion (rewards.view(group_size, -1)): the G completions of a prompt are "
     "CONTIGUOUS, rows p·G .. p·G + G - 1, so group with rewards.view(-1, group_size), one row per prompt":
         "你的分组取的是每隔 P 个的补全（rewards.view(group_size, -1)）：同一个提示词的 G 个补全是「连续」的，"
