@@ -11,7 +11,7 @@ import math
 import torch
 
 from checker.checks.child.memory_probe import flash_attention_memory
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure
+from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_structure, matches
 from checker.lang import register, t
 
 TARGET = "flash_attention"
@@ -235,7 +235,16 @@ def large_scores(kit):
         compare(got, kit.reference(args), t("{label}: out", label=c.label), "(B, H, T_q, d_v)")
     except Fail as fail:
         found = kit.name_mistake(args, got)
+        if found is None:  # right on ordinary scores, wrong on large ones: the exponentials overflowed
+            ordinary = kit.inputs(CASES[0])
+            if matches(_out(kit.user(ordinary), CASES[0]), kit.reference(ordinary)):
+                found = t(_OVERFLOW_WHY)
         raise Fail(f"{fail}", found) from None
+
+
+_OVERFLOW_WHY = ("your output is right on ordinary scores but not on large ones: exp() of a score near 2000 overflows "
+                 "to inf (a guard such as nan_to_num only hides it); subtract the running max before exp(), "
+                 "p = exp(s - m_new), and rescale what was summed under the old max")
 
 
 @check("properties", "defaults: causal=False and block_size=16 when not given")
@@ -294,6 +303,11 @@ def _out(value, c):
 
 
 _ZH = register({
+    "your output is right on ordinary scores but not on large ones: exp() of a score near 2000 overflows "
+    "to inf (a guard such as nan_to_num only hides it); subtract the running max before exp(), "
+    "p = exp(s - m_new), and rescale what was summed under the old max":
+        "你的输出在普通分数上是对的，在很大的分数上却不对：分数接近 2000 时 exp() 会溢出为 inf（nan_to_num 之类的保护只是把它掩盖了）；"
+        "请在 exp() 之前减去运行最大值，p = exp(s - m_new)，并重新缩放在旧最大值下求的和",
     "your rescale factor is exp(m_new - m_old), upside down: what was summed under the old max is brought to "
     "the new one by alpha = exp(m_old - m_new) <= 1":
         "你的缩放因子是 exp(m_new - m_old)，上下颠倒了：在旧最大值下求和的部分要用 alpha = exp(m_old - m_new) <= 1 "
