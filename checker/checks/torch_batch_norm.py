@@ -255,6 +255,12 @@ def _compare_sequence(kit, keys):
             except Fail as fail:
                 named = kit.name_mistake((), got, run=lambda m, args=args: batch_norm_run(_namespace(m.impl), *args),
                                          same=lambda g, w, key=key: g.get(key) is not None and matches(g[key], w[key]))
+                if named is None and init(c) != {**init(c), **_DEFAULTS}:  # the defaults in use: are they the cause?
+                    given = kit.drive(batch_norm_run, {**init(c), **_DEFAULTS}, *args[1:])
+                    if all(given.get(k) is not None and matches(given[k], want[k]) for k, _ in _steps(c)):
+                        named = t("with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your "
+                                  "defaults differ. nn.BatchNorm1d's are eps=1e-5, momentum=0.1 (Keras's 1e-3 and "
+                                  "0.99 weigh the old running value, the other convention)")
                 raise Fail(t("{label}: {fail}", label=c.label, fail=fail), named) from None
 
 
@@ -281,6 +287,10 @@ def evaluation(kit):
 
 
 _ZH = register({
+    "with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your defaults differ. nn.BatchNorm1d's "
+    "are eps=1e-5, momentum=0.1 (Keras's 1e-3 and 0.99 weigh the old running value, the other convention)":
+        "显式传入 eps=1e-5 和 momentum=0.1 时你的 BatchNorm 是对的：问题出在默认值。nn.BatchNorm1d 的默认值是 "
+        "eps=1e-5、momentum=0.1（Keras 的 1e-3 和 0.99 是给旧的滑动值的权重，是另一种约定）",
     "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) · running "
     "+ momentum · batch, so evaluation uses an estimate over many batches":
         "你的滑动统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"
