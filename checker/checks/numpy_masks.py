@@ -142,14 +142,11 @@ def _pad_form(got, c):
     }
     if shape != (B, 1, 1, T):
         hint = hints.get(shape, "")
-        if hint:
-            raise Fail(t("{label}: the mask should have shape (B, 1, 1, T) = {want}, got {got}; {hint}", label=c.label,
-                         want=(B, 1, 1, T), got=shape, hint=t(hint)))
         raise Fail(t("{label}: the mask should have shape (B, 1, 1, T) = {want}, got {got}", label=c.label,
-                     want=(B, 1, 1, T), got=shape))
+                     want=(B, 1, 1, T), got=shape), t(hint) if hint else None)
     if got.dtype != np.bool_:
-        raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}; {hint}", label=c.label,
-                     dtype=got.dtype, hint=t(_DTYPE_HINT)))
+        raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}", label=c.label, dtype=got.dtype),
+                   t(_DTYPE_HINT))
 
 
 @check("shapes", "make_causal_mask returns a bool array (T, T)")
@@ -167,8 +164,8 @@ def causal_shape(kit):
             raise Fail(t("{label}: the mask should have shape (T, T) = {want}, got {got}", label=c.label,
                          want=(c.T, c.T), got=tuple(got.shape)))
         if got.dtype != np.bool_:
-            raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}; {hint}", label=c.label,
-                         dtype=got.dtype, hint=t(_DTYPE_HINT)))
+            raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}", label=c.label, dtype=got.dtype),
+                       t(_DTYPE_HINT))
 
 
 @check("masking", "make_pad_mask is True at real tokens and False at PAD (whatever pad_id is)")
@@ -247,12 +244,10 @@ _ZH = register({
         "token 放在了查询维度上；填充遮挡的是【键】，也就是最后一维：(B, 1, 1, T)",
     "the tokens sit on the head axis; padding hides KEYS, the last axis: (B, 1, 1, T)":
         "token 放在了头的维度上；填充遮挡的是【键】，也就是最后一维：(B, 1, 1, T)",
-    "{label}: the mask should have shape (B, 1, 1, T) = {want}, got {got}; {hint}":
-        "{label}：掩码的形状应为 (B, 1, 1, T) = {want}，实际是 {got}；{hint}",
     "{label}: the mask should have shape (B, 1, 1, T) = {want}, got {got}":
         "{label}：掩码的形状应为 (B, 1, 1, T) = {want}，实际是 {got}",
-    "{label}: the mask should have dtype bool, got numpy.{dtype}; {hint}":
-        "{label}：掩码的 dtype 应为 bool，实际是 numpy.{dtype}；{hint}",
+    "{label}: the mask should have dtype bool, got numpy.{dtype}":
+        "{label}：掩码的 dtype 应为 bool，实际是 numpy.{dtype}",
     "{label}: make_causal_mask should return a NumPy array, got {got}":
         "{label}：make_causal_mask 应该返回 NumPy 数组，实际得到 {got}",
     "{label}: the mask should have shape (T, T) = {want}, got {got}; return (T, T): broadcasting adds the batch and "
