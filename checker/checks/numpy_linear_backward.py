@@ -115,6 +115,12 @@ MISTAKES = [
     Mistake("dW averaged", _with(dW=lambda dout, x, W: _rows(x).T @ _rows(dout) / _rows(x).shape[0]),
             "your dW equals x^T dout divided by the number of rows N: the gradient of a sum is a sum, not a "
             "mean (a mean over the batch, if the loss takes one, is already inside dout)"),
+    Mistake("db with keepdims", _with(db=lambda dout, x, W: _rows(dout).sum(axis=0, keepdims=True)),
+            "your db has shape (1, D_out): sum with keepdims=False, db = dout2.sum(axis=0), the shape of b (D_out,)"),
+    Mistake("dx as W @ doutᵀ", _with(dx=lambda dout, x, W: W @ _rows(dout).T),
+            "your dx is W @ doutᵀ, (D_in, N): with rows as examples, dx = dout @ Wᵀ, which keeps x's shape (..., D_in)"),
+    Mistake("dW returned first", lambda dout, x, W: (lambda r: (r[1], r[0], r[2]))(_right(dout, x, W)),
+            "you return (dW, dx, db): the contract's order is (dx, dW, db)"),
     Mistake("db not summed", _with(db=lambda dout, x, W: dout),
             "your db equals dout itself, shape (..., D_out): b is added to every position, so db sums dout over "
             "every leading axis, db = dout.reshape(-1, D_out).sum(axis=0)"),
@@ -139,8 +145,7 @@ _SHAPE_GUIDE = ("match the shapes: dx = dout @ W.T is (..., D_out) @ (D_out, D_i
 
 
 def _explain_error(err: UserError, what: str) -> Fail:
-    return Fail(t("{what}: your code raised {err}{where}. {guide}", what=what, err=err, where=at_line(err),
-                  guide=t(_SHAPE_GUIDE)))
+    return Fail(t("{what}: your code raised {err}{where}", what=what, err=err, where=at_line(err)), t(_SHAPE_GUIDE))
 
 
 
@@ -218,6 +223,12 @@ def sums_not_means(kit):
 
 
 _ZH = register({
+    "your db has shape (1, D_out): sum with keepdims=False, db = dout2.sum(axis=0), the shape of b (D_out,)":
+        "你的 db 形状是 (1, D_out)：求和时不要 keepdims，db = dout2.sum(axis=0)，与 b 的形状 (D_out,) 相同",
+    "your dx is W @ doutᵀ, (D_in, N): with rows as examples, dx = dout @ Wᵀ, which keeps x's shape (..., D_in)":
+        "你的 dx 是 W @ doutᵀ，形状 (D_in, N)：每一行是一个样本时，dx = dout @ Wᵀ，它保持 x 的形状 (..., D_in)",
+    "you return (dW, dx, db): the contract's order is (dx, dW, db)":
+        "你返回的是 (dW, dx, db)：约定的顺序是 (dx, dW, db)",
     "your values are right but float32 inputs give float64 gradients: keep the inputs' dtype (no .astype(np.float64), "
     "no np.zeros(...) without dtype=x.dtype as an accumulator)":
         "数值是对的，但 float32 的输入得到了 float64 的梯度：保持输入的 dtype（不要 .astype(np.float64)，也不要用不带 "
@@ -266,7 +277,7 @@ _ZH = register({
     _SHAPE_GUIDE: "让形状对上：dx = dout @ W.T 是 (..., D_out) @ (D_out, D_in)；dW = x2.T @ dout2 是 (D_in, N) @ (N, D_out)，"
                   "其中 x2 = x.reshape(-1, D_in)，dout2 = dout.reshape(-1, D_out)；对 3 维数组用 x.T 会把【所有】维度都反过来"
                   "（请用 np.swapaxes(x, -1, -2)，或先展平成 2 维）",
-    "{what}: your code raised {err}{where}. {guide}": "{what}：你的代码抛出了 {err}{where}。{guide}",
+    "{what}: your code raised {err}{where}": "{what}：你的代码抛出了 {err}{where}",
     "{what}: should return a tuple (dx, dW, db), got {kind}": "{what}：应该返回元组 (dx, dW, db)，实际得到 {kind}",
     "{what}: {fail}": "{what}：{fail}",
     "linear_backward is a function linear_backward(dout, x, W)": "linear_backward 是一个函数 linear_backward(dout, x, W)",
