@@ -217,6 +217,11 @@ def per_element(kit):
     if prof["shared"]:
         raise Fail(t("{label}: all {count} batch items have the same zero pattern", label=c.label, count=c.B),
                    t(_TRAIN_MISTAKES[3].explain))
+    zero = (y == 0).reshape(-1, y.shape[-1])  # one row per (item, position): its D features
+    if bool((zero.all(-1) | (~zero).all(-1)).all()):
+        raise Fail(t("{label}: every row of {d} features is dropped or kept whole: your mask has one draw per row "
+                     "(token), broadcast over the last axis. Dropout draws one Bernoulli per element, a mask of x's "
+                     "whole shape", label=c.label, d=y.shape[-1]))
 
 
 @check("properties", "training: every element is either 0 or x / (1 - p)")
@@ -322,6 +327,10 @@ def bad_p(kit):
 
 
 _ZH = register({
+    "{label}: every row of {d} features is dropped or kept whole: your mask has one draw per row (token), broadcast "
+    "over the last axis. Dropout draws one Bernoulli per element, a mask of x's whole shape":
+        "{label}：每一行的 {d} 个特征要么整行被丢弃，要么整行保留：你的掩码每一行（每个 token）只抽样一次，再在最后一个轴上广播。"
+        "Dropout 要对每个元素单独做一次伯努利抽样，掩码的形状和 x 相同",
     "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, 1 / (1 - p), "
     "so that E[y] = (1 - p) · x / (1 - p) = x":
         "保留下来的元素等于 x / p：保留的元素要除以「保留」的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
