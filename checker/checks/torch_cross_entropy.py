@@ -10,6 +10,7 @@ from checker.lang import register, t
 
 TARGET = "cross_entropy"
 OUTPUTS = [("loss", "() a scalar")]
+DEVICE = True  # a one-hot target or a mask made inside must follow the logits' device
 
 # Every dimension its own size; logits of rank 3, 2 and 4 (class axis last, so a (B, T, C) input
 # normalised over dim=1 fails); ε = 0 once and three different ε; ignore_index -100 and 0 (seed
