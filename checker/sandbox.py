@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from checker import processes
+from checker.checks.child import load_state
 from checker.lang import register, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
@@ -217,7 +218,7 @@ def _call(req):
         if dtype is not None:
             module = module.to(dtype)
         if req.get("state") is not None:
-            module.load_state_dict(req["state"], strict=True)
+            load_state(module, req["state"])
         if device:
             module = module.to(device)
         module.train(bool(req.get("train")))

@@ -213,10 +213,6 @@ def structure(kit):
         buffers = kit.inspect(TARGET, {"num_features": 6}).get("buffers", {})  # the parameters' verdict, unless:
         if all(name in buffers for name in ("running_mean", "running_var")):
             raise
-    if "num_batches_tracked" in buffers:
-        raise Fail(t("BatchNorm(6) has a buffer num_batches_tracked: this kata's BatchNorm has exactly the buffers "
-                     "running_mean and running_var (the checker loads its state by these names). torch counts the "
-                     "batches only for momentum=None (a cumulative average), which this kata leaves out: remove it"))
     for name in ("running_mean", "running_var"):
         if buffers.get(name) != [6]:
             raise Fail(t("BatchNorm(6) has no buffer {name} of shape (6,); it has {names}. Register the running "
@@ -299,11 +295,6 @@ _ZH = register({
     "elements, so n = B · L (x.numel() // C) in the unbiased correction":
         "输入为 (B, C, L) 时，你的 running_var 用的是 n / (n - 1)，其中 n = B：每个通道的方差是在 B · L 个元素上算的，"
         "所以无偏修正里 n = B · L（x.numel() // C）",
-    "BatchNorm(6) has a buffer num_batches_tracked: this kata's BatchNorm has exactly the buffers running_mean and "
-    "running_var (the checker loads its state by these names). torch counts the batches only for momentum=None (a "
-    "cumulative average), which this kata leaves out: remove it":
-        "BatchNorm(6) 有一个缓冲区 num_batches_tracked：本题的 BatchNorm 只有 running_mean 和 running_var 两个缓冲区"
-        "（检查器按这两个名字加载状态）。torch 只在 momentum=None（累积平均）时才用到批次计数，本题不涉及：把它删掉",
     "BatchNorm has parameters weight, bias (C,) and buffers running_mean, running_var (C,)":
         "BatchNorm 有参数 weight、bias (C,) 和缓冲区 running_mean、running_var (C,)",
     "a fresh BatchNorm starts with weight 1, bias 0, running_mean 0, running_var 1":

@@ -25,7 +25,7 @@ __init__(num_features, eps=1e-5, momentum=0.1):
     bias          nn.Parameter (C,), zeros
     running_mean  buffer (C,), zeros      (self.register_buffer: saved in state_dict, not trained)
     running_var   buffer (C,), ones
-    (the checker loads weights and buffers by these names; no num_batches_tracked)
+    (the checker loads weights and buffers by these names; a num_batches_tracked counter is ignored)
 forward(x):
     x        (B, C) or (B, C, L) float tensor
     returns  the same shape and dtype. Train or eval mode is self.training (module.train() / .eval()).

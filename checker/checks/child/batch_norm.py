@@ -7,6 +7,8 @@ holding their class.
 
 import torch
 
+from checker.checks.child import load_state
+
 
 def batch_norm_run(user, init, state, batches, cotangent, eval_x):
     """Train mode on every batch in turn, then eval mode on eval_x; a flat dict of what happened.
@@ -16,7 +18,7 @@ def batch_norm_run(user, init, state, batches, cotangent, eval_x):
     output in eval mode; running_mean_after_eval / running_var_after_eval.
     """
     module = user.BatchNorm(**init).to(eval_x.dtype)
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     module.train()
     out, graph = {}, False
     for s, batch in enumerate(batches):

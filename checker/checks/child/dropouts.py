@@ -8,6 +8,8 @@ training-mode result in a way these make visible. Like every driver they return 
 import torch
 from torch import nn
 
+from checker.checks.child import load_state
+
 
 class Constant(nn.Module):
     """A sublayer that ignores its input and returns a fixed tensor of its shape: dropout on the sublayer's
@@ -25,7 +27,7 @@ def train_own_dropouts(user, target: str, init: dict, state: dict, args: tuple, 
     """The user's module in training mode with the dropouts inside the given blocks (the names in given)
     silenced, so the only randomness left is the module's own dropout. Returns the first output."""
     module = getattr(user, target)(**init).double()
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     for name in given:
         try:
             sub = module.get_submodule(name)

@@ -11,6 +11,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from checker.checks.child import load_state
+
 
 class MultiHeadAttention(nn.Module):
     """Concat(head_1..head_H) W_o with head_h = softmax(Q_h K_hᵀ / √d_k) V_h; returns (out, attn)."""
@@ -130,7 +132,7 @@ def train_with_only(user, target: str, init: dict, state: dict, args: tuple, act
     Every other nn.Dropout gets p = 0, so the result shows whether the active ones act.
     """
     module = getattr(user, target)(**init).double()
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     for name, sub in module.named_modules():
         if isinstance(sub, nn.Dropout) and name not in active:
             sub.p = 0.0
@@ -150,7 +152,7 @@ def train_without_given_dropouts(user, target, init, state, x, mask):
     user named it. Returns the first output when the layer returns a tuple.
     """
     module = getattr(user, target)(**init).to(x.dtype)
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     for name in GIVEN_DROPOUTS:
         try:
             sub = module.get_submodule(name)
@@ -171,7 +173,7 @@ def with_own_layers(user, kind: str, layer_init: dict, N: int, state: dict, args
     """
     layer_class = getattr(user, "EncoderLayer" if kind == "Encoder" else "DecoderLayer")
     stack = getattr(user, kind)(layer_class(**layer_init), N).double()
-    stack.load_state_dict(state, strict=True)
+    load_state(stack, state)
     stack.train()
     torch.manual_seed(0)
     with torch.no_grad():
@@ -193,7 +195,7 @@ class RecordingDecoderLayer(DecoderLayer):
 def decoder_calls(user, layer_init: dict, N: int, state: dict, args: tuple):
     """Run the user's Decoder; return, per call of a layer, [layer index, positional args, keyword args]."""
     stack = user.Decoder(RecordingDecoderLayer(**layer_init), N).double()
-    stack.load_state_dict(state, strict=True)
+    load_state(stack, state)
     stack.eval()
     with torch.no_grad():
         stack(*args)

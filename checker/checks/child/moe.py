@@ -6,10 +6,12 @@ the module's outputs; the parent maps the rows back to tokens and judges.
 
 import torch
 
+from checker.checks.child import load_state
+
 
 def routed_forward(user, target: str, init: dict, state: dict, x: torch.Tensor) -> dict:
     module = getattr(user, target)(**init).double()
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     module.eval()
     rows: list[list[torch.Tensor]] = [[] for _ in range(init["num_experts"])]
     handles = []

@@ -9,6 +9,8 @@ import sys
 
 import torch
 
+from checker.checks.child import load_state
+
 
 def recorded_forward(module: torch.nn.Module, parts: tuple, args: tuple, source: str | None = None) -> dict:
     """Run module(*args) with forward hooks on the named sub-modules it has.
@@ -53,7 +55,7 @@ def recorded_forward(module: torch.nn.Module, parts: tuple, args: tuple, source:
 def record_user(user, target: str, init: dict, state: dict, args: tuple, parts: tuple) -> dict:
     """The user's module built from init with the given weights, in eval mode, recorded."""
     module = getattr(user, target)(**init).double()
-    module.load_state_dict(state, strict=True)
+    load_state(module, state)
     module.eval()
     return recorded_forward(module, parts, args, source=user.__file__)
 

@@ -1,4 +1,3 @@
-# expect: has a buffer num_batches_tracked
 import torch
 from torch import Tensor, nn
 
