@@ -126,6 +126,7 @@ MISTAKES = [
             "your output equals x·√d_model + pe: the √d_model scale belongs to the embedding layer "
             "(paper section 3.4); this module only adds the table"),
 ]
+_TABLE_ONLY = next(m for m in MISTAKES if m.name == "table only")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -148,13 +149,15 @@ def structure(kit):
     info = kit.inspect(TARGET, init(c))
     want = [1, c.max_len, c.D]
     if "pe" in info["parameters"]:
-        raise Fail(t("pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; "
-                     "store it with self.register_buffer('pe', table)"))
+        raise Fail(t("pe is an nn.Parameter, so an optimizer would train it"),
+                   t("the sinusoidal table is fixed: store it with self.register_buffer('pe', table), not as an "
+                     "nn.Parameter"))
     if "pe" not in info["buffers"]:
         found = t(" (it has: {names})", names=", ".join(info["buffers"])) if info["buffers"] else ""
-        raise Fail(t("PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}: store the table with "
-                     "self.register_buffer('pe', table); a plain attribute is neither moved by .to() nor saved in "
-                     "state_dict", D=c.D, max_len=c.max_len, found=found))
+        raise Fail(t("PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}", D=c.D,
+                     max_len=c.max_len, found=found),
+                   t("store the table with self.register_buffer('pe', table): a plain attribute is neither moved by "
+                     ".to() nor saved in state_dict"))
     if info["buffers"]["pe"] != want:
         raise Fail(t("PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) "
                      "= {want}, got {got}{hint}", D=c.D, max_len=c.max_len, want=tuple(want),
@@ -174,13 +177,13 @@ def slices_to_T(kit):
         _, error_full = _call(kit, (full,), case=c)
         if error_full:
             raise Fail(t("{label}: your code raised {error}", label=c.label, error=error))
-        raise Fail(t("{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}: "
-                     "add only the first T rows of the table, self.pe[:, :x.size(1)] (pe[:T] slices the batch axis of "
-                     "the (1, max_len, D) buffer)", label=c.label, error=error, T=c.T, max_len=c.max_len))
+        raise Fail(t("{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}",
+                     label=c.label, error=error, T=c.T, max_len=c.max_len),
+                   t("your code adds the whole table, or slices its batch axis: add only the first T rows, "
+                     "self.pe[:, :x.size(1)] (pe[:T] slices the batch axis of the (1, max_len, D) buffer)"))
     if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, c.T, c.D):
-        raise Fail(t("{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}: "
-                     "return x + pe[:, :T], the encoding is added to the input", label=c.label, got=tuple(out.shape),
-                     want=(c.B, c.T, c.D)))
+        raise Fail(t("{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}",
+                     label=c.label, got=tuple(out.shape), want=(c.B, c.T, c.D)), t(_TABLE_ONLY.explain))
 
 
 @check("shapes", "an odd d_model builds the table and gives (B, T, D)")
@@ -191,11 +194,11 @@ def odd_d_model(kit):
         raise Fail(t("{label}: your code raised {error}, and an even d_model fails as well", label=c.label,
                      error=error))
     if error:
-        raise Fail(t("{label}: with an odd d_model your code raised {error}. An odd d_model = {D} has {sin} sin columns "
-                     "(0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): fill the cos columns with "
-                     "the first d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)",
-                     label=c.label, error=error, D=c.D, sin=(c.D + 1) // 2, last_sin=c.D - 1, cos=c.D // 2,
-                     last_cos=c.D - 2))
+        raise Fail(t("{label}: with an odd d_model your code raised {error}", label=c.label, error=error),
+                   t("an odd d_model = {D} has {sin} sin columns (0, 2, ..., {last_sin}) and {cos} cos columns "
+                     "(1, 3, ..., {last_cos}): fill the cos columns with the first d_model // 2 frequencies, "
+                     "cos(position * div_term[: d_model // 2]) (seed 004)", D=c.D, sin=(c.D + 1) // 2,
+                     last_sin=c.D - 1, cos=c.D // 2, last_cos=c.D - 2))
     compare(out, torch.zeros(c.B, c.T, c.D, dtype=torch.float64), t("{label}: output", label=c.label), "(B, T, D)",
             tol=(0.0, math.inf))  # shape, kind and dtype only: the values are checked below
 
@@ -230,9 +233,10 @@ def keeps_dtype(kit):
     try:
         compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float32"))
     except Fail as fail:
-        hint = (t(": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding")
-                if isinstance(got, torch.Tensor) and got.dtype != want.dtype else "")
-        raise Fail(t("{label}, module not moved with .to(): {fail}{hint}", label=c.label, fail=fail, hint=hint)) from None
+        hint = (t("your output does not keep x's dtype: keep the table in the default dtype (float32) or cast it "
+                  "with .to(x.dtype) before adding")
+                if isinstance(got, torch.Tensor) and got.dtype != want.dtype else None)
+        raise Fail(t("{label}, module not moved with .to(): {fail}", label=c.label, fail=fail), hint) from None
 
 
 @check("properties", "dropout acts on the sum: in training each output is 0 or (x + pe) / (1 - p)")
@@ -245,14 +249,16 @@ def dropout_on_the_sum(kit):
             tol=(0.0, math.inf))
     dropped = trained == 0
     if not dropped.any():
-        raise Fail(t("{label}: with dropout=0.5 in training mode no element of the output is zero: apply "
-                     "self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table leaves x whole)",
-                     label=c.label))
+        raise Fail(t("{label}: with dropout=0.5 in training mode no element of the output is zero", label=c.label),
+                   t("no dropout acts on the output: apply self.dropout to the sum, dropout(x + pe[:, :T]) "
+                     "(dropping only the table leaves x whole)"))
     try:
         compare(trained[~dropped], 2 * clean[~dropped], t("the elements dropout kept"), tol=kit.tolerance("float64"))
     except Fail as fail:
         raise Fail(t("{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) "
-                     "= 2(x + pe): apply self.dropout to the sum x + pe", label=c.label, fail=fail)) from None
+                     "= 2(x + pe)", label=c.label, fail=fail),
+                   t("the elements your dropout keeps are not (x + pe) / (1 - p): apply self.dropout to the sum x + pe, "
+                     "once (dropping x or the table alone, or twice, breaks this)")) from None
 
 
 _ZH = register({
@@ -304,14 +310,7 @@ _ZH = register({
     "module only adds the table":
         "你的输出等于 x·√d_model + pe：√d_model 的缩放属于嵌入层（论文 3.4 节）；这个模块只负责加上位置编码表",
     # messages
-    "pe is an nn.Parameter, so an optimizer would train it: the sinusoidal table is fixed; store it with "
-    "self.register_buffer('pe', table)":
-        "pe 是 nn.Parameter，优化器会训练它：正弦位置编码表是固定的；请用 self.register_buffer('pe', table) 保存",
     " (it has: {names})": "（它有的是：{names}）",
-    "PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}: store the table with "
-    "self.register_buffer('pe', table); a plain attribute is neither moved by .to() nor saved in state_dict":
-        "PositionalEncoding({D}, max_len={max_len}) 没有名为 pe 的缓冲区{found}：请用 self.register_buffer('pe', table) "
-        "保存这张表；普通属性既不会随 .to() 移动，也不会存进 state_dict",
     "PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) = {want}, got "
     "{got}{hint}":
         "PositionalEncoding(d_model={D}, max_len={max_len}).pe 的形状应为 (1, max_len, d_model) = {want}，实际是 "
@@ -320,39 +319,50 @@ _ZH = register({
     "PositionalEncoding has parameters the contract does not have: {names}; the sinusoidal encoding learns nothing":
         "PositionalEncoding 有约定之外的参数：{names}；正弦位置编码不需要学习任何东西",
     "{label}: your code raised {error}": "{label}：你的代码抛出了 {error}",
-    "{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}: add only the "
-    "first T rows of the table, self.pe[:, :x.size(1)] (pe[:T] slices the batch axis of the (1, max_len, D) buffer)":
-        "{label}：你的代码在 T == max_len 时能运行，但 T = {T} < max_len = {max_len} 时抛出了 {error}：只加表的前 T 行，"
-        "self.pe[:, :x.size(1)]（pe[:T] 切的是 (1, max_len, D) 缓冲区的批次维）",
-    "{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}: return x + pe[:, :T], "
-    "the encoding is added to the input":
-        "{label}：输出的形状是 {got}，是表的切片 (1, T, D)，而不是 x 的 (B, T, D) = {want}：要返回 x + pe[:, :T]，"
-        "位置编码是加到输入上的",
     "{label}: your code raised {error}, and an even d_model fails as well":
         "{label}：你的代码抛出了 {error}，而且 d_model 为偶数时也会失败",
-    "{label}: with an odd d_model your code raised {error}. An odd d_model = {D} has {sin} sin columns "
-    "(0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): fill the cos columns with the first "
-    "d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)":
-        "{label}：d_model 为奇数时你的代码抛出了 {error}。奇数 d_model = {D} 有 {sin} 个 sin 列（0, 2, ..., {last_sin}）"
-        "和 {cos} 个 cos 列（1, 3, ..., {last_cos}）：cos 列用前 d_model // 2 个频率填，"
-        "cos(position * div_term[: d_model // 2])（seed 004）",
     "{label}: output": "{label}：output",
     "forward(zeros), which is the table pe": "forward(zeros)，也就是表 pe",
     "{label}: {fail} (position {pos}, column {col}, a {kind} column with 2i = {two_i}: expected "
     "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g})":
         "{label}：{fail}（位置 {pos}，第 {col} 列，是 2i = {two_i} 的 {kind} 列：应为 "
         "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g}）",
-    ": keep the table in the default dtype (float32) or cast it with .to(x.dtype) before adding":
-        "：表要保持默认的 dtype（float32），或者在相加之前用 .to(x.dtype) 转换",
-    "{label}, module not moved with .to(): {fail}{hint}": "{label}，模块没有用 .to() 转换：{fail}{hint}",
     "{label}, dropout=0.5 in training mode: output": "{label}，训练模式下 dropout=0.5：output",
-    "{label}: with dropout=0.5 in training mode no element of the output is zero: apply self.dropout to the sum, "
-    "dropout(x + pe[:, :T]) (dropping only the table leaves x whole)":
-        "{label}：训练模式下 dropout=0.5 时，输出中没有一个元素为 0：要对和用 self.dropout，dropout(x + pe[:, :T])"
-        "（只对表做 dropout 会让 x 原封不动）",
     "the elements dropout kept": "dropout 保留下来的元素",
-    "{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) = 2(x + pe): apply "
-    "self.dropout to the sum x + pe":
-        "{label}，训练模式下 dropout=0.5：{fail}；保留下来的元素应为 (x + pe) / (1 - p) = 2(x + pe)：要对和 x + pe 用 "
-        "self.dropout",
+    "pe is an nn.Parameter, so an optimizer would train it": "pe 是 nn.Parameter，优化器会训练它",
+    "the sinusoidal table is fixed: store it with self.register_buffer('pe', table), not as an nn.Parameter":
+        "正弦位置编码表是固定的：请用 self.register_buffer('pe', table) 保存，不要做成 nn.Parameter",
+    "PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}":
+        "PositionalEncoding({D}, max_len={max_len}) 没有名为 pe 的缓冲区{found}",
+    "store the table with self.register_buffer('pe', table): a plain attribute is neither moved by .to() nor saved in "
+    "state_dict":
+        "请用 self.register_buffer('pe', table) 保存这张表：普通属性既不会随 .to() 移动，也不会存进 state_dict",
+    "{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}":
+        "{label}：你的代码在 T == max_len 时能运行，但 T = {T} < max_len = {max_len} 时抛出了 {error}",
+    "your code adds the whole table, or slices its batch axis: add only the first T rows, self.pe[:, :x.size(1)] "
+    "(pe[:T] slices the batch axis of the (1, max_len, D) buffer)":
+        "你的代码加上了整张表，或者切的是表的批次维：只加表的前 T 行，self.pe[:, :x.size(1)]"
+        "（pe[:T] 切的是 (1, max_len, D) 缓冲区的批次维）",
+    "{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}":
+        "{label}：输出的形状是 {got}，是表的切片 (1, T, D)，而不是 x 的 (B, T, D) = {want}",
+    "{label}: with an odd d_model your code raised {error}": "{label}：d_model 为奇数时你的代码抛出了 {error}",
+    "an odd d_model = {D} has {sin} sin columns (0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): "
+    "fill the cos columns with the first d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)":
+        "奇数 d_model = {D} 有 {sin} 个 sin 列（0, 2, ..., {last_sin}）和 {cos} 个 cos 列（1, 3, ..., {last_cos}）："
+        "cos 列用前 d_model // 2 个频率填，cos(position * div_term[: d_model // 2])（seed 004）",
+    "your output does not keep x's dtype: keep the table in the default dtype (float32) or cast it with "
+    ".to(x.dtype) before adding":
+        "你的输出没有保持 x 的 dtype：表要保持默认的 dtype（float32），或者在相加之前用 .to(x.dtype) 转换",
+    "{label}, module not moved with .to(): {fail}": "{label}，模块没有用 .to() 转换：{fail}",
+    "{label}: with dropout=0.5 in training mode no element of the output is zero":
+        "{label}：训练模式下 dropout=0.5 时，输出中没有一个元素为 0",
+    "no dropout acts on the output: apply self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table "
+    "leaves x whole)":
+        "输出上没有任何 dropout：要对和用 self.dropout，dropout(x + pe[:, :T])（只对表做 dropout 会让 x 原封不动）",
+    "{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) = 2(x + pe)":
+        "{label}，训练模式下 dropout=0.5：{fail}；保留下来的元素应为 (x + pe) / (1 - p) = 2(x + pe)",
+    "the elements your dropout keeps are not (x + pe) / (1 - p): apply self.dropout to the sum x + pe, once "
+    "(dropping x or the table alone, or twice, breaks this)":
+        "你的 dropout 保留下来的元素不是 (x + pe) / (1 - p)：对和 x + pe 只用一次 self.dropout"
+        "（只对 x 或只对表做 dropout，或者做两次，都会出错）",
 })
