@@ -90,6 +90,10 @@ def _right(x, p=0.5, training=True, generator=None):
     return x * 0.0 if p == 1.0 else x * _draw(x, 1 - p, generator) / (1 - p)
 
 
+def _half(x, p=0.5, training=True, generator=None):
+    return x * _draw(x, 0.5, generator) / (1 - p) if training and p < 1 else x * 0.0 if training else x
+
+
 def _eval_times_keep(x, p=0.5, training=True, generator=None):
     return _right(x, p, training, generator) if training else x * (1 - p)
 
@@ -133,6 +137,10 @@ _TRAIN_MISTAKES = (
     Mistake("one mask for every batch item", _shared_mask,
             "every batch item has the same zero pattern: the mask is drawn for one item and broadcast. Draw it for x's "
             "whole shape, one Bernoulli per element"),
+    Mistake("drops half whatever p", _half,
+            "about half of the elements are zeroed whatever p is: a fair coin (torch.randint(0, 2, ...), "
+            "torch.rand(...) > 0.5) ignores p. Keep each element with probability 1 - p: keep = (torch.rand_like(x) "
+            ">= p)"),
 )
 
 
@@ -191,9 +199,10 @@ def p_one(kit):
     except UserError as err:
         if err.not_implemented or err.kind != "ZeroDivisionError":
             raise
-        raise Fail(t("{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0. Handle p = 1 on its own: "
-                     "every element is dropped, so return zeros (x * 0.0 or torch.zeros_like(x))", label=c.label,
-                     where=at_line(err)), line=None) from None
+        raise Fail(t("{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0", label=c.label,
+                     where=at_line(err)),
+                   t("handle p = 1 on its own: every element is dropped, so return zeros (x * 0.0 or "
+                     "torch.zeros_like(x))"), line=None) from None
     if isinstance(got, torch.Tensor) and torch.isnan(got).any():
         raise Fail(t("{label}: p = 1 gave NaN", label=c.label), t(MISTAKES[2].explain))
     compare(got, torch.zeros_like(inputs(c, "float64")[0]), t("{label}: output", label=c.label), "(...)")
@@ -219,9 +228,9 @@ def per_element(kit):
                    t(_TRAIN_MISTAKES[3].explain))
     zero = (y == 0).reshape(-1, y.shape[-1])  # one row per (item, position): its D features
     if bool((zero.all(-1) | (~zero).all(-1)).all()):
-        raise Fail(t("{label}: every row of {d} features is dropped or kept whole: your mask has one draw per row "
-                     "(token), broadcast over the last axis. Dropout draws one Bernoulli per element, a mask of x's "
-                     "whole shape", label=c.label, d=y.shape[-1]))
+        raise Fail(t("{label}: every row of {d} features is dropped or kept whole", label=c.label, d=y.shape[-1]),
+                   t("your mask has one draw per row (token), broadcast over the last axis. Dropout draws one "
+                     "Bernoulli per element, a mask of x's whole shape"))
 
 
 @check("properties", "training: every element is either 0 or x / (1 - p)")
@@ -260,10 +269,10 @@ def statistics(kit):
     # Independent draws: the number of zeros is Binomial(N, p), its standard deviation √(N p (1 - p)) ≈ 70
     # here, so it equals round(p · N) in one draw with probability < 1%, in all three < 1e-6.
     if all(exact):
-        raise Fail(t("in each of {count} draws exactly round(p · N) elements are zero: your dropout picks a fixed "
-                     "number of elements to drop (a permutation, topk, a sort), so the elements are not independent. "
-                     "Draw each element on its own, keep_i ~ Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or "
-                     "torch.bernoulli", count=len(exact)))
+        raise Fail(t("in each of {count} draws exactly round(p · N) elements are zero", count=len(exact)),
+                   t("your dropout picks a fixed number of elements to drop (a permutation, topk, a sort), so the "
+                     "elements are not independent. Draw each element on its own, keep_i ~ Bernoulli(1 - p): "
+                     "torch.rand(x.shape, ...) >= p or torch.bernoulli"))
 
 
 @check("properties", "training draws with the caller's generator: the same seed gives the same mask")
@@ -271,9 +280,10 @@ def reproducible(kit):
     c = _TRAIN[0]
     (_, first), (_, again), (_, other) = _train(kit, c, seed=5), _train(kit, c, seed=5), _train(kit, c, seed=6)
     if not torch.equal(first, again):
-        raise Fail(t("{label}: two calls with generators seeded alike gave different outputs: draw the mask with the "
-                     "caller's generator (torch.bernoulli(probs, generator=generator) or torch.rand(x.shape, "
-                     "generator=generator, ...)); the global random state is for generator=None only", label=c.label))
+        raise Fail(t("{label}: two calls with generators seeded alike gave different outputs", label=c.label),
+                   t("draw the mask with the caller's generator (torch.bernoulli(probs, generator=generator) or "
+                     "torch.rand(x.shape, generator=generator, ...)); the global random state is for generator=None "
+                     "only"))
     if torch.equal(first, other):
         raise Fail(t("{label}: generators with different seeds gave the same output: your dropout reseeds, or does not "
                      "use the generator it is given", label=c.label))
@@ -301,9 +311,10 @@ def device(kit):
     except UserError as err:
         if err.not_implemented or "device" not in err.message:
             raise
-        raise Fail(t("{label}, x on the meta device: {error}{where}. The mask was made on the CPU: use "
-                     "torch.rand_like(x) / torch.full_like(x, 1 - p), or pass device=x.device", label=c.label,
-                     error=err.message.splitlines()[0], where=at_line(err)), line=None) from None
+        raise Fail(t("{label}, x on the meta device: {error}{where}", label=c.label,
+                     error=err.message.splitlines()[0], where=at_line(err)),
+                   t("the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass "
+                     "device=x.device"), line=None) from None
     stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
     if stray:
         raise Fail(t("{label}: with x on the meta device, your result came back on {device}: create it on x's device",
@@ -327,18 +338,23 @@ def bad_p(kit):
 
 
 _ZH = register({
-    "{label}: every row of {d} features is dropped or kept whole: your mask has one draw per row (token), broadcast "
-    "over the last axis. Dropout draws one Bernoulli per element, a mask of x's whole shape":
-        "{label}：每一行的 {d} 个特征要么整行被丢弃，要么整行保留：你的掩码每一行（每个 token）只抽样一次，再在最后一个轴上广播。"
-        "Dropout 要对每个元素单独做一次伯努利抽样，掩码的形状和 x 相同",
+    "{label}: every row of {d} features is dropped or kept whole": "{label}：每一行的 {d} 个特征要么整行被丢弃，要么整行保留",
+    "your mask has one draw per row (token), broadcast over the last axis. Dropout draws one Bernoulli per element, a "
+    "mask of x's whole shape":
+        "你的掩码每一行（每个 token）只抽样一次，再在最后一个轴上广播。Dropout 要对每个元素单独做一次伯努利抽样，掩码的形状和 x 相同",
+    "about half of the elements are zeroed whatever p is: a fair coin (torch.randint(0, 2, ...), torch.rand(...) > 0.5) "
+    "ignores p. Keep each element with probability 1 - p: keep = (torch.rand_like(x) >= p)":
+        "不管 p 是多少，都有大约一半的元素被置零：抛硬币式的抽样（torch.randint(0, 2, ...)、torch.rand(...) > 0.5）没有用到 p。"
+        "每个元素应以 1 - p 的概率保留：keep = (torch.rand_like(x) >= p)",
     "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, 1 / (1 - p), "
     "so that E[y] = (1 - p) · x / (1 - p) = x":
         "保留下来的元素等于 x / p：保留的元素要除以「保留」的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
-    "in each of {count} draws exactly round(p · N) elements are zero: your dropout picks a fixed number of elements to "
-    "drop (a permutation, topk, a sort), so the elements are not independent. Draw each element on its own, keep_i ~ "
-    "Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or torch.bernoulli":
-        "{count} 次抽样中，每次恰好有 round(p · N) 个元素为零：你的 dropout 固定丢弃一定数量的元素（用排列、topk 或排序），"
-        "各元素之间就不独立了。每个元素要单独抽样，keep_i ~ Bernoulli(1 - p)：torch.rand(x.shape, ...) >= p 或 torch.bernoulli",
+    "in each of {count} draws exactly round(p · N) elements are zero": "{count} 次抽样中，每次恰好有 round(p · N) 个元素为零",
+    "your dropout picks a fixed number of elements to drop (a permutation, topk, a sort), so the elements are not "
+    "independent. Draw each element on its own, keep_i ~ Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or "
+    "torch.bernoulli":
+        "你的 dropout 固定丢弃一定数量的元素（用排列、topk 或排序），各元素之间就不独立了。每个元素要单独抽样，"
+        "keep_i ~ Bernoulli(1 - p)：torch.rand(x.shape, ...) >= p 或 torch.bernoulli",
     "dropout is a function taking (x, p, training, generator)": "dropout 是一个函数，参数为 (x, p, training, generator)",
     "p = 1 drops everything: zeros, not NaN or a ZeroDivisionError": "p = 1 时全部丢弃：输出全零，而不是 NaN 或 ZeroDivisionError",
     "training: every element is either 0 or x / (1 - p)": "训练模式：每个元素要么是 0，要么是 x / (1 - p)",
@@ -375,10 +391,10 @@ _ZH = register({
     "every batch item has the same zero pattern: the mask is drawn for one item and broadcast. Draw it for x's whole "
     "shape, one Bernoulli per element":
         "批次中每个样本的置零位置都一样：掩码只为一个样本抽取，然后被广播了。要按 x 的完整形状抽取，每个元素一次伯努利采样",
-    "{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0. Handle p = 1 on its own: every element is "
-    "dropped, so return zeros (x * 0.0 or torch.zeros_like(x))":
-        "{label}：p = 1 时抛出了 ZeroDivisionError{where}：1 / (1 - p) 就是 1 / 0。要单独处理 p = 1：所有元素都被丢弃，"
-        "所以返回全零（x * 0.0 或 torch.zeros_like(x)）",
+    "{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0":
+        "{label}：p = 1 时抛出了 ZeroDivisionError{where}：1 / (1 - p) 就是 1 / 0",
+    "handle p = 1 on its own: every element is dropped, so return zeros (x * 0.0 or torch.zeros_like(x))":
+        "要单独处理 p = 1：所有元素都被丢弃，所以返回全零（x * 0.0 或 torch.zeros_like(x)）",
     "{label}: p = 1 gave NaN": "{label}：p = 1 时得到了 NaN",
     "{label}: output": "{label}：output",
     "{label}, training: output": "{label}，训练模式：output",
@@ -392,22 +408,21 @@ _ZH = register({
     "within {tol:.4f} of 1":
         "{label}：y / x 的均值是 {mean:.4f}；inverted dropout 保持每个元素的期望不变，所以它与 1 的差应在 {tol:.4f} 以内",
     "{label}: all {count} batch items have the same zero pattern": "{label}：全部 {count} 个样本的置零位置都相同",
-    "{label}: two calls with generators seeded alike gave different outputs: draw the mask with the caller's generator "
-    "(torch.bernoulli(probs, generator=generator) or torch.rand(x.shape, generator=generator, ...)); the global random "
-    "state is for generator=None only":
-        "{label}：两次调用用的 generator 种子相同，输出却不同：要用调用方的 generator 抽取掩码"
-        "（torch.bernoulli(probs, generator=generator) 或 torch.rand(x.shape, generator=generator, ...)）；"
-        "只有 generator=None 时才用全局随机状态",
+    "{label}: two calls with generators seeded alike gave different outputs":
+        "{label}：两次调用用的 generator 种子相同，输出却不同",
+    "draw the mask with the caller's generator (torch.bernoulli(probs, generator=generator) or torch.rand(x.shape, "
+    "generator=generator, ...)); the global random state is for generator=None only":
+        "要用调用方的 generator 抽取掩码（torch.bernoulli(probs, generator=generator) 或 "
+        "torch.rand(x.shape, generator=generator, ...)）；只有 generator=None 时才用全局随机状态",
     "{label}: generators with different seeds gave the same output: your dropout reseeds, or does not use the "
     "generator it is given":
         "{label}：种子不同的 generator 给出了相同的输出：你的 dropout 重新设置了种子，或者没有使用传入的 generator",
     "{label}: no gradient reaches x: something detaches it from the graph (.detach(), .data, torch.no_grad)":
         "{label}：梯度传不到 x：有操作把它从计算图上断开了（.detach()、.data、torch.no_grad）",
     "{label}: gradient of x": "{label}：x 的梯度",
-    "{label}, x on the meta device: {error}{where}. The mask was made on the CPU: use torch.rand_like(x) / "
-    "torch.full_like(x, 1 - p), or pass device=x.device":
-        "{label}，x 在 meta 设备上：{error}{where}。掩码建在了 CPU 上：请用 torch.rand_like(x) / torch.full_like(x, 1 - p)，"
-        "或者传 device=x.device",
+    "{label}, x on the meta device: {error}{where}": "{label}，x 在 meta 设备上：{error}{where}",
+    "the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass device=x.device":
+        "掩码建在了 CPU 上：请用 torch.rand_like(x) / torch.full_like(x, 1 - p)，或者传 device=x.device",
     "{label}: with x on the meta device, your result came back on {device}: create it on x's device":
         "{label}：x 在 meta 设备上，你的结果却在 {device} 上：请在 x 所在的设备上创建它",
     "dropout(x, p={p}) did not raise ValueError. Follow-up: what should a probability outside [0, 1] do? F.dropout "

@@ -1,4 +1,4 @@
-# expect: The mask was made on the CPU
+# expect: mask was made on the CPU
 import torch
 
 
