@@ -80,8 +80,8 @@ def inputs(c, dtype):
 class _Knobbed(nn.Module):
     """The reference with knobs; every knob at its default gives the right answer."""
 
-    share, scale, split, combine, project_out, v_proj, axis, invert, use_mask = (
-        "interleave", "sqrt_dk", "transpose", "transpose", True, "W_v", -1, False, True)
+    share, scale, split, combine, project_out, v_proj, axis, invert, use_mask, fill = (
+        "interleave", "sqrt_dk", "transpose", "transpose", True, "W_v", -1, False, True, "-inf")
 
     def __init__(self, d_model, num_heads, num_kv_heads, dropout=0.0):
         super().__init__()
@@ -102,10 +102,12 @@ class _Knobbed(nn.Module):
              "sqrt_kv_width": math.sqrt(self.W_k.out_features)}[self.scale]
         scores = Q @ K.transpose(-2, -1) / d
         visible = None if mask is None or not self.use_mask else (~mask if self.invert else mask)
-        if visible is not None:
-            scores = scores.masked_fill(~visible, float("-inf"))
+        if visible is not None and self.fill == "add":  # the bool mask added as if it were an additive float mask
+            scores = scores + visible
+        elif visible is not None:
+            scores = scores.masked_fill(~visible, {"-inf": float("-inf"), "zero": 0.0}[self.fill])
         attn = scores.softmax(dim=self.axis)
-        if visible is not None:
+        if visible is not None and self.fill == "-inf":
             attn = attn.masked_fill(~visible, 0.0)
         out = attn @ V  # (B, H, T, d_k)
         out = out.transpose(1, 2).reshape(B, T, D) if self.combine == "transpose" else out.reshape(B, T, D)
@@ -154,6 +156,12 @@ MISTAKES = [
             "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
     Mistake("mask ignored", _variant(use_mask=False),
             "your output equals attention without the mask: fill the hidden scores with -inf before the softmax"),
+    Mistake("bool mask added", _variant(fill="add"),
+            "your scores have the bool mask added to them (True counts as 1, False as 0), so a hidden key keeps its "
+            "score: fill the hidden scores with -inf, scores.masked_fill(~mask, float('-inf'))"),
+    Mistake("hidden scores set to 0", _variant(fill="zero"),
+            "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them "
+            "weight: fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))"),
 ]
 
 
@@ -163,8 +171,17 @@ MISTAKES = [
 @check("structure", "GroupedQueryAttention is an nn.Module with W_q, W_k, W_v (num_kv_heads·d_k wide), W_o "
                     "and forward(x, mask)")
 def structure(kit):
-    expect_structure(kit, TARGET, module=True, params=["d_model", "num_heads", "num_kv_heads", "dropout"],
-                     forward=["x", "mask"], init=init(CASES[0]))
+    c = CASES[0]
+    try:
+        expect_structure(kit, TARGET, module=True, params=["d_model", "num_heads", "num_kv_heads", "dropout"],
+                         forward=["x", "mask"], init=init(c))
+    except Fail as fail:
+        params = kit.inspect(TARGET, init(c))["parameters"]
+        if [c.D, c.D] not in (params.get("W_k.weight"), params.get("W_v.weight")):
+            raise
+        raise Fail(fail.message, t("your W_k and W_v are d_model wide, as in multi-head attention: they project to "
+                                   "num_kv_heads · d_k with d_k = d_model // num_heads, the size of one query head: "
+                                   "nn.Linear(d_model, num_kv_heads * d_k)")) from None
     for c in CASES[1:3]:  # MQA and MHA: d_k and the kv width are not hard-coded
         expect_structure(kit, TARGET, module=True, init=init(c))
 
@@ -346,6 +363,18 @@ _ZH = register({
         "你的掩码反了：True 表示“可以关注”，所以要遮挡 mask 为 False 的位置（~mask）",
     "your output equals attention without the mask: fill the hidden scores with -inf before the softmax":
         "你的输出等于没有掩码的注意力：softmax 之前要把被遮挡的分数填成 -inf",
+    "your scores have the bool mask added to them (True counts as 1, False as 0), so a hidden key keeps its score: "
+    "fill the hidden scores with -inf, scores.masked_fill(~mask, float('-inf'))":
+        "你把布尔掩码直接加到了分数上（True 算作 1，False 算作 0），被遮挡的键仍保留原来的分数："
+        "要把被遮挡的分数填成 -inf，scores.masked_fill(~mask, float('-inf'))",
+    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
+    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
+        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
+        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
+    "your W_k and W_v are d_model wide, as in multi-head attention: they project to num_kv_heads · d_k with "
+    "d_k = d_model // num_heads, the size of one query head: nn.Linear(d_model, num_kv_heads * d_k)":
+        "你的 W_k 和 W_v 宽 d_model，和多头注意力一样：它们应投影到 num_kv_heads · d_k，其中 d_k = d_model // num_heads，"
+        "即一个查询头的大小：nn.Linear(d_model, num_kv_heads * d_k)",
     "; the mask belongs to the H query heads, apply it after the kv heads are shared":
         "；掩码对应 H 个查询头，要在共享 kv 头之后再应用",
     "num_kv_heads=4 does not divide num_heads=6": "num_kv_heads=4 不能整除 num_heads=6",
