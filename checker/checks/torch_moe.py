@@ -191,9 +191,9 @@ def _routes(kit, c, state=None):
                          "expert(x[b, t]) of shape (n_e, D)", label=c.label, e=e, got=rows.shape[-1], D=c.D))
         same = (rows[:, None, :] == tokens[None, :, :]).all(-1)  # (rows, N)
         if not bool(same.any(-1).all()):
-            raise Fail(t("{label}: expert {e} received inputs that are not tokens of x: run each expert on the tokens "
-                         "themselves and multiply its OUTPUT by the router weight, weights · expert(x)", label=c.label,
-                         e=e))
+            raise Fail(t("{label}: expert {e} received inputs that are not tokens of x", label=c.label, e=e),
+                       t("run each expert on the tokens themselves and multiply its OUTPUT by the router weight, "
+                         "weights · expert(x)"))
         received.append(same.nonzero()[:, 1].tolist())
     return received, reply["calls"], reply["value"]
 
@@ -212,10 +212,11 @@ def sparse_dispatch(kit):
             raise Fail(t("{label}: no expert was called as a module: call self.experts[e](tokens), so that each "
                          "expert's forward runs on its tokens", label=c.label))
         if c.k < c.E and all(len(r) >= N for r in received):
-            raise Fail(t("{label}: every expert received all {N} tokens, {total} rows in all: every token is sent to "
-                         "every expert, a dense mixture with zero weights. That costs E/k = {ratio:g} times the "
-                         "compute; gather each expert's tokens (torch.where(chosen == e)) and run it on those only",
-                         label=c.label, N=N, total=total, ratio=c.E / c.k))
+            raise Fail(t("{label}: every expert received all {N} tokens, {total} rows in all", label=c.label, N=N,
+                         total=total),
+                       t("every token is sent to every expert, a dense mixture with zero weights. That costs E/k = "
+                         "{ratio:g} times the compute; gather each expert's tokens (torch.where(chosen == e)) and run "
+                         "it on those only", ratio=c.E / c.k))
         for e, rows in enumerate(received):
             want = sorted((chosen == e).any(-1).nonzero().flatten().tolist())
             if sorted(set(rows)) != want or len(rows) != len(want):
@@ -238,9 +239,10 @@ def ties(kit):
         bad = next((n for n, es in enumerate(per_token) if len(es) != c.k), None)
         if bad is not None:
             raise Fail(t("{label}, all router logits equal: token {n} went to {count} expert(s) {experts}, not "
-                         "top_k = {k}. Select exactly k per token with torch.topk; a threshold such as probs >= "
-                         "the k-th largest value keeps every tied expert", label=c.label, n=bad,
-                         count=len(per_token[bad]), experts=per_token[bad], k=c.k))
+                         "top_k = {k}", label=c.label, n=bad, count=len(per_token[bad]), experts=per_token[bad],
+                         k=c.k),
+                       t("select exactly k per token with torch.topk; a threshold such as probs >= the k-th largest "
+                         "value keeps every tied expert"))
         module = _reference(kit, c, state)
         with torch.no_grad():
             want = torch.stack([sum(module.experts[e](tokens[n]) for e in es) / c.k
@@ -273,20 +275,21 @@ def aux_gradient(kit):
     got = kit.gradients(c, cot, user=True)["params"].get("gate.weight")
     want = kit.gradients(c, cot, user=False)["params"]["gate.weight"]
     if got is None or not bool(got.abs().sum() > 0):
-        raise Fail(t("{label}: backward of aux_loss alone gives gate.weight no gradient: P_i, the mean of the router "
-                     "probabilities, must stay in the graph (no .detach(), .item() or torch.no_grad() around it); only "
-                     "f_i, a count, carries no gradient", label=c.label))
+        raise Fail(t("{label}: backward of aux_loss alone gives gate.weight no gradient", label=c.label),
+                   t("P_i, the mean of the router probabilities, must stay in the graph (no .detach(), .item() or "
+                     "torch.no_grad() around it); only f_i, a count, carries no gradient"))
     compare(got, want, t("{label}: gradient of aux_loss w.r.t. gate.weight", label=c.label), "(E, D)",
             tol=kit.tolerance("float64"))
 
 
 _ZH = register({
     "aux_loss alone gives the router the reference's gradient, through P": "仅 aux_loss 反向传播时，路由器经由 P 得到与参考答案相同的梯度",
-    "{label}: backward of aux_loss alone gives gate.weight no gradient: P_i, the mean of the router probabilities, "
-    "must stay in the graph (no .detach(), .item() or torch.no_grad() around it); only f_i, a count, carries no "
-    "gradient":
-        "{label}：只对 aux_loss 反向传播时 gate.weight 没有梯度：P_i（路由概率的平均）必须留在计算图里（不要 .detach()、"
-        ".item()，也不要包在 torch.no_grad() 里）；只有 f_i 是计数，没有梯度",
+    "{label}: backward of aux_loss alone gives gate.weight no gradient":
+        "{label}：只对 aux_loss 反向传播时 gate.weight 没有梯度",
+    "P_i, the mean of the router probabilities, must stay in the graph (no .detach(), .item() or torch.no_grad() "
+    "around it); only f_i, a count, carries no gradient":
+        "P_i（路由概率的平均）必须留在计算图里（不要 .detach()、.item()，也不要包在 torch.no_grad() 里）；只有 f_i 是计数，"
+        "没有梯度",
     "{label}: gradient of aux_loss w.r.t. gate.weight": "{label}：aux_loss 对 gate.weight 的梯度",
     "your weights are a softmax of the k chosen PROBABILITIES, a second softmax: renormalise them by their sum, "
     "weights / weights.sum(-1, keepdim=True), or take the softmax of the k chosen LOGITS (Mixtral's code); both give "
@@ -355,27 +358,28 @@ _ZH = register({
     "shape (n_e, D)":
         "{label}：专家 {e} 收到的行大小是 {got}，不是 d_model = {D}：要把 x 的 token 传给它，expert(x[b, t]) 的形状是 "
         "(n_e, D)",
-    "{label}: expert {e} received inputs that are not tokens of x: run each expert on the tokens themselves and "
-    "multiply its OUTPUT by the router weight, weights · expert(x)":
-        "{label}：专家 {e} 收到的输入不是 x 的 token：要让每个专家直接处理 token 本身，再把它的输出乘以路由权重，"
-        "weights · expert(x)",
+    "{label}: expert {e} received inputs that are not tokens of x": "{label}：专家 {e} 收到的输入不是 x 的 token",
+    "run each expert on the tokens themselves and multiply its OUTPUT by the router weight, weights · expert(x)":
+        "要让每个专家直接处理 token 本身，再把它的输出乘以路由权重，weights · expert(x)",
     "{label}: no expert was called as a module: call self.experts[e](tokens), so that each expert's forward runs on "
     "its tokens":
         "{label}：没有一个专家是作为模块被调用的：请调用 self.experts[e](tokens)，让每个专家的 forward 在它的 token "
         "上运行",
-    "{label}: every expert received all {N} tokens, {total} rows in all: every token is sent to every expert, a dense "
-    "mixture with zero weights. That costs E/k = {ratio:g} times the compute; gather each expert's tokens "
-    "(torch.where(chosen == e)) and run it on those only":
-        "{label}：每个专家都收到了全部 {N} 个 token，总共 {total} 行：每个 token 都被送到了每个专家，这是用零权重做的"
-        "稠密混合。计算量是 E/k = {ratio:g} 倍；要取出每个专家的 token（torch.where(chosen == e)），只在这些 token 上运行它",
+    "{label}: every expert received all {N} tokens, {total} rows in all":
+        "{label}：每个专家都收到了全部 {N} 个 token，总共 {total} 行",
+    "every token is sent to every expert, a dense mixture with zero weights. That costs E/k = {ratio:g} times the "
+    "compute; gather each expert's tokens (torch.where(chosen == e)) and run it on those only":
+        "每个 token 都被送到了每个专家，这是用零权重做的稠密混合。计算量是 E/k = {ratio:g} 倍；要取出每个专家的 token"
+        "（torch.where(chosen == e)），只在这些 token 上运行它",
     "{label}: expert {e} received {got} token(s) ({rows}), the reference routes {want_n} token(s) to it ({want}): "
     "each token goes to the k experts of highest router probability, each of them once":
         "{label}：专家 {e} 收到了 {got} 个 token（{rows}），参考答案路由给它 {want_n} 个（{want}）：每个 token 去路由"
         "概率最高的 k 个专家，每个专家各一次",
-    "{label}, all router logits equal: token {n} went to {count} expert(s) {experts}, not top_k = {k}. Select exactly "
-    "k per token with torch.topk; a threshold such as probs >= the k-th largest value keeps every tied expert":
-        "{label}，路由 logits 全部相等：token {n} 去了 {count} 个专家 {experts}，而不是 top_k = {k} 个。要用 "
-        "torch.topk 为每个 token 恰好选 k 个；像 probs >= 第 k 大的值这样的阈值会把所有并列的专家都留下",
+    "{label}, all router logits equal: token {n} went to {count} expert(s) {experts}, not top_k = {k}":
+        "{label}，路由 logits 全部相等：token {n} 去了 {count} 个专家 {experts}，而不是 top_k = {k} 个",
+    "select exactly k per token with torch.topk; a threshold such as probs >= the k-th largest value keeps every tied "
+    "expert":
+        "要用 torch.topk 为每个 token 恰好选 k 个；像 probs >= 第 k 大的值这样的阈值会把所有并列的专家都留下",
     "{label}, all router logits equal: output (the mean of the k experts each token went to)":
         "{label}，路由 logits 全部相等：output（每个 token 所去的 k 个专家输出的平均）",
     "{label}, all router logits equal: aux_loss (E · Σ_i f_i · 1/E = Σ_i f_i = k)":
