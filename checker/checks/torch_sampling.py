@@ -353,10 +353,11 @@ def never_ineligible(kit):
         ok = allowed.repeat_interleave(_N, dim=0).gather(1, ids[:, None]).squeeze(1)
         if not ok.all():
             i = int((~ok).nonzero()[0])
-            raise Fail(t("{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible}): draw "
-                         "from softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits",
+            raise Fail(t("{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible})",
                          label=c.label, row=i // _N, token=int(ids[i]),
-                         eligible=allowed[i // _N].nonzero().flatten().tolist()))
+                         eligible=allowed[i // _N].nonzero().flatten().tolist()),
+                       t("your sampler draws tokens the filter removes: draw from "
+                         "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits"))
 
 
 @check("properties", "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)")
@@ -367,8 +368,9 @@ def frequencies(kit):
         want = _filter(logits, c.temperature, c.top_k, c.top_p).softmax(-1)  # (B, V)
         counts = torch.stack([torch.bincount(ids[b], minlength=c.V) for b in range(c.B)]).to(torch.float64)
         if (counts == _N).any(-1).all() and torch.equal(ids[:, 0], logits.argmax(-1)):
-            raise Fail(t("{label}: every draw is the most probable token: that is greedy decoding; sample with "
-                         "torch.multinomial(softmax(filtered logits), 1, generator=generator)", label=c.label))
+            raise Fail(t("{label}: every draw is the most probable token", label=c.label),
+                       t("that is greedy decoding: sample with "
+                         "torch.multinomial(softmax(filtered logits), 1, generator=generator)"))
         for b in range(c.B):
             p_value, stat = chi_square_p_value(counts[b], want[b])
             if p_value >= _ALPHA:
@@ -393,14 +395,14 @@ def reproducible(kit):
     logits = _sample_logits(c)
     first, again = _draw(kit, c, logits, seed=5), _draw(kit, c, logits, seed=5)
     if not torch.equal(first, again):
-        raise Fail(t("{label}: two calls with generators seeded alike gave different draws: pass the caller's "
-                     "generator to the sampler (torch.multinomial(probs, 1, generator=generator)); the global random "
-                     "state must not be used", label=c.label))
+        raise Fail(t("{label}: two calls with generators seeded alike gave different draws", label=c.label),
+                   t("your sampler draws from the global random state: pass the caller's generator to the sampler "
+                     "(torch.multinomial(probs, 1, generator=generator))"))
     other = _draw(kit, c, logits, seed=6)
     if torch.equal(first, other):
-        raise Fail(t("{label}: generators with different seeds gave the same draws: your sampler does not use the "
-                     "generator it is given (torch.multinomial(probs, 1, generator=generator)), nor reseed anything",
-                     label=c.label))
+        raise Fail(t("{label}: generators with different seeds gave the same draws", label=c.label),
+                   t("your sampler does not use the generator it is given: pass it to the sampler "
+                     "(torch.multinomial(probs, 1, generator=generator)), and reseed nothing"))
 
 
 @check("properties", "temperature 0 is greedy: the argmax of every row, whatever top_k and top_p")
@@ -561,14 +563,15 @@ _ZH = register({
         "{where}：sample_next_token 应该返回 int64 的词元 id，实际是 {dtype}",
     "{where}: token ids must lie in [0, V) = [0, {V}), got {low}..{high}":
         "{where}：词元 id 必须在 [0, V) = [0, {V}) 之内，实际是 {low}..{high}",
-    "{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible}): draw from "
+    "{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible})":
+        "{label}：第 {row} 行抽到了词元 {token}，而它已被 top-k/top-p 移除（可选的是：{eligible}）",
+    "your sampler draws tokens the filter removes: draw from "
     "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits":
-        "{label}：第 {row} 行抽到了词元 {token}，而它已被 top-k/top-p 移除（可选的是：{eligible}）：要从 "
-        "softmax(filter_logits(logits, temperature, top_k, top_p)) 中抽样，而不是从原始 logits 中抽样",
-    "{label}: every draw is the most probable token: that is greedy decoding; sample with "
-    "torch.multinomial(softmax(filtered logits), 1, generator=generator)":
-        "{label}：每次抽到的都是概率最大的词元：这是贪心解码；要用 "
-        "torch.multinomial(softmax(filtered logits), 1, generator=generator) 抽样",
+        "你的采样函数会抽到已被过滤掉的词元：要从 softmax(filter_logits(logits, temperature, top_k, top_p)) 中抽样，"
+        "而不是从原始 logits 中抽样",
+    "{label}: every draw is the most probable token": "{label}：每次抽到的都是概率最大的词元",
+    "that is greedy decoding: sample with torch.multinomial(softmax(filtered logits), 1, generator=generator)":
+        "这是贪心解码：要用 torch.multinomial(softmax(filtered logits), 1, generator=generator) 抽样",
     "{label}, row {b}: your frequencies {freq} do not fit the expected probabilities {want} (chi-square {stat:.1f}, "
     "p-value {p_value:.1e} < {alpha:g})":
         "{label}，第 {b} 行：你的频率 {freq} 与期望的概率 {want} 不符（卡方 {stat:.1f}，p 值 {p_value:.1e} < {alpha:g}）",
@@ -577,14 +580,17 @@ _ZH = register({
     "dim=-1)":
         "{label}，第 {b} 行：你的频率 {freq} 与期望的概率 {want} 不符（卡方 {stat:.1f}，p 值 {p_value:.1e} < {alpha:g}）："
         "每一行都要从 softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1) 中抽样",
-    "{label}: two calls with generators seeded alike gave different draws: pass the caller's generator to the sampler "
-    "(torch.multinomial(probs, 1, generator=generator)); the global random state must not be used":
-        "{label}：两次调用用的 generator 种子相同，抽样结果却不同：要把调用方的 generator 传给采样函数"
-        "（torch.multinomial(probs, 1, generator=generator)）；不能使用全局随机状态",
-    "{label}: generators with different seeds gave the same draws: your sampler does not use the generator it is given "
-    "(torch.multinomial(probs, 1, generator=generator)), nor reseed anything":
-        "{label}：种子不同的 generator 给出了相同的抽样结果：你的采样函数没有使用传入的 generator"
-        "（torch.multinomial(probs, 1, generator=generator)），也不应该自己重新设种子",
+    "{label}: two calls with generators seeded alike gave different draws":
+        "{label}：两次调用用的 generator 种子相同，抽样结果却不同",
+    "your sampler draws from the global random state: pass the caller's generator to the sampler "
+    "(torch.multinomial(probs, 1, generator=generator))":
+        "你的采样函数用的是全局随机状态：要把调用方的 generator 传给采样函数"
+        "（torch.multinomial(probs, 1, generator=generator)）",
+    "{label}: generators with different seeds gave the same draws": "{label}：种子不同的 generator 给出了相同的抽样结果",
+    "your sampler does not use the generator it is given: pass it to the sampler "
+    "(torch.multinomial(probs, 1, generator=generator)), and reseed nothing":
+        "你的采样函数没有使用传入的 generator：要把它传给采样函数"
+        "（torch.multinomial(probs, 1, generator=generator)），也不要自己重新设种子",
     "{label}, temperature=0": "{label}，temperature=0",
     "{label}, temperature=0: token ids (the argmax)": "{label}，temperature=0：词元 id（argmax）",
     "sample_next_token(logits, temperature=-1.0) raised {err}; raise ValueError":
