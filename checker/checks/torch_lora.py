@@ -178,9 +178,10 @@ def fresh_equals_base(kit):
         raise Fail(t("a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)", r=c.r, alpha=c.alpha),
                    t(_BASE_PATH_WRONG) if b_zero else t(_B_RANDOM.explain))
     if bool((A == 0).all()):
-        raise Fail(t("a fresh lora_A is all zeros: with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, "
-                     "dA = Bᵀ g x = 0) and the adapter never learns. A starts at random "
-                     "(nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))), only B at zero"))
+        raise Fail(t("a fresh lora_A is all zeros"),
+                   t("with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) and the "
+                     "adapter never learns. A starts at random (nn.init.kaiming_uniform_(self.lora_A, "
+                     "a=math.sqrt(5))), only B at zero"))
 
 
 @check("structure", "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)", followup=True)
@@ -283,9 +284,9 @@ def merge_unmerge(kit):
                        line=None) from None
         if got["trainable"] != ["lora_A", "lora_B"]:
             raise Fail(t("{label}: after merge() and unmerge(), the parameters that require grad are {names}; only "
-                         "lora_A and lora_B should. Change base.weight in place under torch.no_grad() "
-                         "(self.base.weight += ...), not by assigning a new nn.Parameter, which requires grad",
-                         label=c.label, names=", ".join(got["trainable"]) or t("none")))
+                         "lora_A and lora_B should", label=c.label, names=", ".join(got["trainable"]) or t("none")),
+                       t("change base.weight in place under torch.no_grad() (self.base.weight += ...), not by "
+                         "assigning a new nn.Parameter, which requires grad"))
         want = _merge_run(kit, c, impl=kit.solution.LoRALinear)
         W = kit.state(c, "float64")["base.weight"]
         steps = (("merged", t("output after merge()")), ("W_merged", t("base.weight after merge()")),
@@ -299,8 +300,9 @@ def merge_unmerge(kit):
                                          same=lambda g, w: all(matches(g[k], w[k]) for k, _ in steps))
                 extra = t(" (the output before merge() was right)") if matches(got["before"], want["before"]) else ""
                 if key in ("merged", "W_merged") and matches(got["once"], want["once"]):
-                    extra = t(" (after one merge() the output was right: the second merge() added the update again; "
-                              "keep a self.merged flag and return when already merged)")
+                    extra = t(" (after one merge() the output was right)")
+                    found = found or t("the second merge() added the update again: keep a self.merged flag and "
+                                       "return when already merged")
                 note = t(": base.weight did not change") if key == "W_merged" and matches(got[key], W) else ""
                 raise Fail(t("{label}: {fail}{note}{extra}", label=c.label, fail=fail, note=note, extra=extra),
                            found) from None
@@ -360,10 +362,10 @@ _ZH = register({
     "a fresh LoRALinear has no parameters lora_A and lora_B": "新建的 LoRALinear 没有参数 lora_A 和 lora_B",
     "a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)":
         "新建的 LoRALinear(base, r={r}, alpha={alpha}) 算出的不是 base(x)",
-    "a fresh lora_A is all zeros: with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) "
-    "and the adapter never learns. A starts at random (nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))), only B "
-    "at zero":
-        "新建的 lora_A 全为零：A = 0 且 B = 0 时两个梯度都是零（dB = g (x Aᵀ)ᵀ = 0，dA = Bᵀ g x = 0），适配器永远学不动。"
+    "a fresh lora_A is all zeros": "新建的 lora_A 全为零",
+    "with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) and the adapter never learns. "
+    "A starts at random (nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))), only B at zero":
+        "A = 0 且 B = 0 时两个梯度都是零（dB = g (x Aᵀ)ᵀ = 0，dA = Bᵀ g x = 0），适配器永远学不动。"
         "A 要随机初始化（nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))），只有 B 初始化为零",
     "a fresh lora_A with D_in={d_in}, r={r} has largest |A| {largest:.4f} and std {std:.4f}; PEFT's "
     "kaiming_uniform_(a=√5) gives U(-1/√D_in, 1/√D_in): largest ≈ {bound:.4f}, std ≈ {want:.4f}. Follow-up: the paper "
@@ -404,11 +406,12 @@ _ZH = register({
     "neither 0 nor 2 times the update without dropout":
         "{label}，dropout=0.5，训练模式，x 每一行只有一个非零特征：LoRA 增量的第 {row} 行既不是 0，也不是不加 dropout 时的 2 倍",
     "{label}: after merge() and unmerge(), the parameters that require grad are {names}; only lora_A and lora_B "
-    "should. Change base.weight in place under torch.no_grad() (self.base.weight += ...), not by assigning a new "
-    "nn.Parameter, which requires grad":
-        "{label}：merge() 和 unmerge() 之后，requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B。"
+    "should":
+        "{label}：merge() 和 unmerge() 之后，requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B",
+    "change base.weight in place under torch.no_grad() (self.base.weight += ...), not by assigning a new nn.Parameter, "
+    "which requires grad":
         "在 torch.no_grad() 下原地修改 base.weight（self.base.weight += ...），不要赋一个新的 nn.Parameter，它默认 requires grad",
-    " (after one merge() the output was right: the second merge() added the update again; keep a self.merged flag "
-    "and return when already merged)":
-        "（调用一次 merge() 后输出是对的：第二次 merge() 又把增量加了一遍；用 self.merged 标志记录，已合并时直接返回）",
+    " (after one merge() the output was right)": "（调用一次 merge() 后输出是对的）",
+    "the second merge() added the update again: keep a self.merged flag and return when already merged":
+        "第二次 merge() 又把增量加了一遍：用 self.merged 标志记录，已合并时直接返回",
 })
