@@ -215,9 +215,10 @@ def uses_generator(kit):
                      label=c.label))
     if not all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
                for a, b in zip(first, second)):
-        raise Fail(t("{label}: two calls with generators seeded alike gave different batches: draw the tokens with "
+        raise Fail(t("{label}: two calls with generators seeded alike gave different batches", label=c.label),
+                   t("your code draws from the global random state: draw the tokens with "
                      "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global "
-                     "RNG", label=c.label))
+                     "RNG"))
 
 
 def _step(kit, c, module=None):
@@ -247,8 +248,9 @@ def step_loss(kit):
         got, want = _step(kit, c), _step(kit, c, kit.solution)
         loss = got["loss"]
         if isinstance(loss, torch.Tensor):
-            raise Fail(t("{label}: train_step returned a tensor; return the loss as a Python float (loss.item())",
-                         label=c.label))
+            raise Fail(t("{label}: train_step returned a tensor", label=c.label),
+                       t("a tensor loss keeps its graph alive and cannot be logged as a number: return the loss as a "
+                         "Python float (loss.item())"))
         if not isinstance(loss, float):
             raise Fail(t("{label}: train_step should return the loss as a Python float (loss.item()), got {kind}",
                          label=c.label, kind=type(loss).__name__))
@@ -307,8 +309,10 @@ def step_train_mode(kit):
     if not calls:
         raise Fail(t("{label}: train_step never called the model: logits = model(src, tgt_inp)", label=c.label))
     if any(not training for _, training, _ in calls):
-        raise Fail(t("{label}: the model arrived in eval mode and ran its forward pass still in eval mode: call "
-                     "model.train() at the start of train_step (dropout must act while training)", label=c.label))
+        raise Fail(t("{label}: the model arrived in eval mode and ran its forward pass still in eval mode",
+                     label=c.label),
+                   t("train_step trusts the mode the model arrives in: call model.train() at the start of train_step "
+                     "(dropout must act while training)"))
 
 
 @check("properties", "training with both functions: the loss falls and greedy decoding copies held-out sequences")
@@ -412,12 +416,16 @@ _ZH = register({
     "{label}: tgt_out[0] = {tgt} for src[0] = {src}: tgt_out should be the tokens of src followed by EOS "
     "(eos_id = {eos_id})":
         "{label}：src[0] = {src} 时 tgt_out[0] = {tgt}：tgt_out 应该是 src 的词元后面跟着 EOS（eos_id = {eos_id}）",
-    "{label}: two calls with generators seeded alike gave different batches: draw the tokens with "
+    "{label}: two calls with generators seeded alike gave different batches":
+        "{label}：用相同种子的 generator 调用两次，得到了不同的批次",
+    "your code draws from the global random state: draw the tokens with "
     "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator), not with the global RNG":
-        "{label}：用相同种子的 generator 调用两次，得到了不同的批次：要用 "
+        "你的代码用的是全局随机状态：要用 "
         "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator) 采样词元，而不是用全局随机数生成器",
-    "{label}: train_step returned a tensor; return the loss as a Python float (loss.item())":
-        "{label}：train_step 返回了一个张量；要以 Python float 返回损失（loss.item()）",
+    "{label}: train_step returned a tensor": "{label}：train_step 返回了一个张量",
+    "a tensor loss keeps its graph alive and cannot be logged as a number: return the loss as a Python float "
+    "(loss.item())":
+        "张量形式的损失会让计算图一直存活，也不能当作数字记录：要以 Python float 返回损失（loss.item()）",
     "{label}: train_step should return the loss as a Python float (loss.item()), got {kind}":
         "{label}：train_step 应该以 Python float 返回损失（loss.item()），实际得到 {kind}",
     "{label}, a batch with PAD (pad_id = {pad_id}): {fail}": "{label}，带 PAD 的批次（pad_id = {pad_id}）：{fail}",
@@ -437,10 +445,11 @@ _ZH = register({
         "{label}，SGD(lr={lr})，.grad 里留有旧的梯度：{fail}",
     "{label}: train_step never called the model: logits = model(src, tgt_inp)":
         "{label}：train_step 从来没有调用模型：logits = model(src, tgt_inp)",
-    "{label}: the model arrived in eval mode and ran its forward pass still in eval mode: call model.train() at the "
-    "start of train_step (dropout must act while training)":
-        "{label}：传入的模型处于 eval 模式，前向传播时仍然是 eval 模式：要在 train_step 开头调用 model.train()"
-        "（训练时 dropout 必须起作用）",
+    "{label}: the model arrived in eval mode and ran its forward pass still in eval mode":
+        "{label}：传入的模型处于 eval 模式，前向传播时仍然是 eval 模式",
+    "train_step trusts the mode the model arrives in: call model.train() at the start of train_step (dropout must "
+    "act while training)":
+        "train_step 沿用了模型传入时的模式：要在 train_step 开头调用 model.train()（训练时 dropout 必须起作用）",
     "{steps} steps of Adam(lr={lr}), batches of {batch} from your make_copy_batch (seq_len={T}, vocab_size={vocab}), "
     "a 1-layer Transformer (d_model={d_model})":
         "用 Adam(lr={lr}) 训练 {steps} 步，每批 {batch} 个样本，来自你的 make_copy_batch（seq_len={T}，"

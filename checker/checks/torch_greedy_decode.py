@@ -172,13 +172,14 @@ def eval_mode(kit):
     in_training = [name for name, training, _ in calls if training]
     if in_training:
         raise Fail(t("{label}, model handed over in training mode with dropout 0.3: model.{name} ran in training "
-                     "mode, so dropout changed the tokens: call model.eval() before decoding", label=c.label,
-                     name=in_training[0]))
+                     "mode", label=c.label, name=in_training[0]),
+                   t("your code decodes in training mode, so dropout changes the tokens: call model.eval() before "
+                     "decoding"))
     with_grad = [name for name, _, grad in calls if grad]
     if with_grad:
-        raise Fail(t("{label}: model.{name} ran with gradients enabled, building a graph nobody uses: decode under "
-                     "torch.no_grad() (or decorate greedy_decode with @torch.no_grad())", label=c.label,
-                     name=with_grad[0]))
+        raise Fail(t("{label}: model.{name} ran with gradients enabled", label=c.label, name=with_grad[0]),
+                   t("your code decodes with gradients enabled, building a graph nobody uses: decode under "
+                     "torch.no_grad() (or decorate greedy_decode with @torch.no_grad())"))
     want = kit.reference(inputs(c, "float64"))
     compare(_ids(reply["ids"], c), want, t("{label}, model handed over in training mode: ids", label=c.label),
             "(B, T_out)")
@@ -261,13 +262,14 @@ _ZH = register({
     "logits at every step; do not sample (torch.multinomial)":
         "{label}：两次相同的调用得到了不同的 id（先是 {first}，然后是 {second}）：贪心解码每一步都取 logits 的 argmax；"
         "不要采样（torch.multinomial）",
-    "{label}, model handed over in training mode with dropout 0.3: model.{name} ran in training mode, so dropout "
-    "changed the tokens: call model.eval() before decoding":
-        "{label}，传入的模型处于训练模式、dropout 为 0.3：model.{name} 在训练模式下运行，dropout 改变了生成的词元："
-        "解码之前要调用 model.eval()",
-    "{label}: model.{name} ran with gradients enabled, building a graph nobody uses: decode under torch.no_grad() (or "
+    "{label}, model handed over in training mode with dropout 0.3: model.{name} ran in training mode":
+        "{label}，传入的模型处于训练模式、dropout 为 0.3：model.{name} 在训练模式下运行",
+    "your code decodes in training mode, so dropout changes the tokens: call model.eval() before decoding":
+        "你的代码在训练模式下解码，dropout 会改变生成的词元：解码之前要调用 model.eval()",
+    "{label}: model.{name} ran with gradients enabled": "{label}：model.{name} 在启用梯度的情况下运行",
+    "your code decodes with gradients enabled, building a graph nobody uses: decode under torch.no_grad() (or "
     "decorate greedy_decode with @torch.no_grad())":
-        "{label}：model.{name} 在启用梯度的情况下运行，建了一张没人用的计算图：要在 torch.no_grad() 下解码"
+        "你的代码在启用梯度的情况下解码，建了一张没人用的计算图：要在 torch.no_grad() 下解码"
         "（或者给 greedy_decode 加上 @torch.no_grad() 装饰器）",
     "{label}, model handed over in training mode: ids": "{label}，传入的模型处于训练模式：ids",
     "{label}, max_new_tokens=0: ids": "{label}，max_new_tokens=0：ids",
