@@ -74,7 +74,8 @@ def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", a
     """Attention with knobs; every knob at its default gives the right answer.
 
     mask_as: "visible" (right), "hidden" (inverted: seed 000's convention, 1 = hidden),
-             "plus_1e9" (additive mask with the wrong sign: +1e9 on hidden keys, no fix).
+             "plus_1e9" (additive mask with the wrong sign: +1e9 on hidden keys, no fix),
+             "zero" (hidden scores set to 0: np.where(mask, scores, 0.0) or scores * mask, no fix).
     """
     divisor = {"sqrt_dk": math.sqrt(q.shape[-1]), "none": 1.0, "dk": q.shape[-1], "sqrt_dv": math.sqrt(v.shape[-1]),
                "half_dk": q.shape[-1] / 2, "sqrt_tk": math.sqrt(k.shape[-2])}[scale]
@@ -84,6 +85,9 @@ def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", a
         return weights @ v, weights
     if mask_as == "plus_1e9":
         weights = softmax(scores + np.where(mask, 0.0, 1e9).astype(scores.dtype), axis)
+        return weights @ v, weights
+    if mask_as == "zero":
+        weights = softmax(np.where(mask, scores, 0.0), axis)
         return weights @ v, weights
     visible = mask if mask_as == "visible" else ~mask
     if not after_softmax:
@@ -119,6 +123,9 @@ MISTAKES = [
             "number there, or better np.where(mask, scores, -np.inf)"),
     Mistake("mask after softmax", _variant(after_softmax=True),
             "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
+    Mistake("hidden scores set to 0", _variant(mask_as="zero"),
+            "your hidden scores are set to 0 (np.where(mask, scores, 0) or scores * mask), and exp(0) = 1 still gives "
+            "them weight: give them -np.inf before the softmax, np.where(mask, scores, -np.inf)"),
 ]
 
 # ----------------------------------------------------------------------------- checks
@@ -212,6 +219,10 @@ def _pair(value, c):
 
 
 _ZH = register({
+    "your hidden scores are set to 0 (np.where(mask, scores, 0) or scores * mask), and exp(0) = 1 still gives them "
+    "weight: give them -np.inf before the softmax, np.where(mask, scores, -np.inf)":
+        "你把被遮挡的分数设成了 0（np.where(mask, scores, 0) 或 scores * mask），而 exp(0) = 1 仍会给它们权重："
+        "softmax 之前要给它们 -np.inf，np.where(mask, scores, -np.inf)",
     "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of q or k "
     "(q.shape[-1]), not k.shape[-2]":
         "你的分数除以的是 √T_k，即键的个数：d_k 是 q 或 k 最后一维的大小（q.shape[-1]），不是 k.shape[-2]",

@@ -71,7 +71,7 @@ def attend(Q, K, V, mask=None, *, scale="sqrt_dk", axis=-1, invert=False, after_
     if visible is not None and not after_softmax:
         scores = scores.masked_fill(~visible, fill)
     weights = scores.softmax(dim=axis) / (divisor if scale_weights else 1.0)
-    if visible is not None:
+    if visible is not None and fill == float("-inf"):
         weights = weights.masked_fill(~visible, 0.0)
     return weights @ V, weights
 
@@ -102,6 +102,9 @@ MISTAKES = [
             "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
     Mistake("mask after softmax", _variant(after_softmax=True),
             "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
+    Mistake("hidden scores set to 0", _variant(fill=0.0),
+            "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them "
+            "weight: fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))"),
 ]
 
 
@@ -178,6 +181,10 @@ def _pair(value, c):
 
 
 _ZH = register({
+    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
+    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
+        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
+        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
     "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
     "math.sqrt(d_k) or d_k ** 0.5":
         "你的分数除以的是 d_k / 2：按运算符优先级，d_k ** 1/2 是 (d_k ** 1) / 2；请写 math.sqrt(d_k) 或 d_k ** 0.5",
