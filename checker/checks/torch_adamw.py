@@ -70,7 +70,7 @@ def inputs(c, dtype):
 
 
 def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, step_from=1, betas_swapped=False,
-             decay_lr=True, returns="moments"):
+             decay_lr=True, returns="moments", square=True):
     """adamw_step with knobs; every knob at its default gives the right answer."""
 
     def step_fn(param, grad, exp_avg, exp_avg_sq, step, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
@@ -81,7 +81,7 @@ def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, ste
         elif decay == "decoupled":
             param = param * shrink
         m = beta1 * exp_avg + (1 - beta1) * grad
-        v = beta2 * exp_avg_sq + (1 - beta2) * grad * grad
+        v = beta2 * exp_avg_sq + (1 - beta2) * (grad * grad if square else grad.abs())
         t = step - (1 - step_from)
         bc1 = 1 - beta1**t if correct in ("both", "first") else 1.0
         bc2 = 1 - beta2**t if correct in ("both", "second", "second unrooted") else 1.0
@@ -152,6 +152,9 @@ MISTAKES = [
     Mistake("no square root", _variant(root=False),
             "your denominator is v̂ + ε, without the square root: divide by √v̂ + ε, the root mean square of the "
             "gradient"),
+    Mistake("v of |g|", _variant(square=False),
+            "your second moment averages |g|, not g²: v ← β2·v + (1 − β2)·g² (grad * grad), so that √v̂ is the root "
+            "mean square of the gradient"),
 ]
 
 CONVENTIONS = (
@@ -250,6 +253,9 @@ def decoupled(kit):
 
 
 _ZH = register({
+    "your second moment averages |g|, not g²: v ← β2·v + (1 − β2)·g² (grad * grad), so that √v̂ is the root mean "
+    "square of the gradient":
+        "你的二阶矩平均的是 |g|，而不是 g²：v ← β2·v + (1 − β2)·g²（grad * grad），这样 √v̂ 才是梯度的均方根",
     "exp_avg: m ← β1·m + (1 − β1)·g": "exp_avg：m ← β1·m + (1 − β1)·g",
     "exp_avg_sq: v ← β2·v + (1 − β2)·g²": "exp_avg_sq：v ← β2·v + (1 − β2)·g²",
     ". The moment returned by step {step} differs already: {formula}": "。第 {step} 步返回的矩已经不对了：{formula}",
