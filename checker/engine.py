@@ -104,7 +104,7 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
         masking_failed = any(c.stage == "masking" and not c.passed and not c.skipped for c in result.checks)
         if opts.SHOW_WEIGHTS and (show_weights or masking_failed) and result.status != "timeout":
             result.weights = _weights_map(kit, spec)
-        result.diagnosis = kit.diagnosis
+        result.diagnosis = kit.diagnosis or kit.general_diagnosis  # a named mistake wins over a class of them
         result.output = sandbox.output()
         result.user_seconds = kit.user_seconds
         result.reference_seconds = kit.reference_seconds
@@ -139,7 +139,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             uses = "; ".join(t("line {line}: uses {name}", line=line, name=name) for line, name in found)
             raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
-                                listed=listed), line=found[0][0])
+                                listed=listed), _OFF_LIMITS(), general=True, line=found[0][0])
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
@@ -147,11 +147,16 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             calls = "; ".join(t("line {line}: called {name}", line=line, name=name) for line, name in found)
             raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls),
-                              line=found[0][0])
+                              _OFF_LIMITS(), general=True, line=found[0][0])
 
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True
     return [in_source, at_run_time]
+
+
+def _OFF_LIMITS() -> str:  # a function: the sentence is spoken in the language of the run
+    return t("the code hands the part this kata asks you to write to a library routine: write that computation "
+             "out yourself")
 
 
 def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict: bool = False) -> str:
@@ -176,7 +181,10 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
                 continue
             result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(fail), line=fail.line,
                                              column=fail.column))
-            kit.diagnosis = kit.diagnosis or fail.diagnosis
+            if fail.general:
+                kit.general_diagnosis = kit.general_diagnosis or fail.diagnosis
+            else:
+                kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
             if getattr(fn, "followup", False) and not err.not_implemented:
                 message = t("your code raised {error}{where} on this edge case", error=err, where=kitmod.at_line(err))
@@ -189,6 +197,8 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
                     else t("your code raised {error}", error=err))
             result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, f"{text}{where}",
                                              line=kitmod.user_line(err)))
+            if not err.not_implemented:
+                kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:
@@ -359,6 +369,8 @@ _ZH = register({
     "{uses}, which is off limits in this kata (off limits: {listed})": "{uses}，本题禁止使用（禁止：{listed}）",
     "line {line}: called {name}": "第 {line} 行：调用了 {name}",
     "{calls}, which is off limits in this kata: write it yourself": "{calls}，本题禁止使用：请自己实现",
+    "the code hands the part this kata asks you to write to a library routine: write that computation out yourself":
+        "代码把本题要你亲手写的部分交给了库函数：请自己把这段计算写出来",
     "skipped: fix the structure first": "已跳过：先修好结构",
     "your code raised {error}{where} on this edge case": "你的代码在这个边界情况下抛出了 {error}{where}",
     "not written yet (raises NotImplementedError)": "还没写（抛出 NotImplementedError）",

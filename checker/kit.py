@@ -48,10 +48,11 @@ class Fail(Exception):
     diagnosis when no earlier check named one.
     """
 
-    def __init__(self, message: str, diagnosis: str | None = None, *, line: int | None = None,
+    def __init__(self, message: str, diagnosis: str | None = None, *, general: bool = False, line: int | None = None,
                  column: int | None = None):
         super().__init__(message)
         self.message, self.diagnosis, self.line, self.column = message, diagnosis, line, column
+        self.general = general  # a class of mistake (in place, CPU tensor, dtype): a named one wins over it
 
     def __str__(self) -> str:
         return t("{message}. Diagnosis: {diagnosis}", message=self.message, diagnosis=self.diagnosis) \
@@ -101,6 +102,69 @@ def at_line(err: UserError) -> str:
     """' (line N)' for the message: where in the user's file the error their code raised points."""
     line = user_line(err)
     return t(" (line {line})", line=line) if line else ""
+
+
+def _size_names(size: int, dims: dict) -> str:
+    """'5 (T)', '8 (d_k, D)', '4 (d_k / 2)', '24 (H × d_k)' or '7': what a size is in a case, when certain."""
+    dims = {k: v for k, v in dims.items() if k != "seed" and v > 0}  # an int setting is no dimension
+    names = [k for k, v in dims.items() if v == size]
+    if not names:
+        names = [f"{k} / 2" for k, v in dims.items() if v == 2 * size]
+    if not names:
+        keys = list(dims)
+        names = [f"{a} × {b}" for i, a in enumerate(keys) for b in keys[i + 1:] if dims[a] * dims[b] == size]
+    return f"{size} ({', '.join(names)})" if names and len(names) <= 3 else str(size)
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"-?\d+", text)]
+
+
+def crash_diagnosis(err: UserError) -> str | None:
+    """What a shape error the user's code raised means in the case's own dimension names, at their line.
+
+    Only the sizes the error names are read: a size that matches several dimensions names them all."""
+    case, text = err.case, err.message or ""
+    if "view size is not compatible with input tensor's size and stride" in text:
+        return t("view() needs the tensor's memory in order, and a transpose or permute before it leaves it out of "
+                 "order: call .contiguous() before .view(...), or use .reshape(...)")
+    if "axes don't match array" in text:
+        return t("the transpose lists another number of axes than the array has there: the array's rank is not what "
+                 "the code assumes; swap only the axes you mean (np.swapaxes(x, -1, -2))")
+    if not isinstance(case, Case) or not case.dims:
+        return None
+    dims, line = case.dims, user_line(err)
+    where = t("line {line}", line=line) if line else t("your code")
+    named = lambda n: _size_names(n, dims)
+    inner = (re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", text)
+             or re.search(r"batch2 tensor to be: \[\d+, (\d+)\] but got: \[\d+, (\d+)\]", text)
+             or re.search(r"not aligned: (\d+) \(dim \d+\) != (\d+) \(dim \d+\)", text))
+    if "matmul" in text and (m := re.search(r"size (\d+) is different from (\d+)", text)):
+        inner = (None, m[2], m[1])  # NumPy names the second operand's size first
+    if inner:
+        a, b = int(inner[1]), int(inner[2])
+        return t("{where} multiplies a matrix of {a} columns by one of {b} rows: the inner sizes must agree; "
+                 "check which axis each holds (a missing transpose, or the wrong weight)", where=where, a=named(a),
+                 b=named(b))
+    if m := (re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", text)
+             or re.search(r"subscript \w+ has size (\d+) .*previously seen size (\d+)", text)):
+        a, b = int(m[1]), int(m[2])
+        return t("{where} meets an axis of size {a} with one of size {b}: the two tensors do not hold the same "
+                 "dimensions there; check which axis each holds", where=where, a=named(a), b=named(b))
+    if m := (re.search(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", text)
+             or re.search(r"cannot reshape array of size (\d+) into shape \(([-\d, ]+)\)", text)):
+        shape, total = (m[1], int(m[2])) if m[0].startswith("shape") else (m[2], int(m[1]))
+        shown = ", ".join(named(n) if n > 0 else str(n) for n in _sizes(shape))
+        return t("{where} asks for the shape ({shape}) from a tensor of {total} elements, which that shape cannot "
+                 "hold: build the new shape from the sizes the tensor has there, and check which axis holds what",
+                 where=where, shape=shown, total=named(total))
+    if "could not be broadcast together" in text:  # einsum's remapped shapes hold 'newaxis': only the originals
+        shapes = [tuple(_sizes(s)) for s in re.findall(r"\(([\d,]+)\)", text.split("shapes", 1)[-1])]
+        shown = t(" and ").join("(" + ", ".join(named(n) for n in s) + ")" for s in shapes)
+        return t("{where} combines arrays of shapes {shapes}, which do not line up axis by axis from the last one: "
+                 "the arrays do not hold the same dimensions in the same order; check which axis each holds", where=where,
+                 shapes=shown)
+    return None
 
 
 @dataclass(frozen=True)
@@ -227,6 +291,23 @@ def describe(value) -> str:
     return "None" if value is None else t("a {kind} ({value})", kind=type(value).__name__, value=repr(value))
 
 
+def _dtype_diagnosis(actual, expected) -> str | None:
+    """Where a float64-for-float32 (or float32-for-float64) result comes from, by track."""
+    want, got = _dtype_name(expected), _dtype_name(actual)
+    torch_track = isinstance(expected, torch.Tensor)
+    if (want, got) == ("float32", "float64"):
+        return (t("something made inside is float64 (dtype=torch.float64, .double(), torch.from_numpy) and promotes "
+                  "the result: create what you make in the inputs' dtype (dtype=x.dtype)") if torch_track else
+                t("something made inside is float64 (np.zeros or np.ones without dtype=, a np.float64 scalar) and "
+                  "promotes the result: create what you make in the inputs' dtype (dtype=x.dtype)"))
+    if (want, got) == ("float64", "float32"):
+        return (t("the result is built in or cast to float32 (torch.zeros(...) without dtype= filled in place, "
+                  ".float()): create it in the inputs' dtype (torch.zeros_like(x), x.new_zeros(...))") if torch_track
+                else t("the result is cast to or built in float32 (astype(np.float32), dtype=np.float32): keep the "
+                       "inputs' dtype"))
+    return None
+
+
 def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
     """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail.
 
@@ -243,7 +324,7 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
         raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
     if actual.dtype != expected.dtype:
         raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),
-                     got=_dtype_name(actual)))
+                     got=_dtype_name(actual)), _dtype_diagnosis(actual, expected), general=True)
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.numel() == 0:
         return
@@ -330,6 +411,7 @@ class Kit:
         self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
+        self.general_diagnosis: str | None = None  # shown only when no check named the mistake
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
 
     # -- the module or function under test
@@ -373,10 +455,14 @@ class Kit:
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
-        reply = self.sandbox.request(
-            "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
-            args=tuple(args), kwargs=kwargs or {}, train=train, method=method, return_args=return_args,
-            repeat=repeat, cotangents=cotangents)
+        try:
+            reply = self.sandbox.request(
+                "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
+                args=tuple(args), kwargs=kwargs or {}, train=train, method=method, return_args=return_args,
+                repeat=repeat, cotangents=cotangents)
+        except UserError as err:
+            err.case = err.case or case  # the sizes in a shape error are named after this case's dimensions
+            raise
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
 
@@ -682,11 +768,17 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         close = difflib.get_close_matches(target, info["names"], n=1, cutoff=0.6)
         hint = t(" Found '{name}': did you misname it?", name=close[0]) if close else (
             t(" The file defines: {names}.", names=", ".join(info["names"]) or t("nothing")))
-        raise Fail(t("'{target}' is missing.{hint}", target=target, hint=hint))
+        raise Fail(t("'{target}' is missing.{hint}", target=target, hint=hint),
+                   t("the checker looks your code up by the exact name '{target}', which the file does not define",
+                     target=target), general=True)
     if module is True and not info["is_module"]:
-        raise Fail(t("'{target}' should be a class deriving from torch.nn.Module", target=target))
+        raise Fail(t("'{target}' should be a class deriving from torch.nn.Module", target=target),
+                   t("the checker builds it with its constructor's arguments and loads weights into it, which only a "
+                     "torch.nn.Module subclass allows"), general=True)
     if module is False and (info["is_class"] or not info["callable"]):
-        raise Fail(t("'{target}' should be a function", target=target))
+        raise Fail(t("'{target}' should be a function", target=target),
+                   t("the checker calls it directly with the inputs, as a plain function, not as a class to build"),
+                   general=True)
     # A constructor gets its arguments by keyword, so its names are the contract. forward and a
     # function get them by position: other names are the user's choice, unless they are the
     # contract's names in another order (Q and K swapped) or too few.
@@ -696,7 +788,9 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
             continue
         if by_name or len(got) < len(want) or sorted(got[: len(want)]) == sorted(want):
             raise Fail(t("{where} should take ({want}), but takes ({got})", where=where, want=", ".join(want),
-                         got=", ".join(got)))
+                         got=", ".join(got)),
+                       t("the checker passes the documented arguments (by position, a constructor's by name), so "
+                         "parameters missing, renamed or reordered receive the wrong values"), general=True)
     if init is not None and info["is_module"]:
         built = kit.inspect(target, init)
         reference = getattr(kit.solution, target)(**init)
@@ -707,15 +801,21 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
             shapes = ", ".join(f"{n} {tuple(want_params[n])}" for n in missing)
             raise Fail(t("{target}({init}) has no parameter {shapes}; it has {names}. The docstring names the "
                          "submodules the checker loads weights into", target=target, init=_kwargs(init), shapes=shapes,
-                         names=", ".join(got_params) or t("none")))
+                         names=", ".join(got_params) or t("none")),
+                       t("the weights are registered under other names than the contract's, so the reference's "
+                         "weights cannot be loaded into them: name the submodules as the docstring does"), general=True)
         for n, shape in want_params.items():
             if got_params[n] != shape:
                 raise Fail(t("parameter {name} should have shape {want}, got {got}", name=n, want=tuple(shape),
-                             got=tuple(got_params[n])))
+                             got=tuple(got_params[n])),
+                           t("a weight is built with other sizes than the contract's: check the sizes passed to its "
+                             "layer (nn.Linear(in, out) stores its weight as (out, in))"), general=True)
         extra = [n for n in got_params if n not in want_params]
         if extra:
             raise Fail(t("{target}({init}) has parameters the contract does not have: {names}", target=target,
-                         init=_kwargs(init), names=", ".join(extra)))
+                         init=_kwargs(init), names=", ".join(extra)),
+                       t("the module holds weights the contract does not have, which the reference's weights cannot "
+                         "fill: drop them or build them from the contract's submodules"), general=True)
     return info
 
 
@@ -747,8 +847,10 @@ def standard_checks(spec) -> list:
                     if not (stage_shapes_only and shape_ok):
                         compare(u, e, name, legend, tol=tol or kit.tolerance(dtype))
             except Fail as fail:
-                message = t("{label}: {fail}", label=c.label, fail=fail)
+                message = t("{label}: {fail}", label=c.label, fail=fail.message)
                 found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
+                if found is None and fail.diagnosis:
+                    raise Fail(message, fail.diagnosis, general=fail.general, line=fail.line) from None
                 raise Fail(message, found, line=kit.divergence_line if found else None) from None
 
     def legends():
@@ -795,10 +897,12 @@ def standard_checks(spec) -> list:
                     try:
                         compare(now, before, t("argument {number}", number=i + 1), exact=True)
                     except Fail as fail:
-                        advice = (t("x = x - m, not x -= m or x[...] = ...") if isinstance(before, np.ndarray)
-                                  else t("x = x + ..., masked_fill, not masked_fill_"))
-                        raise Fail(t("{label}: your code modified its input ({fail}); use out-of-place operations: "
-                                     "{advice}", label=c.label, fail=fail, advice=advice)) from None
+                        advice = (t("an in-place operation (x -= m, x[...] = ...) writes into the caller's array: "
+                                    "compute a new one instead, x = x - m") if isinstance(before, np.ndarray)
+                                  else t("an in-place operation (x += ..., masked_fill_, x[...] = ...) writes into the "
+                                         "caller's tensor: compute a new one instead (x = x + ..., masked_fill)"))
+                        raise Fail(t("{label}: your code modified its input ({fail})", label=c.label, fail=fail.message),
+                                   advice, general=True) from None
 
     @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
     def gradients(kit):
@@ -841,14 +945,17 @@ def standard_checks(spec) -> list:
                 raise
             if not any(word in err.message for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way
-            raise Fail(t("{label}, inputs on another device (meta): {error}. A tensor made inside (a mask, positions, "
-                         "a constant) was created on the CPU: pass device=x.device (e.g. torch.ones(T, T, "
-                         "dtype=torch.bool, device=x.device)) or use x.new_ones(...)", label=c.label,
-                         error=err.message.splitlines()[0])) from None
+            raise Fail(t("{label}, inputs on another device (meta): {error}", label=c.label,
+                         error=err.message.splitlines()[0]) + at_line(err),
+                       t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
+                         "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
+                         "device=x.device)) or use x.new_ones(...)"), general=True, line=user_line(err)) from None
         stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
         if stray:
-            raise Fail(t("{label}: with every input on the meta device, your result came back on {device}: create it "
-                         "on the inputs' device", label=c.label, device=stray[0]))
+            raise Fail(t("{label}: with every input on the meta device, your result came back on {device}",
+                         label=c.label, device=stray[0]),
+                       t("the result is built on a fixed device, not the inputs' one: create it with device=x.device "
+                         "or from the inputs (x.new_zeros(...), torch.zeros_like(x))"), general=True)
 
     opts = options(spec)
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
@@ -1099,23 +1206,85 @@ _ZH = register({
     "parameter {name} should have shape {want}, got {got}": "参数 {name} 的形状应为 {want}，实际是 {got}",
     "{target}({init}) has parameters the contract does not have: {names}": "{target}({init}) 有约定之外的参数：{names}",
     "argument {number}": "第 {number} 个参数",
-    "x = x - m, not x -= m or x[...] = ...": "写 x = x - m，不要写 x -= m 或 x[...] = ...",
-    "x = x + ..., masked_fill, not masked_fill_": "写 x = x + ...、用 masked_fill，不要用 masked_fill_",
-    "{label}: your code modified its input ({fail}); use out-of-place operations: {advice}":
-        "{label}：你的代码修改了它的输入（{fail}）；请用非原地操作：{advice}",
+    "an in-place operation (x -= m, x[...] = ...) writes into the caller's array: compute a new one instead, "
+    "x = x - m": "原地操作（x -= m、x[...] = ...）写进了调用者的数组：请算出一个新数组，写 x = x - m",
+    "an in-place operation (x += ..., masked_fill_, x[...] = ...) writes into the caller's tensor: compute a new one "
+    "instead (x = x + ..., masked_fill)": "原地操作（x += ...、masked_fill_、x[...] = ...）写进了调用者的张量：请算出一个新"
+                                          "张量（x = x + ...、masked_fill）",
+    "{label}: your code modified its input ({fail})": "{label}：你的代码修改了它的输入（{fail}）",
     "the reference returns no float tensor to differentiate: set GRADIENTS = False":
         "参考答案没有返回可求导的浮点张量：请设置 GRADIENTS = False",
     "no gradient reaches {name}: something detaches it from the graph": "梯度传不到 {name}：有操作把它从计算图上断开了",
     "gradient of {name}": "{name} 的梯度",
     "no gradient reaches the weight {name}: is it used, and not detached?":
         "梯度传不到权重 {name}：它被用到了吗？有没有被 detach？",
-    "{label}, inputs on another device (meta): {error}. A tensor made inside (a mask, positions, a constant) was "
-    "created on the CPU: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, device=x.device)) or use "
-    "x.new_ones(...)": "{label}，输入放在另一个设备（meta）上：{error}。内部新建的张量（掩码、位置、常量）建在了 CPU "
-                       "上：请传 device=x.device（例如 torch.ones(T, T, dtype=torch.bool, device=x.device)），或者用 "
-                       "x.new_ones(...)",
-    "{label}: with every input on the meta device, your result came back on {device}: create it on the inputs' device":
-        "{label}：所有输入都在 meta 设备上，你的结果却在 {device} 上：请在输入所在的设备上创建它",
+    "{label}, inputs on another device (meta): {error}": "{label}，输入放在另一个设备（meta）上：{error}",
+    "a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the inputs' device: pass "
+    "device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, device=x.device)) or use x.new_ones(...)":
+        "内部新建的张量（掩码、位置、常量）不管输入在哪个设备上都建在了 CPU 上：请传 device=x.device（例如 "
+        "torch.ones(T, T, dtype=torch.bool, device=x.device)），或者用 x.new_ones(...)",
+    "{label}: with every input on the meta device, your result came back on {device}":
+        "{label}：所有输入都在 meta 设备上，你的结果却在 {device} 上",
+    "the result is built on a fixed device, not the inputs' one: create it with device=x.device or from the inputs "
+    "(x.new_zeros(...), torch.zeros_like(x))": "结果建在了固定的设备上，而不是输入所在的设备：请用 device=x.device 创建，"
+                                               "或者从输入派生（x.new_zeros(...)、torch.zeros_like(x)）",
+    "line {line}": "第 {line} 行",
+    "view() needs the tensor's memory in order, and a transpose or permute before it leaves it out of order: call "
+    ".contiguous() before .view(...), or use .reshape(...)": "view() 要求张量在内存里按顺序存放，而它前面的 transpose 或 "
+                                                              "permute 打乱了顺序：在 .view(...) 之前调用 .contiguous()，"
+                                                              "或者改用 .reshape(...)",
+    "the transpose lists another number of axes than the array has there: the array's rank is not what the code "
+    "assumes; swap only the axes you mean (np.swapaxes(x, -1, -2))": "transpose 列出的轴数和数组在这里实际的维数不同："
+                                                                     "数组的维数和代码假设的不一样；只交换你要交换的轴"
+                                                                     "（np.swapaxes(x, -1, -2)）",
+    "your code": "你的代码",
+    "{where} meets an axis of size {a} with one of size {b}: the two tensors do not hold the same dimensions there; "
+    "check which axis each holds": "{where}把长度为 {a} 的维度和长度为 {b} 的维度对在了一起：两个张量在这里存放的不是同一组"
+                                   "维度；检查每个张量的各个轴分别是什么",
+    "{where} multiplies a matrix of {a} columns by one of {b} rows: the inner sizes must agree; check which axis each "
+    "holds (a missing transpose, or the wrong weight)": "{where}把 {a} 列的矩阵乘以 {b} 行的矩阵：相乘的内侧维度必须一致；"
+                                                       "检查每个轴分别是什么（少了一次转置，还是用错了权重）",
+    "{where} asks for the shape ({shape}) from a tensor of {total} elements, which that shape cannot hold: build the "
+    "new shape from the sizes the tensor has there, and check which axis holds what":
+        "{where}要把 {total} 个元素的张量变成形状 ({shape})，这个形状装不下它：用张量在这里实际的各维长度构造新形状，"
+        "并检查每个轴分别是什么",
+    "{where} combines arrays of shapes {shapes}, which do not line up axis by axis from the last one: the arrays do not "
+    "hold the same dimensions in the same order; check which axis each holds": "{where}把形状为 {shapes} 的数组放在一起运算，"
+                                                                               "从最后一维起逐轴对不上："
+                                                                 "两个数组的维度不同或顺序不同；检查每个轴分别是什么",
+    "something made inside is float64 (dtype=torch.float64, .double(), torch.from_numpy) and promotes the result: "
+    "create what you make in the inputs' dtype (dtype=x.dtype)": "内部新建的东西是 float64（dtype=torch.float64、.double()、"
+                                                                 "torch.from_numpy），把结果提升成了 float64：新建的张量请用"
+                                                                 "输入的 dtype（dtype=x.dtype）",
+    "something made inside is float64 (np.zeros or np.ones without dtype=, a np.float64 scalar) and promotes the "
+    "result: create what you make in the inputs' dtype (dtype=x.dtype)": "内部新建的东西是 float64（没写 dtype= 的 "
+                                                                         "np.zeros 或 np.ones、np.float64 标量），把结果"
+                                                                         "提升成了 float64：新建的数组请用输入的 dtype"
+                                                                         "（dtype=x.dtype）",
+    "the result is built in or cast to float32 (torch.zeros(...) without dtype= filled in place, .float()): create it "
+    "in the inputs' dtype (torch.zeros_like(x), x.new_zeros(...))": "结果是用 float32 建的或被转成了 float32（没写 dtype= "
+                                                                    "的 torch.zeros(...) 再原地填值、.float()）：请用输入的 "
+                                                                    "dtype 创建（torch.zeros_like(x)、x.new_zeros(...)）",
+    "the result is cast to or built in float32 (astype(np.float32), dtype=np.float32): keep the inputs' dtype":
+        "结果被转成了 float32 或用 float32 建（astype(np.float32)、dtype=np.float32）：请保持输入的 dtype",
+    "the checker looks your code up by the exact name '{target}', which the file does not define":
+        "检查程序按确切的名字 '{target}' 查找你的代码，而文件里没有定义这个名字",
+    "the checker builds it with its constructor's arguments and loads weights into it, which only a torch.nn.Module "
+    "subclass allows": "检查程序用构造参数创建它并加载权重，只有 torch.nn.Module 的子类才能这样做",
+    "the checker calls it directly with the inputs, as a plain function, not as a class to build":
+        "检查程序把输入直接传给它调用，它应是普通函数，而不是要先实例化的类",
+    "the checker passes the documented arguments (by position, a constructor's by name), so parameters missing, "
+    "renamed or reordered receive the wrong values": "检查程序按文档传参（按位置传，构造函数按名字传），参数缺少、改名或顺序"
+                                                     "不对都会收到错误的值",
+    "the weights are registered under other names than the contract's, so the reference's weights cannot be loaded "
+    "into them: name the submodules as the docstring does": "权重注册的名字和约定的不同，参考答案的权重加载不进去：请按文档"
+                                                            "字符串给子模块命名",
+    "a weight is built with other sizes than the contract's: check the sizes passed to its layer (nn.Linear(in, out) "
+    "stores its weight as (out, in))": "有个权重的尺寸和约定的不同：检查传给这一层的尺寸（nn.Linear(in, out) 的权重形状是 "
+                                       "(out, in)）",
+    "the module holds weights the contract does not have, which the reference's weights cannot fill: drop them or "
+    "build them from the contract's submodules": "模块里有约定之外的权重，参考答案的权重填不满它们：删掉它们，或者用约定"
+                                                 "里的子模块来构建",
     "{label}: changing batch item 0 changed the {name} of other items ({fail}); something mixes the batch axis "
     "(a reshape or transpose across B?)": "{label}：改动第 0 个样本改变了其他样本的 {name}（{fail}）；有操作把批次维混在了一起"
                                           "（跨 B 的 reshape 或 transpose？）",

@@ -60,6 +60,7 @@ class UserError(Exception):
     message: str
     traceback: str
     not_implemented: bool = False
+    case: object = None  # the kit's Case the call ran on, when the kit knows it (for the diagnosis)
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}" if self.message else self.kind

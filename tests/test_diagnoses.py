@@ -1,0 +1,53 @@
+"""Classes of failure every kata shares get a diagnosis from the kit and engine: a crash on a shape
+mismatch names the sizes in the error after the case's dimensions, at the user's line; an input
+modified in place names the in-place write. A named mistake still wins over such a diagnosis."""
+
+from conftest import ROOT
+
+from checker import catalogue, engine
+
+TORCH = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
+NUMPY = (ROOT / "solutions" / "numpy" / "attention.py").read_text(encoding="utf-8")
+
+
+def _check(tmp_path, kata, source, old, new, lang="en"):
+    assert old in source
+    path = tmp_path / "mine.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    line = source[: source.index(old)].count("\n") + 1
+    return engine.check_file(catalogue.find(kata), path, lang=lang), line
+
+
+def test_torch_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
+    # case 1: d_k = 4, T_k = 7; Q @ K multiplies (T_q, d_k) by (T_k, d_k)
+    result, line = _check(tmp_path, "attention", TORCH, "Q @ K.transpose(-2, -1)", "Q @ K")
+    assert result.status == "fail"
+    assert result.diagnosis.startswith(f"line {line} multiplies a matrix of 4 (d_k) columns by one of 7 (T_k) rows")
+
+
+def test_numpy_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
+    result, line = _check(tmp_path, "numpy/attention", NUMPY, "q @ np.swapaxes(k, -1, -2)", "q @ k")
+    assert result.status == "fail"
+    assert f"line {line}" in result.diagnosis and "(d_k)" in result.diagnosis and "(T_k)" in result.diagnosis
+
+
+def test_broadcast_crash_speaks_chinese(tmp_path):
+    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", lang="zh")
+    assert result.status == "fail"
+    assert result.diagnosis.startswith(f"第 {line} 行") and "(T_k)" in result.diagnosis
+
+
+def test_input_modified_in_place_is_diagnosed(tmp_path):
+    result, _ = _check(tmp_path, "numpy/attention", NUMPY, "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
+                       "q /= math.sqrt(d_k)\n    scores = q @ np.swapaxes(k, -1, -2)")
+    assert "in-place" in result.diagnosis
+
+
+def test_a_named_mistake_wins_over_a_crash(tmp_path):
+    # No scaling (a named mistake, diagnosed by numerics) and a crash on 2-D inputs (k.transpose(0, 2, 1)).
+    result, _ = _check(tmp_path, "numpy/attention", NUMPY, "q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
+                       "q @ (k.transpose(0, 2, 1) if k.ndim == 3 else np.swapaxes(k, -1, -2)) if k.ndim != 2 "
+                       "else q @ k.transpose(1, 0, 2)")
+    assert result.status == "fail"
+    crashed = [c for c in result.checks if not c.passed and "axes don't match" in c.message]
+    assert crashed and "sqrt" in result.diagnosis
