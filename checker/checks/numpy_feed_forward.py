@@ -176,10 +176,10 @@ def weight_layout(kit):
                        why) from None
         if not isinstance(got, np.ndarray) or got.shape != x.shape:
             shape = got.shape if isinstance(got, np.ndarray) else t("a {kind}", kind=type(got).__name__)
-            hint = t(": an axis was reduced away; ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the "
-                     "maximum over axis 0") if isinstance(got, np.ndarray) and got.shape == x.shape[1:] else ""
-            raise Fail(t("{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}{hint}",
-                         label=c.label, want=x.shape, got=shape, hint=hint))
+            hint = t("an axis was reduced away: ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the "
+                     "maximum over axis 0") if isinstance(got, np.ndarray) and got.shape == x.shape[1:] else None
+            raise Fail(t("{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}",
+                         label=c.label, want=x.shape, got=shape), hint)
 
 
 @check("properties", "each position is transformed on its own (position-wise)")
@@ -219,7 +219,8 @@ def unknown_activation(kit):
             raise Fail(t("activation='swish' raised {err}: raise ValueError(...) for anything but 'relu' and 'gelu'",
                          err=err)) from None
         return
-    raise Fail(t("activation='swish' returned a result: raise ValueError(...) for anything but 'relu' and 'gelu', so a "
+    raise Fail(t("activation='swish' returned a result"),
+               t("your code accepts any activation: raise ValueError(...) for anything but 'relu' and 'gelu', so a "
                  "typo cannot silently pick an activation"))
 
 
@@ -280,10 +281,10 @@ _ZH = register({
         "{layout}：x (..., d_model) @ W1 得到 (..., d_ff)（加上长度为 d_ff 的 b1），再 @ W2 得到 (..., d_model)（加上 b2）",
     "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "a {kind}": "一个 {kind}",
-    ": an axis was reduced away; ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the maximum over "
-    "axis 0": "：有一个维度被归约掉了；ReLU 是逐元素的 np.maximum(h, 0)，而 np.max(h, 0) 是在 axis 0 上取最大值",
-    "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}{hint}":
-        "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}{hint}",
+    "an axis was reduced away: ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the maximum over "
+    "axis 0": "有一个维度被归约掉了：ReLU 是逐元素的 np.maximum(h, 0)，而 np.max(h, 0) 是在 axis 0 上取最大值",
+    "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}":
+        "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}",
     "{label}: the output should be a NumPy array of x's shape (B, T, D) = {want} first":
         "{label}：输出首先应该是和 x 形状相同的 NumPy 数组 (B, T, D) = {want}",
     "{label}: changing x at position 2 changed your output at position {pos}: the FFN mixes nothing across positions, "
@@ -296,7 +297,8 @@ _ZH = register({
         "`python -O` 下 assert 会被去掉，那时 activation='swish' 就会悄悄地漏过去",
     "activation='swish' raised {err}: raise ValueError(...) for anything but 'relu' and 'gelu'":
         "activation='swish' 抛出了 {err}：除了 'relu' 和 'gelu'，其他值都要 raise ValueError(...)",
-    "activation='swish' returned a result: raise ValueError(...) for anything but 'relu' and 'gelu', so a typo cannot "
-    "silently pick an activation": "activation='swish' 返回了结果：除了 'relu' 和 'gelu'，其他值都要 raise "
+    "activation='swish' returned a result": "activation='swish' 返回了结果",
+    "your code accepts any activation: raise ValueError(...) for anything but 'relu' and 'gelu', so a typo cannot "
+    "silently pick an activation": "你的代码接受任何激活函数：除了 'relu' 和 'gelu'，其他值都要 raise "
                                    "ValueError(...)，这样拼写错误就不会悄悄地选中某个激活函数",
 })

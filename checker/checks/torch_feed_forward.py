@@ -108,9 +108,9 @@ def structure(kit):
     expect_structure(kit, TARGET, module=True, params=["d_model", "d_ff", "dropout", "activation"], forward=["x"])
     built = kit.inspect(TARGET, settings)["parameters"]
     if built.get("fc1.weight") == [6, 16] and built.get("fc2.weight") == [16, 6]:
-        raise Fail(t("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the "
-                     "wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects "
-                     "back (nn.Linear(in, out) stores its weight as (out, in))"))
+        raise Fail(t("FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff"),
+                   t("your fc1 and fc2 are the wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, "
+                     "fc2 = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores its weight as (out, in))"))
     expect_structure(kit, TARGET, module=True, init=settings)
 
 
@@ -185,10 +185,10 @@ def unknown_activation(kit):
                 raise Fail(t("FeedForward(6, 16, activation={name}) raised {err}: raise ValueError for an "
                              "activation other than 'relu' or 'gelu'", name=repr(name), err=err)) from None
             continue
-        raise Fail(t("FeedForward(6, 16, activation={name}) was built without complaint: raise ValueError in "
-                     "__init__ for an activation other than 'relu' or 'gelu', so a typo cannot silently train with "
-                     "the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))",
-                     name=repr(name)))
+        raise Fail(t("FeedForward(6, 16, activation={name}) was built without complaint", name=repr(name)),
+                   t("your __init__ accepts any activation: raise ValueError for an activation other than 'relu' or "
+                     "'gelu', so a typo cannot silently train with the wrong activation (seed 003: "
+                     "raise ValueError('activation must be relu or gelu'))"))
     if asserted:
         raise Accepted(t("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: "
                          "it stops the same wrong call, but asserts vanish under `python -O`, and then a typo such as "
@@ -245,12 +245,12 @@ _ZH = register({
     "your activation is tanh: use ReLU (activation='relu') or the exact GELU (activation='gelu')":
         "你的激活函数是 tanh：请用 ReLU（activation='relu'）或精确的 GELU（activation='gelu'）",
     # messages
-    "FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff, the wrong way round: "
-    "fc1 = nn.Linear(d_model, d_ff) expands, fc2 = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores "
-    "its weight as (out, in))":
-        "FeedForward(d_model=6, d_ff=16)：fc1 把 d_ff 映射到 d_model，fc2 把 d_model 映射到 d_ff，方向反了："
-        "fc1 = nn.Linear(d_model, d_ff) 负责扩展，fc2 = nn.Linear(d_ff, d_model) 负责投影回来（nn.Linear(in, out) "
-        "的权重形状是 (out, in)）",
+    "FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff":
+        "FeedForward(d_model=6, d_ff=16)：fc1 把 d_ff 映射到 d_model，fc2 把 d_model 映射到 d_ff",
+    "your fc1 and fc2 are the wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, "
+    "fc2 = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores its weight as (out, in))":
+        "你的 fc1 和 fc2 方向反了：fc1 = nn.Linear(d_model, d_ff) 负责扩展，fc2 = nn.Linear(d_ff, d_model) "
+        "负责投影回来（nn.Linear(in, out) 的权重形状是 (out, in)）",
     "{label}: output": "{label}：output",
     "{label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the output without "
     "dropout does not match the reference either: fix that first":
@@ -271,12 +271,12 @@ _ZH = register({
     "FeedForward(6, 16, activation={name}) raised {err}: raise ValueError for an activation other than 'relu' or "
     "'gelu'":
         "FeedForward(6, 16, activation={name}) 抛出了 {err}：激活函数不是 'relu' 或 'gelu' 时应抛出 ValueError",
-    "FeedForward(6, 16, activation={name}) was built without complaint: raise ValueError in __init__ for an "
-    "activation other than 'relu' or 'gelu', so a typo cannot silently train with the wrong activation (seed 003: "
-    "raise ValueError('activation must be relu or gelu'))":
-        "FeedForward(6, 16, activation={name}) 顺利构建，没有报错：激活函数不是 'relu' 或 'gelu' 时要在 __init__ 里"
-        "抛出 ValueError，免得拼写错误悄悄地用错误的激活函数训练（seed 003：raise ValueError('activation must be relu "
-        "or gelu')）",
+    "FeedForward(6, 16, activation={name}) was built without complaint":
+        "FeedForward(6, 16, activation={name}) 顺利构建，没有报错",
+    "your __init__ accepts any activation: raise ValueError for an activation other than 'relu' or 'gelu', so a typo "
+    "cannot silently train with the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))":
+        "你的 __init__ 接受任何激活函数：激活函数不是 'relu' 或 'gelu' 时要抛出 ValueError，免得拼写错误悄悄地用错误的"
+        "激活函数训练（seed 003：raise ValueError('activation must be relu or gelu')）",
     "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
     "wrong call, but asserts vanish under `python -O`, and then a typo such as 'gleu' would silently build a model":
         "识别到了 `assert`（AssertionError），而本题的参考答案抛出的是 ValueError：它能拦住同样的错误调用，但在 "
