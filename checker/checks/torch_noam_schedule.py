@@ -206,18 +206,21 @@ def scheduler(kit):
                             steps)
         except UserError as err:
             if err.kind == "ValueError" and not err.not_implemented:
-                raise Fail(t("{label}: noam_scheduler raised ValueError ({message}) while it was built: LambdaLR calls "
-                             "the lambda with 0 at construction, and noam_lr(0) is not defined: use "
-                             "lambda s: noam_lr(s + 1, ...)", label=c.label, message=err.message)) from None
+                raise Fail(t("{label}: noam_scheduler raised ValueError ({message}) while it was built", label=c.label,
+                             message=err.message),
+                           t("LambdaLR calls the lambda with 0 at construction, and noam_lr(0) is not defined: use "
+                             "lambda s: noam_lr(s + 1, ...)")) from None
             if err.kind == "ZeroDivisionError":
-                raise Fail(t("{label}: noam_scheduler raised ZeroDivisionError ({message}): LambdaLR calls the lambda "
-                             "with 0 at construction, and 0 ** -0.5 divides by zero: use lambda s: noam_lr(s + 1, ...)",
-                             label=c.label, message=err.message)) from None
+                raise Fail(t("{label}: noam_scheduler raised ZeroDivisionError ({message})", label=c.label,
+                             message=err.message),
+                           t("LambdaLR calls the lambda with 0 at construction, and 0 ** -0.5 divides by zero: use "
+                             "lambda s: noam_lr(s + 1, ...)")) from None
             raise
         if not run["is_scheduler"]:
-            raise Fail(t("{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler: return "
-                         "e.g. LambdaLR(optimizer, lambda s: ...), which the training loop steps with scheduler.step()",
-                         label=c.label, kind=run['kind']))
+            raise Fail(t("{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler",
+                         label=c.label, kind=run['kind']),
+                       t("the training loop steps a torch scheduler with scheduler.step(): return one, e.g. "
+                         "LambdaLR(optimizer, lambda s: ...), not a wrapper of your own"))
         lrs = run["lrs"]
         r = lambda k: reference(k, c)  # noqa: E731 - the right rate of step k
         if lrs and all(_close(v, r(max(k - 1, 1))) for k, v in enumerate(lrs, start=1)):
@@ -225,7 +228,8 @@ def scheduler(kit):
             continue
         for k, value in enumerate(lrs, start=1):
             if not _close(value, r(k)):
-                found = _diagnose_scheduler(kit, lrs, r) or _follows_own(kit, c, lrs)
+                found = (_diagnose_scheduler(kit, lrs, r) or _follows_own(kit, c, lrs)
+                         or _diagnose_arguments(kit, c, lrs))
                 raise Fail(t("{label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is "
                              "{value}, expected noam_lr({k}) = {want}", label=c.label, k=k, value=repr(value),
                              want=repr(r(k))), found)
@@ -245,8 +249,9 @@ def _float(value, call: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (float, int)):
         from checker.kit import describe
 
-        raise Fail(t("{call} should return a Python float, got {got}: compute it with ** and min (or math), or call "
-                     ".item() on a tensor", call=call, got=describe(value)))
+        raise Fail(t("{call} should return a Python float, got {got}", call=call, got=describe(value)),
+                   t("noam_lr returns a number for a plain Python step: compute it with ** and min (or math) on Python "
+                     "numbers, or call .item() on a tensor"))
     return float(value)
 
 
@@ -271,12 +276,51 @@ def _follows_own(kit, c, lrs):
     return None
 
 
+def _diagnose_arguments(kit, c, lrs):
+    """A scheduler whose lambda calls noam_lr with other arguments than its own."""
+    mistakes = [
+        Mistake("factor not passed on", lambda k: _noam(k, c.d_model, c.warmup_steps, 1.0),
+                "your scheduler calls noam_lr without its factor, so the rate is the one for factor=1.0: pass factor "
+                "on, lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)"),
+        Mistake("d_model and warmup_steps swapped", lambda k: _noam(k, c.warmup_steps, c.d_model, c.factor),
+                "your scheduler calls noam_lr with d_model and warmup_steps swapped: pass them in noam_lr's order, "
+                "lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)"),
+    ]
+    return kit.name_mistake((), lrs, mistakes, run=lambda m: [m.impl(k) for k in range(1, len(lrs) + 1)],
+                            same=lambda got, wrong: all(_close(v, w) for v, w in zip(got, wrong)))
+
+
 def _diagnose_scheduler(kit, lrs, r):
     return kit.name_mistake((), lrs, _SCHEDULER_MISTAKES, run=lambda m: [m.impl(r, k) for k in range(1, len(lrs) + 1)],
                             same=lambda got, wrong: all(w is None or _close(v, w) for v, w in zip(got, wrong)))
 
 
 _ZH = register({
+    "{label}: noam_scheduler raised ValueError ({message}) while it was built":
+        "{label}：noam_scheduler 在构建时抛出了 ValueError（{message}）",
+    "LambdaLR calls the lambda with 0 at construction, and noam_lr(0) is not defined: use lambda s: noam_lr(s + 1, ...)":
+        "LambdaLR 在构建时会用 0 调用 lambda，而 noam_lr(0) 没有定义：请用 lambda s: noam_lr(s + 1, ...)",
+    "{label}: noam_scheduler raised ZeroDivisionError ({message})": "{label}：noam_scheduler 抛出了 ZeroDivisionError（{message}）",
+    "LambdaLR calls the lambda with 0 at construction, and 0 ** -0.5 divides by zero: use lambda s: noam_lr(s + 1, ...)":
+        "LambdaLR 在构建时会用 0 调用 lambda，而 0 ** -0.5 会除以零：请用 lambda s: noam_lr(s + 1, ...)",
+    "{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler":
+        "{label}：noam_scheduler 返回的是 {kind}，而不是 torch.optim.lr_scheduler.LRScheduler",
+    "the training loop steps a torch scheduler with scheduler.step(): return one, e.g. LambdaLR(optimizer, lambda s: "
+    "...), not a wrapper of your own":
+        "训练循环用 scheduler.step() 推进 torch 的调度器：请返回一个这样的调度器，例如 LambdaLR(optimizer, lambda s: ...)，"
+        "而不是自己写的包装类",
+    "{call} should return a Python float, got {got}": "{call} 应返回 Python float，实际得到 {got}",
+    "noam_lr returns a number for a plain Python step: compute it with ** and min (or math) on Python numbers, or call "
+    ".item() on a tensor":
+        "noam_lr 对普通的 Python 步数返回一个数：用 ** 和 min（或 math）在 Python 数上计算，或者对张量调用 .item()",
+    "your scheduler calls noam_lr without its factor, so the rate is the one for factor=1.0: pass factor on, "
+    "lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)":
+        "你的调度器调用 noam_lr 时没有传 factor，所以学习率是 factor=1.0 时的值：要把 factor 传下去，"
+        "lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)",
+    "your scheduler calls noam_lr with d_model and warmup_steps swapped: pass them in noam_lr's order, "
+    "lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)":
+        "你的调度器调用 noam_lr 时把 d_model 和 warmup_steps 的位置弄反了：要按 noam_lr 的参数顺序传，"
+        "lambda s: noam_lr(s + 1, d_model, warmup_steps, factor)",
     "your warm-up rises in a straight line to d_model^-0.5 (step / warmup_steps): the paper's rise is "
     "step · warmup_steps^-1.5, which meets the decay 1/√step at step == warmup_steps, so the peak is "
     "d_model^-0.5 · warmup_steps^-0.5":
@@ -362,23 +406,9 @@ _ZH = register({
     "silently":
         "识别出了 `assert`（AssertionError），而本题的参考答案在这里抛出 ValueError：它能拦住同样的错误调用，但 "
         "`python -O` 下 assert 会消失，那时从 0 开始计数的步数就会悄无声息地晚一步训练",
-    "{label}: noam_scheduler raised ValueError ({message}) while it was built: LambdaLR calls the lambda with 0 at "
-    "construction, and noam_lr(0) is not defined: use lambda s: noam_lr(s + 1, ...)":
-        "{label}：noam_scheduler 在构造时抛出了 ValueError（{message}）：LambdaLR 在构造时用 0 调用 lambda，而 "
-        "noam_lr(0) 没有定义：要用 lambda s: noam_lr(s + 1, ...)",
-    "{label}: noam_scheduler raised ZeroDivisionError ({message}): LambdaLR calls the lambda with 0 at construction, "
-    "and 0 ** -0.5 divides by zero: use lambda s: noam_lr(s + 1, ...)":
-        "{label}：noam_scheduler 抛出了 ZeroDivisionError（{message}）：LambdaLR 在构造时用 0 调用 lambda，而 "
-        "0 ** -0.5 是除以零：要用 lambda s: noam_lr(s + 1, ...)",
-    "{label}: noam_scheduler returned a {kind}, not a torch.optim.lr_scheduler.LRScheduler: return e.g. "
-    "LambdaLR(optimizer, lambda s: ...), which the training loop steps with scheduler.step()":
-        "{label}：noam_scheduler 返回的是 {kind}，而不是 torch.optim.lr_scheduler.LRScheduler：要返回例如 "
-        "LambdaLR(optimizer, lambda s: ...)，训练循环会用 scheduler.step() 推进它",
     "{label}, optimizer built with lr=1.0: during optimizer.step() number {k} the lr is {value}, expected "
     "noam_lr({k}) = {want}":
         "{label}，优化器以 lr=1.0 构造：第 {k} 次 optimizer.step() 时学习率是 {value}，应为 noam_lr({k}) = {want}",
-    "{call} should return a Python float, got {got}: compute it with ** and min (or math), or call .item() on a tensor":
-        "{call} 应该返回 Python float，实际是 {got}：要用 ** 和 min（或 math）计算，或者对张量调用 .item()",
     "your scheduler gives step k your own noam_lr(k), which is wrong (see the numerics checks): fix noam_lr and the "
     "scheduler follows":
         "你的调度器给第 k 步用的是你自己的 noam_lr(k)，而它是错的（见数值检查）：修好 noam_lr，调度器自然就对了",
