@@ -285,6 +285,9 @@ class Replay:
             return False
         same = True
         for name, actual, expected in zip(self.names, self._split(got), self.expected):
+            if isinstance(expected, list | tuple | str) or expected is None:  # plain data: exactly equal
+                same = same and _same_data(name, actual, expected)
+                continue
             if not isinstance(expected, torch.Tensor | np.ndarray):  # a number
                 actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
             try:
@@ -329,19 +332,43 @@ class Replay:
 
 
 def _comparable(value) -> bool:
-    return isinstance(value, torch.Tensor | np.ndarray | int | float) and not isinstance(value, bool)
+    """A tensor, an array or a number (compared with the checks' tolerance), or plain data (lists of ids,
+    merges, hypotheses: compared exactly)."""
+    if isinstance(value, list | tuple):
+        return all(_comparable(v) for v in value)
+    return isinstance(value, torch.Tensor | np.ndarray | int | float | str) or value is None
+
+
+def _same_data(name: str, actual, expected) -> bool:
+    """Print whether plain data equals the reference's, and where it first differs."""
+    if actual == expected:
+        print(t("{name}: matches the reference", name=name))
+        return True
+    if isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
+        at = next((i for i, (a, e) in enumerate(zip(actual, expected)) if a != e), min(len(actual), len(expected)))
+        print(t("{name}: differs from item {index} on (length {got}, expected {want}): got {value}, expected {wanted}",
+                name=name, index=at, got=len(actual), want=len(expected),
+                value=repr(actual[at]) if at < len(actual) else "-", wanted=repr(expected[at]) if at < len(expected) else "-"))
+    else:
+        print(t("{name}: got {value}, expected {wanted}", name=name, value=repr(actual), wanted=repr(expected)))
+    return False
 
 
 def _layout(value) -> str:
     if isinstance(value, torch.Tensor | np.ndarray):
         dtype = str(value.dtype).removeprefix("torch.")
         return f"{tuple(value.shape)} {dtype}"
+    if isinstance(value, list | tuple) and value:
+        return f"{type(value).__name__} of {len(value)}"
     shown = repr(value)
     return shown if "\n" not in shown and len(shown) <= 40 else type(value).__name__
 
 
 def _first(value, count: int = 4) -> str:
     """The first few values of an output, to recognise it at a glance."""
+    if isinstance(value, list | tuple):  # plain data: its first items
+        shown = ", ".join(repr(v) for v in value[:count])
+        return "[" + (shown if len(shown) <= 60 else shown[:57] + "...") + (", ...]" if len(value) > count else "]")
     if not isinstance(value, torch.Tensor | np.ndarray):
         return ""
     flat = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value).reshape(-1)[:count]
@@ -354,6 +381,9 @@ _ZH = register({
     "this kata's checks call it in several ways; compare by hand with the reference":
         "本题的检查用多种方式调用它；请自己和参考答案对照",
     "{name}: matches the reference": "{name}：与参考答案一致",
+    "{name}: differs from item {index} on (length {got}, expected {want}): got {value}, expected {wanted}":
+        "{name}：从第 {index} 项起不同（长度 {got}，应为 {want}）：得到 {value}，应为 {wanted}",
+    "{name}: got {value}, expected {wanted}": "{name}：得到 {value}，应为 {wanted}",
     "Run it in Python started in the folder of your file {file}.": "在你的文件 {file} 所在的文件夹里启动 Python 再运行。",
     "your code": "你的代码",
     "the checks' weights, set by attribute path": "检查所用的权重，按属性路径设置",
