@@ -265,8 +265,9 @@ def masked_positions(kit):
                 return  # the shapes check reports it
             if not matches(a, b):
                 raise Fail(t("{label}: changing the log-probabilities where the mask is False (prompt and padding) "
-                             "changed the {name}: only the response tokens count, log π(y|x) = (logps * mask).sum(-1)",
-                             label=c.label, name=name), kit.name_mistake(args, before, same=_loss_only, outputs=OUTPUTS))
+                             "changed the {name}", label=c.label, name=name),
+                           kit.name_mistake(args, before, same=_loss_only, outputs=OUTPUTS)
+                           or t("only the response tokens count, log π(y|x) = (logps * mask).sum(-1)"))
 
 
 @check("gradients", "the loss's gradient w.r.t. the policy's log-probabilities matches the reference")
@@ -281,10 +282,11 @@ def gradients(kit):
         except UserError as err:
             if err.not_implemented or "does not require grad" not in err.message:
                 raise
-            raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\"): it is computed from "
-                         "detached values. If you compute it from the detached rewards, compute it from the margin "
-                         "before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()",
-                         label=c.label, error=err.message), line=None) from None
+            raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\")", label=c.label,
+                         error=err.message),
+                       t("it is computed from detached values. If you compute it from the detached rewards, compute "
+                         "it from the margin before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = "
+                         "(beta * ...).detach()"), line=None) from None
         for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps")):
             u, e = got["args"][i], want["args"][i]
             if u is None:
@@ -341,11 +343,12 @@ _ZH = register({
     "{label}, called without beta: {fail}; with beta=0.1 passed explicitly the loss differs too, so the default is "
     "not the cause (see the loss check)":
         "{label}，不传 beta 调用：{fail}；显式传入 beta=0.1 时损失同样不对，所以问题不在默认值（见损失那一项检查）",
-    "{label}: your loss has no gradient at all (backward raised \"{error}\"): it is computed from detached values. If "
-    "you compute it from the detached rewards, compute it from the margin before detaching: loss = "
-    "-F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()":
-        "{label}：你的损失完全没有梯度（反向传播抛出 \"{error}\"）：它是从 detach 过的值算出来的。如果你用 detach 过的奖励"
-        "算损失，改为在 detach 之前用间隔计算：loss = -F.logsigmoid(beta * z).mean()，rewards = (beta * ...).detach()",
+    "{label}: your loss has no gradient at all (backward raised \"{error}\")":
+        "{label}：你的损失完全没有梯度（反向传播抛出 \"{error}\"）",
+    "it is computed from detached values. If you compute it from the detached rewards, compute it from the margin "
+    "before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()":
+        "它是从 detach 过的值算出来的。如果你用 detach 过的奖励算损失，改为在 detach 之前用间隔计算："
+        "loss = -F.logsigmoid(beta * z).mean()，rewards = (beta * ...).detach()",
     # titles
     "dpo_loss is a function of the four log-probabilities, the two masks and beta":
         "dpo_loss 是一个函数，参数是四个对数概率、两个掩码和 beta",
@@ -416,10 +419,10 @@ _ZH = register({
         "{label}，不传 beta 调用：{fail}；默认值是 beta=0.1，与论文和 TRL 一致",
     "{label}, {dtype}, beta={beta:g}": "{label}，{dtype}，beta={beta:g}",
     "{what}: the loss is {loss}": "{what}：损失是 {loss}",
-    "{label}: changing the log-probabilities where the mask is False (prompt and padding) changed the {name}: only "
-    "the response tokens count, log π(y|x) = (logps * mask).sum(-1)":
-        "{label}：改动掩码为 False 处（prompt 和填充）的对数概率，{name} 变了：只有回答 token 计入，"
-        "log π(y|x) = (logps * mask).sum(-1)",
+    "{label}: changing the log-probabilities where the mask is False (prompt and padding) changed the {name}":
+        "{label}：改动掩码为 False 处（prompt 和填充）的对数概率，{name} 变了",
+    "only the response tokens count, log π(y|x) = (logps * mask).sum(-1)":
+        "只有回答 token 计入，log π(y|x) = (logps * mask).sum(-1)",
     "{label}: no gradient reaches {name}: the loss must stay differentiable in the policy's log-probabilities (no "
     ".detach(), .item() or torch.no_grad())":
         "{label}：梯度传不到 {name}：损失对策略模型的对数概率必须可导（不要 .detach()、.item() 或 torch.no_grad()）",

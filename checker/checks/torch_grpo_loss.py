@@ -229,8 +229,8 @@ def equal_rewards(kit):
     group = got[c.G:2 * c.G]
     if not torch.equal(group, torch.zeros_like(group)):
         raise Fail(t("{label}: group 1's rewards are all 1, so its std is 0 and its advantages should be exactly 0; "
-                     "got {got}: add eps to the std, (r - mean) / (std + eps), so 0 / eps = 0", label=c.label,
-                     got=[round(v, 4) for v in group.tolist()]))
+                     "got {got}", label=c.label, got=[round(v, 4) for v in group.tolist()]),
+                   t("add eps to the std, (r - mean) / (std + eps), so 0 / eps = 0"))
 
 
 @check("numerics", "group_advantages: the default eps is 1e-4 (TRL's)")
@@ -278,8 +278,9 @@ def padding_unused(kit):
             return  # the shapes check reports it
         if not matches(after, before):
             raise Fail(t("{label}: changing the log-probabilities at padding positions changed the loss from "
-                         "{before:.6g} to {after:.6g}: only the completion's tokens count, in the sum and in the count "
-                         "you divide by", label=c.label, before=before.item(), after=after.item()))
+                         "{before:.6g} to {after:.6g}", label=c.label, before=before.item(), after=after.item()),
+                       t("a per-token term is not masked: only the completion's tokens count, in the sum and in the "
+                         "count you divide by; multiply every per-token term by the mask before summing"))
 
 
 def _empty_why():
@@ -454,19 +455,20 @@ _ZH = register({
         "然后 (grouped - mean) / (std + eps)，不要写 grouped -= mean",
     # messages
     "{label}, {dtype}: {fail}": "{label}，{dtype}：{fail}",
-    "{label}: group 1's rewards are all 1, so its std is 0 and its advantages should be exactly 0; got {got}: add "
-    "eps to the std, (r - mean) / (std + eps), so 0 / eps = 0":
-        "{label}：第 1 组的奖励全是 1，所以标准差为 0，优势应该恰好为 0；实际得到 {got}：要把 eps 加在标准差上，"
-        "(r - mean) / (std + eps)，这样 0 / eps = 0",
+    "{label}: group 1's rewards are all 1, so its std is 0 and its advantages should be exactly 0; got {got}":
+        "{label}：第 1 组的奖励全是 1，所以标准差为 0，优势应该恰好为 0；实际得到 {got}",
+    "add eps to the std, (r - mean) / (std + eps), so 0 / eps = 0":
+        "要把 eps 加在标准差上，(r - mean) / (std + eps)，这样 0 / eps = 0",
     "{label}, called as group_advantages(rewards, group_size): {fail}; the default is eps=1e-4":
         "{label}，以 group_advantages(rewards, group_size) 调用：{fail}；默认值是 eps=1e-4",
     "{label}, called without clip_eps and beta: {fail}; the defaults are clip_eps=0.2 and beta=0.04 (DeepSeekMath's "
     "KL coefficient)":
         "{label}，不传 clip_eps 和 beta 调用：{fail}；默认值是 clip_eps=0.2 和 beta=0.04（DeepSeekMath 的 KL 系数）",
-    "{label}: changing the log-probabilities at padding positions changed the loss from {before:.6g} to {after:.6g}: "
-    "only the completion's tokens count, in the sum and in the count you divide by":
-        "{label}：改动填充位置上的对数概率，损失从 {before:.6g} 变成了 {after:.6g}：只有回答的 token 计入，"
-        "无论是求和还是用来相除的计数",
+    "{label}: changing the log-probabilities at padding positions changed the loss from {before:.6g} to {after:.6g}":
+        "{label}：改动填充位置上的对数概率，损失从 {before:.6g} 变成了 {after:.6g}",
+    "a per-token term is not masked: only the completion's tokens count, in the sum and in the count you divide by; "
+    "multiply every per-token term by the mask before summing":
+        "有逐 token 的项没有乘掩码：只有回答的 token 计入，无论是求和还是用来相除的计数；求和之前把每个逐 token 的项都乘上掩码",
     "Follow-up: a completion can end at once (its mask has no True): what does your loss do with 0 tokens? TRL's "
     "loss_type=\"grpo\" divides by mask.sum(1).clamp(min=1), so an empty completion adds 0 to the mean instead of "
     "0 / 0 = NaN, which would turn every weight into NaN at the next step":
