@@ -269,11 +269,12 @@ def memory(kit):
         if reply["largest"] > limit:
             shape = tuple(reply["shape"])
             quadratic = (c.T_q in shape and c.T_k in shape)
-            why = (t(": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys "
-                     "at a time and build a tile's causal mask from positions") if quadratic else "")
+            why = t(": that is a (T_q, T_k) matrix (scores, weights or a mask)") if quadratic else ""
             raise Fail(t("{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more "
                          "than the bound B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}", label=c.label,
-                         largest=reply['largest'], op=reply['op'], shape=shape, limit=limit, why=why))
+                         largest=reply['largest'], op=reply['op'], shape=shape, limit=limit, why=why),
+                       t("flash attention never holds a (T_q, T_k) matrix: compute the scores one tile of keys at a "
+                         "time and build a tile's causal mask from positions") if quadratic else None)
 
 
 @check("properties", "online softmax: scores exist for one tile of block_size keys at a time, never a whole row")
@@ -283,11 +284,11 @@ def online_softmax(kit):
         _out(reply["out"], c)
         if reply["row"]:
             op, shape = reply["row"]
-            raise Fail(t("{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys: a "
-                         "softmax over whole rows (tiling the queries only is memory-efficient attention, not flash "
-                         "attention). Take the keys block_size at a time and carry a running max m and sum l per query, "
-                         "rescaling the accumulator by exp(m_old - m_new) when the max grows", label=c.label,
-                         shape=tuple(shape), op=op, T_k=c.T_k))
+            raise Fail(t("{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys",
+                         label=c.label, shape=tuple(shape), op=op, T_k=c.T_k),
+                       t("flash attention never holds a whole row of keys (tiling the queries only is memory-efficient "
+                         "attention, not flash attention): take the keys block_size at a time and carry a running max m "
+                         "and sum l per query, rescaling the accumulator by exp(m_old - m_new) when the max grows"))
 
 
 
@@ -392,20 +393,22 @@ _ZH = register({
     "{label}: your code ran the fused attention kernel {kernel}: the point of the kata is to write the tiles and the "
     "online softmax yourself":
         "{label}：你的代码调用了融合的注意力内核 {kernel}：这道题的目的就是自己写分块和在线 softmax",
-    ": that is a (T_q, T_k) matrix (scores, weights or a mask); compute the scores one tile of keys at a time and build "
-    "a tile's causal mask from positions":
-        "：这是一个 (T_q, T_k) 的矩阵（分数、权重或掩码）；要每次只对一块键计算分数，并根据位置构造这一块的因果掩码",
+    ": that is a (T_q, T_k) matrix (scores, weights or a mask)": "：这是一个 (T_q, T_k) 的矩阵（分数、权重或掩码）",
+    "flash attention never holds a (T_q, T_k) matrix: compute the scores one tile of keys at a time and build a "
+    "tile's causal mask from positions":
+        "flash attention 从不保存 (T_q, T_k) 的矩阵：要每次只对一块键计算分数，并根据位置构造这一块的因果掩码",
     "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
     "B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}":
         "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回的形状为 {shape}），超过了上限 "
         "B·H·max(T_q, T_k)·max(block_size, d_k, d_v) = {limit}{why}",
-    "{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys: a softmax over whole "
-    "rows (tiling the queries only is memory-efficient attention, not flash attention). Take the keys block_size at a "
-    "time and carry a running max m and sum l per query, rescaling the accumulator by exp(m_old - m_new) when the max "
-    "grows":
-        "{label}：你的代码创建了一个形状为 {shape} 的张量（{op}），覆盖了全部 T_k = {T_k} 个键：这是在整行上做 softmax"
-        "（只对查询分块是 memory-efficient attention，不是 flash attention）。要每次取 block_size 个键，为每个查询维护"
-        "运行最大值 m 和累计和 l，最大值变大时把累加器乘以 exp(m_old - m_new) 重新缩放",
+    "{label}: your code made a tensor of shape {shape} ({op}) that spans all T_k = {T_k} keys":
+        "{label}：你的代码创建了一个形状为 {shape} 的张量（{op}），覆盖了全部 T_k = {T_k} 个键",
+    "flash attention never holds a whole row of keys (tiling the queries only is memory-efficient attention, not flash "
+    "attention): take the keys block_size at a time and carry a running max m and sum l per query, rescaling the "
+    "accumulator by exp(m_old - m_new) when the max grows":
+        "flash attention 从不保存一整行的键（只对查询分块是 memory-efficient attention，不是 flash attention）："
+        "要每次取 block_size 个键，为每个查询维护运行最大值 m 和累计和 l，最大值变大时把累加器乘以 "
+        "exp(m_old - m_new) 重新缩放",
     "{label}: flash_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}":
         "{label}：flash_attention 应该返回形状为 (B, H, T_q, d_v) = {want} 的 out，实际是 {got}",
 })
