@@ -208,10 +208,10 @@ def any_rank(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            raise Fail(t("{label}, {rank}-D inputs: your code raised {err}. {advice}", label=c.label, rank=rank, err=err,
-                         advice=t(_TRANSPOSES))) from None
+            raise Fail(t("{label}, {rank}-D inputs: your code raised {err}", label=c.label, rank=rank, err=err),
+                       t(_TRANSPOSES)) from None
         except Fail as fail:
-            raise Fail(t("{fail}; {advice}", fail=fail, advice=t(_TRANSPOSES))) from None
+            raise Fail(fail.message, fail.diagnosis or t(_TRANSPOSES)) from None
 
 
 @check("masking", "a key hidden from every query gets exactly zero dk and dv")
@@ -419,8 +419,7 @@ _ZH = register({
     "{label}: {name} should have the shape of {of}, {legend} = {want}, got {got}":
         "{label}：{name} 的形状应与 {of} 相同，{legend} = {want}，实际是 {got}",
     "{label}: {fail}": "{label}：{fail}",
-    "{label}, {rank}-D inputs: your code raised {err}. {advice}": "{label}，{rank} 维输入：你的代码抛出了 {err}。{advice}",
-    "{fail}; {advice}": "{fail}；{advice}",
+    "{label}, {rank}-D inputs: your code raised {err}": "{label}，{rank} 维输入：你的代码抛出了 {err}",
     "{label}: {name}{where} = {value:.3g}, but key {key} of batch item {item} is padding, hidden from every query: it "
     "has zero weight, so it gets no gradient. Recompute P with the mask, hidden keys at -np.inf (or "
     "P = np.where(mask, P, 0.0))": "{label}：{name}{where} = {value:.3g}，但批次中第 {item} 个样本的键 {key} 是填充，"

@@ -131,9 +131,9 @@ def ranks(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(t("{label}: your code raised {err}{where}. The mean and the variance over the last axis must keep "
-                         "that axis with size 1, shape {shape}, to broadcast against x: use keepdims=True (or "
-                         "mean[..., None])", label=c.label, err=err, where=at_line(err),
+            raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
+                       t("the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, "
+                         "to broadcast against x: use keepdims=True (or mean[..., None])",
                          shape=args[0].shape[:-1] + (1,))) from None
         if not isinstance(got, np.ndarray) or got.shape != args[0].shape:
             shape = got.shape if isinstance(got, np.ndarray) else t("a {kind}", kind=type(got).__name__)
@@ -168,9 +168,9 @@ def shift_invariance(kit):
         compare(shifted, plain, t("output for x + 1e6"), "(..., D)", tol=(1e-7, 1e-7))
     except Fail as fail:
         raise Fail(t("{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, "
-                     "so shifting every value must not change the result. Subtract the mean before squaring: "
-                     "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically when the mean is large",
-                     label=c.label, fail=fail)) from None
+                     "so shifting every value must not change the result", label=c.label, fail=fail),
+                   t("your variance loses precision when the mean is large: subtract the mean before squaring, "
+                     "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically")) from None
 
 
 _ZH = register({
@@ -220,10 +220,11 @@ _ZH = register({
     "a constant row (variance 0) comes out finite, not NaN": "常数行（方差为 0）的结果是有限值，而不是 NaN",
     "adding 10⁶ to every input leaves the output unchanged (variance computed stably)":
         "每个输入都加上 10⁶，输出不变（方差的计算数值稳定）",
-    "{label}: your code raised {err}{where}. The mean and the variance over the last axis must keep that axis with size "
-    "1, shape {shape}, to broadcast against x: use keepdims=True (or mean[..., None])":
-        "{label}：你的代码抛出了 {err}{where}。在最后一维上求的均值和方差必须保留这一维（大小为 1），形状为 {shape}，"
-        "才能和 x 广播：请用 keepdims=True（或 mean[..., None]）",
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
+    "the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, to broadcast "
+    "against x: use keepdims=True (or mean[..., None])":
+        "在最后一维上求的均值和方差必须保留这一维（大小为 1），形状为 {shape}，才能和 x 广播：请用 keepdims=True"
+        "（或 mean[..., None]）",
     "a {kind}": "一个 {kind}",
     "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}":
         "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}",
@@ -235,8 +236,9 @@ _ZH = register({
         "平方根里面，这样方差为 0 时得到 0 / sqrt(epsilon) = 0，这一行就变成 beta",
     "output for x + 1e6": "x + 1e6 的输出",
     "{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, so shifting every "
-    "value must not change the result. Subtract the mean before squaring: var = mean((x - mean)²); mean(x²) - mean² "
-    "cancels catastrophically when the mean is large":
-        "{label}：与你自己对 x 的输出比较：{fail}。层归一化会减去每个向量的均值，所以所有值整体平移不应改变结果。请先减去"
-        "均值再平方：var = mean((x - mean)²)；均值很大时 mean(x²) - mean² 会发生灾难性抵消",
+    "value must not change the result":
+        "{label}：与你自己对 x 的输出比较：{fail}。层归一化会减去每个向量的均值，所以所有值整体平移不应改变结果",
+    "your variance loses precision when the mean is large: subtract the mean before squaring, "
+    "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically":
+        "均值很大时你的方差会丢失精度：请先减去均值再平方，var = mean((x - mean)²)；mean(x²) - mean² 会发生灾难性抵消",
 })

@@ -177,10 +177,10 @@ def shared_parameters(kit):
                          err=err)) from None
         for name, value in (("dgamma", dgamma), ("dbeta", dbeta)):
             if value.shape != (c.D,):
-                raise Fail(t("{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}: gamma and beta "
-                             "are shared by every vector, so sum over EVERY leading axis (axis=tuple(range(x.ndim - 1)), "
-                             "or reshape to (-1, D) and sum over axis 0)", label=c.label, rank=args[1].ndim, name=name,
-                             want=(c.D,), got=value.shape))
+                raise Fail(t("{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}",
+                             label=c.label, rank=args[1].ndim, name=name, want=(c.D,), got=value.shape),
+                           t("gamma and beta are shared by every vector, so sum over EVERY leading axis "
+                             "(axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)"))
         if dx.shape != args[1].shape:
             raise Fail(t("{label}: dx should have x's shape (..., D) = {want}, got {got}", label=c.label,
                          want=args[1].shape, got=dx.shape))
@@ -194,10 +194,11 @@ def keeps_float32(kit):
         if wide:
             names = [n for n, _ in OUTPUTS]
             gave = t(" and ").join(t("a {dtype} {name}", dtype=got[names.index(n)].dtype, name=n) for n in wide)
-            raise Fail(t("{label}: float32 inputs gave {gave}. Keep x's dtype: no .astype(np.float64), and no NumPy "
-                         "float64 scalar in the arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): since "
-                         "NumPy 2 it turns float32 arrays into float64. Python floats and ints (x.shape[-1], 1.0, eps) "
-                         "keep float32", label=c.label, gave=gave))
+            raise Fail(t("{label}: float32 inputs gave {gave}", label=c.label, gave=gave),
+                       t("your arithmetic widens float32 to float64: keep x's dtype, no .astype(np.float64), and no "
+                         "NumPy float64 scalar in the arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): "
+                         "since NumPy 2 it turns float32 arrays into float64. Python floats and ints (x.shape[-1], 1.0, "
+                         "eps) keep float32"))
 
 
 @check("gradients", "dx, dgamma and dbeta equal torch autograd's through F.layer_norm, on every case")
@@ -348,17 +349,20 @@ _ZH = register({
     "(keepdims=True)": "{label}，{rank} 维输入：你的代码抛出了 {err}。x 可以有任意数量的前导维度，甚至没有：在 "
                        "axis=tuple(range(x.ndim - 1)) 上归约，或者 reshape 成 (-1, D) 后在 axis 0 上求和；在最后一维上"
                        "求的统计量要保留这一维（keepdims=True）",
-    "{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}: gamma and beta are shared by every "
-    "vector, so sum over EVERY leading axis (axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)":
-        "{label}，{rank} 维输入：{name} 的形状应为 (D,) = {want}，实际是 {got}：gamma 和 beta 由所有向量共享，所以要在"
-        "【每个】前导维度上求和（axis=tuple(range(x.ndim - 1))，或者 reshape 成 (-1, D) 后在 axis 0 上求和）",
+    "{label}, {rank}-D input: {name} should have shape (D,) = {want}, got {got}":
+        "{label}，{rank} 维输入：{name} 的形状应为 (D,) = {want}，实际是 {got}",
+    "gamma and beta are shared by every vector, so sum over EVERY leading axis "
+    "(axis=tuple(range(x.ndim - 1)), or reshape to (-1, D) and sum over axis 0)":
+        "gamma 和 beta 由所有向量共享，所以要在【每个】前导维度上求和（axis=tuple(range(x.ndim - 1))，"
+        "或者 reshape 成 (-1, D) 后在 axis 0 上求和）",
     "{label}: dx should have x's shape (..., D) = {want}, got {got}": "{label}：dx 的形状应与 x 相同 (..., D) = {want}，实际是 {got}",
     " and ": " 和 ",
     "a {dtype} {name}": "{dtype} 的 {name}",
-    "{label}: float32 inputs gave {gave}. Keep x's dtype: no .astype(np.float64), and no NumPy float64 scalar in the "
-    "arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): since NumPy 2 it turns float32 arrays into "
+    "{label}: float32 inputs gave {gave}": "{label}：float32 的输入得到了 {gave}",
+    "your arithmetic widens float32 to float64: keep x's dtype, no .astype(np.float64), and no NumPy float64 scalar in "
+    "the arithmetic (np.float64(D), np.sqrt(eps) of a Python float...): since NumPy 2 it turns float32 arrays into "
     "float64. Python floats and ints (x.shape[-1], 1.0, eps) keep float32":
-        "{label}：float32 的输入得到了 {gave}。保持 x 的 dtype：不要 .astype(np.float64)，运算中也不要有 NumPy float64 "
+        "你的运算把 float32 变宽成了 float64：保持 x 的 dtype，不要 .astype(np.float64)，运算中也不要有 NumPy float64 "
         "标量（np.float64(D)、对 Python float 做 np.sqrt(eps)……）：从 NumPy 2 起它会把 float32 数组变成 float64。Python "
         "的 float 和 int（x.shape[-1]、1.0、eps）会保持 float32",
     "{label}, compared with autograd": "{label}，与 autograd 比较",

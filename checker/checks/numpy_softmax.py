@@ -166,8 +166,8 @@ def keepdims(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(t("x of shape {shape}, axis={axis}: your code raised {err}; {keepdims}", shape=shape, axis=axis,
-                         err=err, keepdims=t(_KEEPDIMS))) from None
+            raise Fail(t("x of shape {shape}, axis={axis}: your code raised {err}", shape=shape, axis=axis, err=err),
+                       t(_KEEPDIMS)) from None
 
 
 @check("numerics", "softmax(x) with no axis normalises over the last axis")
@@ -280,8 +280,7 @@ _ZH = register({
         "你的输出等于 x / sum(x)，没有取指数：softmax 归一化的是恒为正的 exp(x)",
     "{what}: {fail}": "{what}：{fail}",
     "x of shape {shape}, axis={axis}": "形状为 {shape} 的 x，axis={axis}",
-    "x of shape {shape}, axis={axis}: your code raised {err}; {keepdims}":
-        "形状为 {shape} 的 x，axis={axis}：你的代码抛出了 {err}；{keepdims}",
+    "x of shape {shape}, axis={axis}: your code raised {err}": "形状为 {shape} 的 x，axis={axis}：你的代码抛出了 {err}",
     "{fail}; the default is axis=-1 (def softmax(x, axis=-1))": "{fail}；默认值是 axis=-1（def softmax(x, axis=-1)）",
     "{dtype}, logits of size 1e4: entry {bad} is {value}. {advice}": "{dtype}，量级 1e4 的 logits：元素 {bad} 是 {value}。{advice}",
     "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN":

@@ -163,7 +163,7 @@ def _call(kit, args, what):
     except UserError as err:
         if err.not_implemented or "broadcast" not in err.message:
             raise
-        raise Fail(t("{what}: your code raised {err}; {keepdims}", what=what, err=err, keepdims=t(_KEEPDIMS))) from None
+        raise Fail(t("{what}: your code raised {err}", what=what, err=err), t(_KEEPDIMS)) from None
 
 
 def _verify(kit, args, what, expected=None, tol=None):
@@ -318,7 +318,7 @@ _ZH = register({
     "every slice of dx along the axis sums to 0 (softmax's outputs always sum to 1)":
         "dx 沿 axis 的每个切片和为 0（softmax 的输出总是和为 1）",
     "adding a constant to dy along the axis leaves dx unchanged": "沿 axis 给 dy 加上一个常数，dx 不变",
-    "{what}: your code raised {err}; {keepdims}": "{what}：你的代码抛出了 {err}；{keepdims}",
+    "{what}: your code raised {err}": "{what}：你的代码抛出了 {err}",
     "{what}: {fail}": "{what}：{fail}",
     "y of shape {shape}, axis={axis}": "形状为 {shape} 的 y，axis={axis}",
     "{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 (def softmax_backward(dy, y, axis=-1))":
