@@ -226,14 +226,15 @@ def half_precision(kit):
     # the exact answer for these float16 inputs and weights, rounded once to float16
     exact = kit.reference((x16.double(),), init=init(c), state={k: v.double() for k, v in state.items()}).half()
     if isinstance(got, torch.Tensor) and got.shape == exact.shape and got.dtype == torch.float32:
-        raise Fail(t("{label}: float16 in gave float32 out: upcast for the computation, then return x's dtype "
-                     "(.to(x.dtype) or .type_as(x)), as nn.RMSNorm and LLaMA do", label=c.label))
+        raise Fail(t("{label}: float16 in gave float32 out", label=c.label),
+                   t("your code returns the upcast result: upcast for the computation, then return x's dtype "
+                     "(.to(x.dtype) or .type_as(x)), as nn.RMSNorm and LLaMA do"))
     if isinstance(got, torch.Tensor) and got.shape == exact.shape and got.dtype == exact.dtype:
         if not torch.isfinite(got).all() or (got == 0).all(dim=-1).any():
-            raise Fail(t("{label}: some outputs are 0, inf or NaN. x² of 300 is 90000, beyond float16's largest "
-                         "value 65504, so mean(x²) overflows: compute it in float32, h = x.float() (or "
-                         "x.to(torch.promote_types(x.dtype, torch.float32))), and cast the result back to x.dtype "
-                         "(LLaMA: self._norm(x.float()).type_as(x))", label=c.label))
+            raise Fail(t("{label}: some outputs are 0, inf or NaN", label=c.label),
+                       t("x² of 300 is 90000, beyond float16's largest value 65504, so your mean(x²) overflows: compute "
+                         "it in float32, h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast "
+                         "the result back to x.dtype (LLaMA: self._norm(x.float()).type_as(x))"))
     compare(got, exact, t("{label}: output", label=c.label), "(..., D)", tol=_HALF_TOL)
 
 
@@ -318,14 +319,16 @@ _ZH = register({
     "{label}, {dtype}: x{at} is all zeros, so the output should be zeros, got {row}...: RMSNorm has no bias and "
     "subtracts nothing":
         "{label}，{dtype}：x{at} 全为零，所以输出应该全为零，实际是 {row}...：RMSNorm 没有偏置，也不减去任何东西",
-    "{label}: float16 in gave float32 out: upcast for the computation, then return x's dtype (.to(x.dtype) or "
+    "{label}: float16 in gave float32 out": "{label}：输入 float16，输出却是 float32",
+    "your code returns the upcast result: upcast for the computation, then return x's dtype (.to(x.dtype) or "
     ".type_as(x)), as nn.RMSNorm and LLaMA do":
-        "{label}：输入 float16，输出却是 float32：计算时提升精度，然后返回 x 的 dtype（.to(x.dtype) 或 .type_as(x)），"
+        "你的代码返回了提升精度后的结果：计算时提升精度，然后返回 x 的 dtype（.to(x.dtype) 或 .type_as(x)），"
         "nn.RMSNorm 和 LLaMA 都是这样做的",
-    "{label}: some outputs are 0, inf or NaN. x² of 300 is 90000, beyond float16's largest value 65504, so mean(x²) "
-    "overflows: compute it in float32, h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast "
-    "the result back to x.dtype (LLaMA: self._norm(x.float()).type_as(x))":
-        "{label}：有些输出是 0、inf 或 NaN。300 的平方是 90000，超过了 float16 的最大值 65504，所以 mean(x²) 溢出了："
+    "{label}: some outputs are 0, inf or NaN": "{label}：有些输出是 0、inf 或 NaN",
+    "x² of 300 is 90000, beyond float16's largest value 65504, so your mean(x²) overflows: compute it in float32, "
+    "h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast the result back to x.dtype "
+    "(LLaMA: self._norm(x.float()).type_as(x))":
+        "300 的平方是 90000，超过了 float16 的最大值 65504，所以你的 mean(x²) 溢出了："
         "要用 float32 计算，h = x.float()（或 x.to(torch.promote_types(x.dtype, torch.float32))），再把结果转回 "
         "x.dtype（LLaMA：self._norm(x.float()).type_as(x)）",
 })

@@ -111,14 +111,17 @@ def structure(kit):
         settings = {"d_model": 6, "d_ff": 16, "bias": bias}
         built = kit.inspect(TARGET, settings)["parameters"]
         if built.get("W_down.weight") == [16, 6] or built.get("W_gate.weight") == [6, 16]:
-            raise Fail(t("SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way: W_gate = nn.Linear(d_model, d_ff) "
-                         "and W_up likewise expand, W_down = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) "
-                         "stores its weight as (out, in))"))
+            raise Fail(t("SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way"),
+                       t("W_gate = nn.Linear(d_model, d_ff) and W_up likewise expand, W_down = nn.Linear(d_ff, d_model) "
+                         "projects back (nn.Linear(in, out) stores its weight as (out, in))"))
         if not bias and any(n.endswith(".bias") for n in built):
-            raise Fail(t("SwiGLU(6, 16, bias=False) has bias parameters ({names}): pass bias=bias to every nn.Linear; "
-                         "LLaMA's feed-forward has no biases", names=', '.join(n for n in built if n.endswith('.bias'))))
+            raise Fail(t("SwiGLU(6, 16, bias=False) has bias parameters ({names})",
+                         names=', '.join(n for n in built if n.endswith('.bias'))),
+                       t("your Linears ignore the bias argument: pass bias=bias to every nn.Linear; LLaMA's "
+                         "feed-forward has no biases"))
         if bias and not any(n.endswith(".bias") for n in built):
-            raise Fail(t("SwiGLU(6, 16, bias=True) has no bias parameters: pass bias=bias to every nn.Linear"))
+            raise Fail(t("SwiGLU(6, 16, bias=True) has no bias parameters"),
+                       t("your Linears ignore the bias argument: pass bias=bias to every nn.Linear"))
         expect_structure(kit, TARGET, module=True, init=settings)
 
 
@@ -227,15 +230,17 @@ _ZH = register({
     "your output ignores the biases (bias=True was passed): call the nn.Linear modules, self.W_gate(x), rather than "
     "x @ self.W_gate.weight.T":
         "你的输出忽略了偏置（传入了 bias=True）：要调用 nn.Linear 模块 self.W_gate(x)，而不是 x @ self.W_gate.weight.T",
-    "SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way: W_gate = nn.Linear(d_model, d_ff) and W_up likewise "
-    "expand, W_down = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores its weight as (out, in))":
-        "SwiGLU(d_model=6, d_ff=16)：有一个 Linear 方向反了：W_gate = nn.Linear(d_model, d_ff) 和 W_up 一样负责扩展，"
+    "SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way": "SwiGLU(d_model=6, d_ff=16)：有一个 Linear 方向反了",
+    "W_gate = nn.Linear(d_model, d_ff) and W_up likewise expand, W_down = nn.Linear(d_ff, d_model) projects back "
+    "(nn.Linear(in, out) stores its weight as (out, in))":
+        "W_gate = nn.Linear(d_model, d_ff) 和 W_up 一样负责扩展，"
         "W_down = nn.Linear(d_ff, d_model) 负责投影回去（nn.Linear(in, out) 的 weight 存为 (out, in)）",
-    "SwiGLU(6, 16, bias=False) has bias parameters ({names}): pass bias=bias to every nn.Linear; LLaMA's feed-forward "
-    "has no biases":
-        "SwiGLU(6, 16, bias=False) 有偏置参数（{names}）：要给每个 nn.Linear 传 bias=bias；LLaMA 的前馈网络没有偏置",
-    "SwiGLU(6, 16, bias=True) has no bias parameters: pass bias=bias to every nn.Linear":
-        "SwiGLU(6, 16, bias=True) 没有偏置参数：要给每个 nn.Linear 传 bias=bias",
+    "SwiGLU(6, 16, bias=False) has bias parameters ({names})": "SwiGLU(6, 16, bias=False) 有偏置参数（{names}）",
+    "your Linears ignore the bias argument: pass bias=bias to every nn.Linear; LLaMA's feed-forward has no biases":
+        "你的 Linear 没有理会 bias 参数：要给每个 nn.Linear 传 bias=bias；LLaMA 的前馈网络没有偏置",
+    "SwiGLU(6, 16, bias=True) has no bias parameters": "SwiGLU(6, 16, bias=True) 没有偏置参数",
+    "your Linears ignore the bias argument: pass bias=bias to every nn.Linear":
+        "你的 Linear 没有理会 bias 参数：要给每个 nn.Linear 传 bias=bias",
     "{label}: output": "{label}：output",
     "your output did not change when W_gate was zeroed: is W_gate used at all?":
         "把 W_gate 清零后你的输出没有变化：W_gate 到底有没有用上？",
