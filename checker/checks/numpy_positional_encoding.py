@@ -122,11 +122,11 @@ def call(kit, c, args=None):
             raise err from None  # it crashes with an even d_model too: not an odd-size problem
         lines = re.findall(r"line (\d+)", err.traceback)
         where = t(" (line {line})", line=lines[-1]) if lines else ""
-        raise Fail(t("{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works. An odd "
-                     "d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give "
-                     "the cos columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute one "
-                     "angle per column", label=c.label, err=err, where=where, even=d_model + 1,
-                     sins=(d_model + 1) // 2, coss=d_model // 2)) from None
+        raise Fail(t("{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works",
+                     label=c.label, err=err, where=where, even=d_model + 1),
+                   t("an odd d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: "
+                     "give the cos columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute "
+                     "one angle per column", sins=(d_model + 1) // 2, coss=d_model // 2)) from None
 
 
 def compare_case(kit, c, got, what="positional encoding") -> None:
@@ -153,12 +153,14 @@ def shapes(kit):
             compare(got, kit.reference(inputs(c)), t("{label}: the table", label=c.label), _LEGEND)  # says what came back
         if tuple(got.shape) != (1, c.position, c.d_model):
             want = (1, c.position, c.d_model)
-            hint = {(c.position, c.d_model): ": the batch axis is missing, return pe[np.newaxis]",
-                    (1, c.d_model, c.position): ": position and d_model are swapped, rows are positions",
-                    (c.d_model, c.position): ": rows must be positions and there is no batch axis"}
-            hint = hint.get(tuple(got.shape), '')
+            hint = {(c.position, c.d_model): "in your table the batch axis is missing: return pe[np.newaxis]",
+                    (1, c.d_model, c.position): "in your table position and d_model are swapped: rows are positions, "
+                                                "columns the d_model features",
+                    (c.d_model, c.position): "in your table the rows are features, not positions, and there is no "
+                                             "batch axis: rows are positions, then add it with pe[np.newaxis]"}
+            hint = hint.get(tuple(got.shape))
             raise Fail(t("{label}: the table should have shape {legend} = {want}, got {got}{hint}", label=c.label,
-                         legend=_LEGEND, want=want, got=tuple(got.shape), hint=t(hint) if hint else ""))
+                         legend=_LEGEND, want=want, got=tuple(got.shape), hint=""), t(hint) if hint else None)
 
 
 @check("shapes", "an odd d_model works (1, 3, 9 and 11 columns)")
@@ -226,6 +228,10 @@ def prefix(kit):
                      "and d_model, never on how many positions were asked for", fail=fail)) from None
 
 
+_STALE = ("your table depends on an earlier call: build it from this call's position and d_model; a table kept from "
+          "an earlier call must be keyed on both")
+
+
 @check("hygiene", "the same sizes give the same table after calls with other sizes (no stale cache)")
 def no_stale_state(kit):
     # Property only: sizes in a new order, one repeated, so a table cached from an earlier call shows up.
@@ -235,15 +241,13 @@ def no_stale_state(kit):
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, c.position, c.d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
             raise Fail(t("{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, "
-                         "got {got}. Build the table from this call's position and d_model; a table kept from an "
-                         "earlier call must be keyed on both", label=c.label, legend=_LEGEND,
-                         want=(1, c.position, c.d_model), got=shape))
+                         "got {got}", label=c.label, legend=_LEGEND, want=(1, c.position, c.d_model), got=shape),
+                       t(_STALE))
     again = call(kit, case(13, position=12, d_model=6))
     try:
         compare(again, first, t("the second table for position=12, d_model=6"), _LEGEND)
     except Fail as fail:
-        raise Fail(t("{fail}, compared with your own first table for the same sizes: a table kept from an earlier call "
-                     "must be keyed on both position and d_model", fail=fail)) from None
+        raise Fail(t("{fail}, compared with your own first table for the same sizes", fail=fail), t(_STALE)) from None
 
 
 _ZH = register({
@@ -285,18 +289,21 @@ _ZH = register({
     _SEED000_CAST: "你的表是 float32，即 float64 的表舍入一次的结果（seed 000 最后做了 .astype(np.float32)）：在 float32 "
                    "精度内是对的。本题的约定是 float64：直接返回你算出的表，不要转换（float32 只有约 7 位有效数字，而 "
                    "float64 的模型会把 float32 的表加到 float64 的嵌入上）",
-    "{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works. An odd d_model has "
-    "(d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give the cos columns only the first "
-    "d_model//2 frequencies (seed 004: div_term[:-1]), or compute one angle per column":
-        "{label}：d_model 为奇数时你的代码抛出了 {err}{where}，而 d_model={even} 时可以运行。奇数的 d_model 有 "
-        "(d_model+1)//2 = {sins} 个 sin 列，却只有 d_model//2 = {coss} 个 cos 列：cos 列只用前 d_model//2 个频率"
-        "（seed 004：div_term[:-1]），或者每一列单独算一个角度",
+    "{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works":
+        "{label}：d_model 为奇数时你的代码抛出了 {err}{where}，而 d_model={even} 时可以运行",
+    "an odd d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give the cos "
+    "columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute one angle per column":
+        "奇数的 d_model 有 (d_model+1)//2 = {sins} 个 sin 列，却只有 d_model//2 = {coss} 个 cos 列：cos 列只用前 "
+        "d_model//2 个频率（seed 004：div_term[:-1]），或者每一列单独算一个角度",
     "positional encoding": "位置编码",
     "{label}: {fail}": "{label}：{fail}",
     "{label}: the table": "{label}：位置编码表",
-    ": the batch axis is missing, return pe[np.newaxis]": "：缺少批次维，请返回 pe[np.newaxis]",
-    ": position and d_model are swapped, rows are positions": "：position 和 d_model 弄反了，行是位置",
-    ": rows must be positions and there is no batch axis": "：行必须是位置，而且没有批次维",
+    "in your table the batch axis is missing: return pe[np.newaxis]": "你的表缺少批次维：请返回 pe[np.newaxis]",
+    "in your table position and d_model are swapped: rows are positions, columns the d_model features":
+        "你的表把 position 和 d_model 弄反了：行是位置，列是 d_model 个特征",
+    "in your table the rows are features, not positions, and there is no batch axis: rows are positions, then add it "
+    "with pe[np.newaxis]":
+        "你的表的行是特征而不是位置，而且没有批次维：行应是位置，再用 pe[np.newaxis] 加上批次维",
     "{label}: the table should have shape {legend} = {want}, got {got}{hint}":
         "{label}：表的形状应为 {legend} = {want}，实际是 {got}{hint}",
     "positional encoding (float32, against the float64 table rounded to float32)":
@@ -312,14 +319,13 @@ _ZH = register({
     "{fail}, compared with the first 5 rows of your table for position=12: row pos depends only on pos and d_model, "
     "never on how many positions were asked for": "{fail}（与你的 position=12 的表的前 5 行比较）：第 pos 行只取决于 pos "
                                                   "和 d_model，与要求了多少个位置无关",
-    "{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, got {got}. Build the "
-    "table from this call's position and d_model; a table kept from an earlier call must be keyed on both":
-        "{label}，在 position=12、d_model=6 之后调用：表的形状应为 {legend} = {want}，实际是 {got}。请用这次调用的 "
-        "position 和 d_model 构造表；从之前调用留下来的表必须同时以两者为键",
+    "{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, got {got}":
+        "{label}，在 position=12、d_model=6 之后调用：表的形状应为 {legend} = {want}，实际是 {got}",
+    "your table depends on an earlier call: build it from this call's position and d_model; a table kept from an "
+    "earlier call must be keyed on both":
+        "你的表依赖于之前的调用：请用这次调用的 position 和 d_model 构造表；从之前调用留下来的表必须同时以两者为键",
     "the second table for position=12, d_model=6": "position=12、d_model=6 的第二张表",
-    "{fail}, compared with your own first table for the same sizes: a table kept from an earlier call must be keyed on "
-    "both position and d_model": "{fail}（与你自己用相同大小生成的第一张表比较）：从之前调用留下来的表必须同时以 "
-                                 "position 和 d_model 为键",
+    "{fail}, compared with your own first table for the same sizes": "{fail}（与你自己用相同大小生成的第一张表比较）",
     "positional_encoding is a function taking (position, d_model)": "positional_encoding 是一个接受 (position, d_model) 的函数",
     "returns a NumPy array of shape (1, position, d_model) on every case": "每组输入都返回形状为 (1, position, d_model) 的 NumPy 数组",
     "an odd d_model works (1, 3, 9 and 11 columns)": "奇数的 d_model 也能用（1、3、9 和 11 列）",
