@@ -51,3 +51,14 @@ def test_a_named_mistake_wins_over_a_crash(tmp_path):
     assert result.status == "fail"
     crashed = [c for c in result.checks if not c.passed and "axes don't match" in c.message]
     assert crashed and "sqrt" in result.diagnosis
+
+
+def test_a_float64_result_from_float32_inputs_is_diagnosed(tmp_path):
+    result, _ = _check(tmp_path, "attention", TORCH, "return out, weights", "return out.double(), weights")
+    assert "float64" in result.diagnosis and "dtype=x.dtype" in result.diagnosis
+
+
+def test_a_float32_result_from_float64_inputs_is_diagnosed(tmp_path):
+    result, _ = _check(tmp_path, "numpy/attention", NUMPY, "return weights @ v, weights",
+                       "return (weights @ v).astype(np.float32), weights")
+    assert "astype(np.float32)" in result.diagnosis
