@@ -145,9 +145,10 @@ def initial_values(kit):
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (6,):
             raise Fail(t("LayerNorm(6).state_dict() has no {name} of shape (6,)", name=name))
         if not torch.equal(got, torch.full((6,), value, dtype=got.dtype)):
-            raise Fail(t("a fresh LayerNorm(6) has {name} = {values}: {name} starts at {what} (torch.{what}(d_model)), "
-                         "so that a new layer norm only normalises", name=name, values=[round(v, 3) for v in got.tolist()],
-                         what=what))
+            raise Fail(t("a fresh LayerNorm(6) has {name} = {values}", name=name,
+                         values=[round(v, 3) for v in got.tolist()]),
+                       t("{name} starts at {what} (torch.{what}(d_model)), so that a new layer norm only normalises",
+                         name=name, what=what))
 
 
 @check("numerics", "a constant vector (variance 0) gives exactly beta, not NaN")
@@ -252,9 +253,9 @@ _ZH = register({
         "或者用 x.var(-1, unbiased=False)",
     # messages
     "LayerNorm(6).state_dict() has no {name} of shape (6,)": "LayerNorm(6).state_dict() 里没有形状为 (6,) 的 {name}",
-    "a fresh LayerNorm(6) has {name} = {values}: {name} starts at {what} (torch.{what}(d_model)), so that a new layer "
-    "norm only normalises":
-        "新建的 LayerNorm(6) 的 {name} = {values}：{name} 的初始值应为 torch.{what}(d_model)，这样新的层归一化只做归一化",
+    "a fresh LayerNorm(6) has {name} = {values}": "新建的 LayerNorm(6) 的 {name} = {values}",
+    "{name} starts at {what} (torch.{what}(d_model)), so that a new layer norm only normalises":
+        "{name} 的初始值应为 torch.{what}(d_model)，这样新的层归一化只做归一化",
     "{label}: output": "{label}：output",
     "{label}, {dtype}: x{at} = [{value}, {value}, ...] has variance 0 and came out {got}...: divide by "
     "torch.sqrt(var + eps), eps inside the root, so 0 / sqrt(eps) = 0 and the row becomes beta":

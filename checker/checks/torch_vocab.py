@@ -486,9 +486,10 @@ def inverse(kit):
                          label=c.label, got=describe(value[1])))
         keys = [k for k in i2w if not isinstance(k, int) or isinstance(k, bool)]
         if keys:
-            raise Fail(t("{label}: idx2word's keys should be int indices, got {key} ({kind}); invert word2idx: "
-                         "{{idx: word for word, idx in word2idx.items()}}", label=c.label, key=repr(keys[0]),
-                         kind=type(keys[0]).__name__))
+            raise Fail(t("{label}: idx2word's keys should be int indices, got {key} ({kind})", label=c.label,
+                         key=repr(keys[0]), kind=type(keys[0]).__name__),
+                       t("your idx2word is not keyed by the indices themselves: invert word2idx, {inverse}",
+                         inverse="{idx: word for word, idx in word2idx.items()}"))
         if i2w != {i: w for w, i in w2i.items()}:
             raise Fail(t("{label}: idx2word {i2w} is not the inverse of your word2idx {w2i}: build it from word2idx, "
                          "{{idx: word for word, idx in word2idx.items()}}", label=c.label, i2w=_shown_vocab(i2w),
@@ -712,10 +713,10 @@ _ZH = register({
     "{label}: {difference}; your word2idx is {shown}": "{label}：{difference}；你的 word2idx 是 {shown}",
     "{label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got {got}":
         "{label}：idx2word 应该是字典 {{index: word}}（seed 004 的 inv_vocab），实际得到{got}",
-    "{label}: idx2word's keys should be int indices, got {key} ({kind}); invert word2idx: "
-    "{{idx: word for word, idx in word2idx.items()}}":
-        "{label}：idx2word 的键应该是 int 下标，实际得到 {key}（{kind}）；要把 word2idx 反过来："
-        "{{idx: word for word, idx in word2idx.items()}}",
+    "{label}: idx2word's keys should be int indices, got {key} ({kind})":
+        "{label}：idx2word 的键应该是 int 下标，实际得到 {key}（{kind}）",
+    "your idx2word is not keyed by the indices themselves: invert word2idx, {inverse}":
+        "你的 idx2word 的键不是下标本身：要把 word2idx 反过来，{inverse}",
     "{label}: idx2word {i2w} is not the inverse of your word2idx {w2i}: build it from word2idx, "
     "{{idx: word for word, idx in word2idx.items()}}":
         "{label}：idx2word {i2w} 不是你的 word2idx {w2i} 的逆映射：要从 word2idx 构建，"
