@@ -13,7 +13,7 @@ import math
 import torch
 
 from checker.checks.child.beam_search import TableModel, beam_search_calls
-from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, expect_structure
 from checker.lang import register, t
 
 TARGET = "beam_search"
@@ -193,13 +193,34 @@ def _compare(kit, c, got, want, what="") -> None:
                  yours=_show(got), expected=_show(want)), named)
 
 
+# Errors whose cause is certain, whatever code raised them: the table model refuses more than beam_size
+# prefixes, and torch.topk refuses a k larger than the axis it picks from.
+_RAISED = (
+    ("more than beam_size", "your beam grows past beam_size: keep only the beam_size best extensions of all N * V at "
+                            "every step (one global topk)"),
+    ("selected index k out of range", "torch.topk was asked for more entries than there are candidates: take "
+                                      "k = min(beam_size, candidates.numel())"),
+)
+
+
+def _explained(err: UserError, label: str) -> Fail | UserError:
+    """The Fail that names a raised error's cause when it is certain (_RAISED), else the error itself."""
+    for needle, why in _RAISED:
+        if needle in err.message:
+            return Fail(t("{label}: your code raised {err}{where}", label=label, err=err, where=at_line(err)), t(why))
+    return err
+
+
 def _run(kit, c, **changes):
     args = list(inputs(c))
     for i, name in enumerate(("model", "bos", "eos", "beam", "max_new", "lp")):
         if name in changes:
             args[i] = changes[name]
     args[0].max_prefixes = args[3]
-    return hypotheses(kit.user(tuple(args)), c.label), args
+    try:
+        return hypotheses(kit.user(tuple(args)), c.label), args
+    except UserError as err:
+        raise _explained(err, c.label) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -214,7 +235,10 @@ def structure(kit):
 @check("shapes", "the model receives (N, t) prefixes of live hypotheses only: never a finished one, 1 <= N <= beam_size")
 def model_calls(kit):
     for c in CASES:
-        reply = kit.drive(beam_search_calls, *inputs(c))
+        try:
+            reply = kit.drive(beam_search_calls, *inputs(c))
+        except UserError as err:
+            raise _explained(err, c.label) from None
         for n, length, after_eos in reply["calls"]:
             if n == 0:
                 raise Fail(t("{label}: you called the model with no prefix at all (N = 0, t = {length}): when no "
@@ -344,6 +368,11 @@ def length_penalty_ranks(kit):
 
 
 _ZH = register({
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
+    "your beam grows past beam_size: keep only the beam_size best extensions of all N * V at every step (one global "
+    "topk)": "你的束超过了 beam_size：每一步都只保留全部 N * V 个扩展中最好的 beam_size 个（一次全局 topk）",
+    "torch.topk was asked for more entries than there are candidates: take k = min(beam_size, candidates.numel())":
+        "torch.topk 要取的个数比候选还多：取 k = min(beam_size, candidates.numel())",
     "your hypotheses grow one token past max_new_tokens: the loop runs max_new_tokens times, and the live "
     "hypotheses left then count as finished":
         "你的假设比 max_new_tokens 多长了一个词元：循环执行 max_new_tokens 次，之后剩下的活跃假设算作已完成",
