@@ -76,7 +76,7 @@ _MASK_MISTAKES = [
 ]
 
 
-def attend(q, k, v, window, *, mask="right", scale="sqrt_dk", axis=-1):
+def attend(q, k, v, window, *, mask="right", scale="sqrt_dk", axis=-1, fill="-inf"):
     """Attention under a (T, T) mask, with knobs; every knob at its default gives the right answer."""
     T = q.size(-2)
     divisor = {"sqrt_dk": math.sqrt(q.size(-1)), "none": 1.0, "dk": q.size(-1)}[scale]
@@ -84,7 +84,9 @@ def attend(q, k, v, window, *, mask="right", scale="sqrt_dk", axis=-1):
     visible = {"right": lambda: band(T, window), "plus one": lambda: band(T, window + 1),
                "minus one": lambda: band(T, window - 1), "symmetric": lambda: band(T, window, symmetric=True),
                "causal": lambda: band(T, T + 1), "none": lambda: torch.ones(T, T, dtype=torch.bool)}[mask]()
-    weights = scores.masked_fill(~visible, float("-inf")).softmax(dim=axis)
+    if fill == "times -inf":  # (~mask) * -inf: 0 · -inf is NaN on every visible score
+        return (scores + (~visible) * float("-inf")).softmax(dim=axis) @ v
+    weights = scores.masked_fill(~visible, {"-inf": float("-inf"), "zero": 0.0}[fill]).softmax(dim=axis)
     return weights.nan_to_num(0.0) @ v
 
 
@@ -112,6 +114,12 @@ MISTAKES = [
             "your output equals sliding-window attention scaled by 1/d_k: the scale is 1/√d_k"),
     Mistake("softmax over queries", _variant(axis=-2),
             "your weights are normalised over the queries (dim=-2): softmax runs over the keys, dim=-1"),
+    Mistake("hidden scores set to 0", _variant(fill="zero"),
+            "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them "
+            "weight: fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))"),
+    Mistake("mask times -inf", _variant(fill="times -inf"),
+            "your output is NaN everywhere, as when (~mask) * -inf is added to the scores (0 · -inf is NaN, on "
+            "every visible score): hide keys with scores.masked_fill(~mask, float('-inf'))"),
 ]
 
 
@@ -237,6 +245,14 @@ def bad_window(kit):
 
 
 _ZH = register({
+    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
+    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
+        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
+        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
+    "your output is NaN everywhere, as when (~mask) * -inf is added to the scores (0 · -inf is NaN, on every visible "
+    "score): hide keys with scores.masked_fill(~mask, float('-inf'))":
+        "你的输出处处是 NaN，就像把 (~mask) * -inf 加到分数上那样（0 · -inf 是 NaN，每个可见的分数都会变成 NaN）："
+        "请用 scores.masked_fill(~mask, float('-inf')) 遮挡键",
     "sliding_window_mask(T, window, device) and sliding_window_attention(q, k, v, window) exist":
         "存在 sliding_window_mask(T, window, device) 和 sliding_window_attention(q, k, v, window)",
     "sliding_window_mask(T, window) is (T, T) bool, True exactly where i - window < j <= i":
