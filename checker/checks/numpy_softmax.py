@@ -92,6 +92,11 @@ def _log_softmax(x, axis=-1):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
+def _axis_not_moved_back(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return np.moveaxis(e / np.sum(e, axis=axis, keepdims=True), axis, -1)
+
+
 def _min_subtracted(x, axis=-1):
     e = np.exp(x - np.min(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -129,6 +134,9 @@ MISTAKES = [
             "the largest exponent is exp(0) = 1"),
     Mistake("no exp", _no_exp,
             "your output equals x / sum(x), with no exponential: softmax normalises exp(x), which is positive"),
+    Mistake("axis not moved back", _axis_not_moved_back,
+            "your output is right but `axis` stays moved to the end: after np.moveaxis(x, axis, -1) and normalising "
+            "there, move it back with np.moveaxis(result, -1, axis)"),
 ]
 
 
@@ -246,6 +254,10 @@ _ZH = register({
     "you subtract the MIN of each slice: exp(x - min) overflows for a wide slice; subtract the max, so "
     "the largest exponent is exp(0) = 1":
         "你减去的是每个切片的最小值：切片跨度大时 exp(x - min) 会溢出；应减去最大值，这样最大的指数是 exp(0) = 1",
+    "your output is right but `axis` stays moved to the end: after np.moveaxis(x, axis, -1) and normalising there, "
+    "move it back with np.moveaxis(result, -1, axis)":
+        "你的输出数值是对的，但 `axis` 一直停在最后：用 np.moveaxis(x, axis, -1) 移过去归一化之后，要用 "
+        "np.moveaxis(result, -1, axis) 把它移回来",
     "softmax is a function softmax(x, axis)": "softmax 是一个函数 softmax(x, axis)",
     "reductions keep their axis (keepdims=True), so they broadcast back": "归约保留被归约的维度（keepdims=True），这样才能广播回去",
     "softmax(x) with no axis normalises over the last axis": "softmax(x) 不传 axis 时在最后一维上归一化",
