@@ -227,14 +227,12 @@ def chunk_after_cache(kit):
         changed[:, pos + 1:] += 3.0
         out2 = _triple(kit.user((changed, *args[1:]), case=c), c, c.T_new, T)[0]
         if not torch.allclose(got[0][:, : pos + 1], out2[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            found = kit.name_mistake(args, got, case=c)
+            found = kit.name_mistake(args, got, case=c) or t(
+                "your new positions read later new positions: a chunk of new tokens after a cache needs the causal "
+                "mask too, offset by T_past (new query i is at absolute position T_past + i)")
             values = dict(label=c.label, next=pos + 1, abs_next=c.T_past + pos + 1, pos=pos, abs_pos=c.T_past + pos)
-            if found:
-                raise Fail(t("{label}: changing new position {next} (absolute {abs_next}) changed the output of new "
-                             "position {pos} (absolute {abs_pos}): the new positions see later ones", **values), found)
-            raise Fail(t("{label}: changing new position {next} (absolute {abs_next}) changed the output of new position "
-                         "{pos} (absolute {abs_pos}): the new positions see later ones: the causal mask is needed after "
-                         "a cache too, offset by T_past", **values), found)
+            raise Fail(t("{label}: changing new position {next} (absolute {abs_next}) changed the output of new "
+                         "position {pos} (absolute {abs_pos}): the new positions see later ones", **values), found)
     try:
         compare(got[0], want_out[:, c.T_past:], "out", "(B, T_new, D)", tol=_SAME)
     except Fail as fail:
@@ -368,10 +366,10 @@ _ZH = register({
     "{abs_pos}): the new positions see later ones":
         "{label}：改动新位置 {next}（绝对位置 {abs_next}），改变了新位置 {pos}（绝对位置 {abs_pos}）的输出："
         "新位置看到了后面的位置",
-    "{label}: changing new position {next} (absolute {abs_next}) changed the output of new position {pos} (absolute "
-    "{abs_pos}): the new positions see later ones: the causal mask is needed after a cache too, offset by T_past":
-        "{label}：改动新位置 {next}（绝对位置 {abs_next}），改变了新位置 {pos}（绝对位置 {abs_pos}）的输出："
-        "新位置看到了后面的位置：有缓存之后同样需要因果掩码，并按 T_past 偏移",
+    "your new positions read later new positions: a chunk of new tokens after a cache needs the causal mask too, "
+    "offset by T_past (new query i is at absolute position T_past + i)":
+        "你的新位置读到了后面的新位置：缓存之后的一段新 token 同样需要因果掩码，并按 T_past 偏移"
+        "（新查询 i 的绝对位置是 T_past + i）",
     "{label}, a chunk of {T_new} new tokens after {T_past} cached ones: your out differs from full causal attention "
     "over all {T} positions at the new ones ({fail})":
         "{label}，在 {T_past} 个已缓存词元之后的一段 {T_new} 个新词元：在新位置上，你的 out 与对全部 {T} 个位置做完整"
