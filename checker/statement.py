@@ -113,6 +113,88 @@ def steps(source: str, lang: str = "en") -> list[str]:
 
 
 _ZH = register({
+    "W_q, W_k, W_v, W_o: 4·D² (+ 4·D biases); independent of H since H · d_k = D.":
+        "W_q、W_k、W_v、W_o：4·D²（偏置另加 4·D）；因为 H · d_k = D，与头数 H 无关。",
+    "Self-attention + FFN + 2 LayerNorms: 12·D² when d_ff = 4·D, biases and LayerNorms aside.":
+        "自注意力 + 前馈网络 + 2 个层归一化：d_ff = 4·D 时为 12·D²（不算偏置和层归一化）。",
+    "Masked self-attention + cross-attention + FFN + 3 LayerNorms: 16·D² when d_ff = 4·D.":
+        "掩码自注意力 + 交叉注意力 + 前馈网络 + 3 个层归一化：d_ff = 4·D 时为 16·D²。",
+    "Embeddings + N encoder layers + N decoder layers + out_proj (its weight shared when tied).":
+        "嵌入 + N 个编码器层 + N 个解码器层 + out_proj（权重共享时它的权重不再单独计数）。",
+    "2 FLOPs per multiply-add over Q, K, V projections, Q_h K_hᵀ, A_h V_h and W_o.":
+        "Q、K、V 投影、Q_h K_hᵀ、A_h V_h 和 W_o，每次乘加算 2 FLOPs。",
+    "fc1 (B·T, D) x (D, d_ff) and fc2 (B·T, d_ff) x (d_ff, D), 2 FLOPs per multiply-add.":
+        "fc1 (B·T, D) x (D, d_ff) 和 fc2 (B·T, d_ff) x (d_ff, D)，每次乘加算 2 FLOPs。",
+    "K and V, each (B, num_kv_heads, T, d_k), in every layer, dtype.itemsize bytes per element.":
+        "每一层的 K 和 V，各为 (B, num_kv_heads, T, d_k)，每个元素 dtype.itemsize 字节。",
+    "evaluation, or nothing to drop: the identity (inverted dropout scales at training time only)":
+        "评估模式，或没有要丢弃的：原样返回（inverted dropout 只在训练时缩放）",
+    "everything dropped: zeros, never 0 / 0":
+        "全部丢弃：返回全零，绝不计算 0 / 0",
+    "a Bernoulli(1 - p) mask of x's shape, dtype and device, drawn with the caller's generator":
+        "用调用方的 generator 抽一个 Bernoulli(1 - p) 掩码，形状、dtype 和 device 都与 x 相同",
+    "batch statistics per channel; the biased variance normalises":
+        "按通道计算批次统计量；归一化用有偏方差",
+    "running statistics: an exponential moving average, with the UNBIASED variance":
+        "滑动统计量：指数滑动平均，方差用无偏估计",
+    "normalise, then scale and shift per channel":
+        "归一化，再按通道缩放和平移",
+    "decoupled weight decay, on the parameter before the update (not added to the gradient)":
+        "解耦的权重衰减：在更新之前作用于参数（不加到梯度上）",
+    "exponential moving averages of the gradient and of its square":
+        "梯度及其平方的指数滑动平均",
+    "bias correction (the averages start at 0), eps outside the root of the corrected v":
+        "偏差修正（滑动平均从 0 开始），eps 加在修正后 v 的平方根之外",
+    "the frozen path; once merged, it already holds the update":
+        "冻结的主路径；合并之后它已经包含了增量",
+    "the low-rank path: dropout on its input only, down to r, up to D_out, scaled":
+        "低秩路径：只在它的输入上做 dropout，降到 r 维，再升到 D_out 维，然后缩放",
+    "each distinct chunk once, as its bytes, with how often it occurs":
+        "每个不同的片段只保留一份（按字节），并记下出现次数",
+    "count every adjacent pair inside the chunks, weighted by the chunk's frequency":
+        "统计片段内每一对相邻 token，按片段出现次数加权",
+    "the most frequent pair; among equals the smallest (left, right)":
+        "取出现最多的一对；次数相同时取 (left, right) 最小的",
+    "merge it everywhere: it becomes token 256 + rank":
+        "在所有地方合并它：它成为 token 256 + rank",
+    "half the buckets for keys before the query (and the query itself), half for keys after it":
+        "一半的桶给查询之前的键（含查询自身），另一半给查询之后的键",
+    "causal: a future key (relative_position > 0) shares bucket 0 with the query itself":
+        "因果：未来的键（relative_position > 0）和查询自身共用桶 0",
+    "distances 0 .. max_exact - 1 get a bucket each":
+        "距离 0 .. max_exact - 1 每个单独一个桶",
+    "max_exact .. max_distance share the other buckets on a log scale; anything farther, the last bucket":
+        "max_exact .. max_distance 按对数尺度分享其余的桶；更远的都归最后一个桶",
+    "query i sits at absolute position i + T_k - T_q (the last T_q positions), key j at j":
+        "查询 i 的绝对位置是 i + T_k - T_q（最后 T_q 个位置），键 j 在位置 j",
+    "bucket every offset, look its bias up per head":
+        "把每个相对偏移分桶，再按头查出它的偏置",
+    "prefix sums over the positions: S_i = sum_{j <= i} phi(k_j)^T v_j, z_i = sum_{j <= i} phi(k_j)":
+        "沿位置求前缀和：S_i = sum_{j <= i} phi(k_j)^T v_j，z_i = sum_{j <= i} phi(k_j)",
+    "each query reads its own prefix":
+        "每个查询读取自己的前缀",
+    "one summary of all keys and values: S = phi(K)^T V, z = phi(K)^T 1":
+        "所有键和值的一份汇总：S = phi(K)^T V，z = phi(K)^T 1",
+    "every query reads the same summary":
+        "每个查询读取同一份汇总",
+    "normalise: the weights phi(q_i) . phi(k_j) / sum_j of them sum to 1 over the keys":
+        "归一化：权重 phi(q_i) . phi(k_j) 除以它们对 j 的和，在所有键上加起来为 1",
+    "queries: a position-free part and a RoPE part per head":
+        "查询：每个头分成不含位置的部分和 RoPE 部分",
+    "the cache: the latent and the rotated RoPE key of every position, appended on the time axis":
+        "缓存：每个位置的潜在向量和旋转后的 RoPE 键，沿时间轴追加",
+    "keys and values per head, rebuilt from the latent; the RoPE key is shared by every head":
+        "每个头的键和值从潜在向量重建；RoPE 键由所有头共享",
+    "causal attention with the offset T_past, scaled over the whole query head":
+        "带偏移 T_past 的因果注意力，按整个查询头的维度缩放",
+    "draft: g proposals, each on seq + the proposals before it":
+        "草稿：g 个提议，每个都基于 seq 加上它之前的提议",
+    "verify: one target call scores all g drafts; its last g + 1 positions are its own choices":
+        "验证：一次目标模型调用给全部 g 个草稿打分；它最后 g + 1 个位置是它自己的选择",
+    "accept the leading drafts that match, then the target's own token (correction or bonus)":
+        "接受开头一致的草稿，再加上目标模型自己的 token（纠正或奖励 token）",
+    "stop right after EOS":
+        "遇到 EOS 后立即停止",
     "subtract each slice's own max: softmax does not change, and the largest exponent is exp(0) = 1":
         "每个切片先减去自己的最大值：softmax 不变，最大的指数是 exp(0) = 1",
     "normalise along the same axis":
