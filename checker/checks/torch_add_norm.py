@@ -128,9 +128,10 @@ def calls_sublayer(kit):
         value = kit.user(kit.inputs(c), case=c)
     except UserError as err:
         if err.kind == "TypeError" and ("TanhMLP" in err.message or "Module" in err.message):
-            raise Fail(t("{label}: your code raised {err}: sublayer is a callable, not a tensor (seed 003's "
-                         "ResidualLayerNorm takes the sublayer's OUTPUT; this AddNorm takes the sublayer itself and "
-                         "calls it: sublayer(x) or sublayer(self.norm(x))", label=c.label, err=err)) from None
+            raise Fail(t("{label}: your code raised {err}", label=c.label, err=err),
+                       t("sublayer is a callable, not a tensor (seed 003's ResidualLayerNorm takes the sublayer's "
+                         "OUTPUT; this AddNorm takes the sublayer itself and calls it: sublayer(x) or "
+                         "sublayer(self.norm(x))")) from None
         raise
     if not isinstance(value, torch.Tensor):
         raise Fail(t("{label}: forward should return a tensor (..., D), got {kind}", label=c.label,
@@ -257,10 +258,11 @@ _ZH = register({
     "ResidualLayerNorm(x, sublayer_out): AddNorm calls it itself, on x or on norm(x)":
         "。sublayer 是一个可调用对象（比如注意力或前馈网络这样的模块），而不是像 seed 003 的 "
         "ResidualLayerNorm(x, sublayer_out) 那样传入它的输出：AddNorm 自己在 x 或 norm(x) 上调用它",
-    "{label}: your code raised {err}: sublayer is a callable, not a tensor (seed 003's ResidualLayerNorm takes the "
-    "sublayer's OUTPUT; this AddNorm takes the sublayer itself and calls it: sublayer(x) or sublayer(self.norm(x))":
-        "{label}：你的代码抛出了 {err}：sublayer 是一个可调用对象，不是张量（seed 003 的 ResidualLayerNorm 接收的是子层的"
-        "输出；本题的 AddNorm 接收子层本身并调用它：sublayer(x) 或 sublayer(self.norm(x))）",
+    "{label}: your code raised {err}": "{label}：你的代码抛出了 {err}",
+    "sublayer is a callable, not a tensor (seed 003's ResidualLayerNorm takes the sublayer's OUTPUT; this AddNorm "
+    "takes the sublayer itself and calls it: sublayer(x) or sublayer(self.norm(x))":
+        "sublayer 是一个可调用对象，不是张量（seed 003 的 ResidualLayerNorm 接收的是子层的输出；本题的 AddNorm "
+        "接收子层本身并调用它：sublayer(x) 或 sublayer(self.norm(x))）",
     "{label}: forward should return a tensor (..., D), got {kind}": "{label}：forward 应该返回张量 (..., D)，实际得到 {kind}",
     "{label}: {fail}. With a sublayer that returns zeros, pre-LN gives x + 0 = x exactly: the residual path must carry "
     "the raw x, with no LayerNorm on it or after the sum":

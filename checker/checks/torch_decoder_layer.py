@@ -182,8 +182,8 @@ def flat_tuple(kit):
     c = CASES[0]
     value = kit.user(kit.inputs(c), case=c)
     if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], (tuple, list)):
-        raise Fail(t("{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata "
-                     "returns the flat tuple: return y, self_weights, cross_weights", label=c.label))
+        raise Fail(t("{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does", label=c.label),
+                   t("this kata returns the flat tuple: return y, self_weights, cross_weights"))
     _triple(value, c)
 
 
@@ -409,10 +409,10 @@ _ZH = register({
         "。名字是：self_attn 和 cross_attn（给定的 MultiHeadAttention；seed 004 把第二个叫作 src_attn），ffn（给定的 "
         "FeedForward；seed 004 叫 feed_forward），norm1、norm2、norm3（就是 nn.LayerNorm 本身；seed 003 把它包在 "
         "ResidualLayerNorm 里）",
-    "{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does; this kata returns the flat tuple: "
-    "return y, self_weights, cross_weights":
-        "{label}：forward 像 seed 003 那样返回了 (y, (self_weights, cross_weights))；本题返回扁平的元组："
-        "return y, self_weights, cross_weights",
+    "{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does":
+        "{label}：forward 像 seed 003 那样返回了 (y, (self_weights, cross_weights))",
+    "this kata returns the flat tuple: return y, self_weights, cross_weights":
+        "本题返回扁平的元组：return y, self_weights, cross_weights",
     "{label}: with tgt_mask (B, 1, T_t, T_t) and memory_mask (B, 1, 1, T_s) your code raised {err}. The self-attention "
     "takes tgt_mask (T_t keys), the cross-attention memory_mask (T_s keys) with K and V from memory: "
     "self_attn(y, y, tgt_mask), cross_attn(y1, memory, memory_mask)":

@@ -188,15 +188,16 @@ def structure(kit):
         params = built["parameters"]
         first = [n for n in params if n.startswith("layers.0.")]
         if not first:
-            raise Fail(t("{target}(layer, N={N}) has no parameter layers.0.*: keep the copies in "
-                         "self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
-                         "hides them from .parameters() and state_dict())", target=target, N=c.N))
+            raise Fail(t("{target}(layer, N={N}) has no parameter layers.0.*", target=target, N=c.N),
+                       t("keep the copies in self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a "
+                         "plain Python list hides them from .parameters() and state_dict())"))
         missing = [i for i in range(1, c.N) if f"layers.{i}.{first[0][len('layers.0.'):]}" not in params]
         if missing:
-            raise Fail(t("{target}(layer, N={N}): layers {layers} have no weights of their own: the same layer "
-                         "object is used N times (so all layers share one set of weights), or fewer than N layers are "
-                         "built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
-                         target=target, N=c.N, layers=", ".join(map(str, missing))))
+            raise Fail(t("{target}(layer, N={N}): layers {layers} have no weights of their own", target=target,
+                         N=c.N, layers=", ".join(map(str, missing))),
+                       t("the same layer object is used N times (so all layers share one set of weights), or fewer "
+                         "than N layers are built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) "
+                         "for _ in range(N)])"))
         if "norm.weight" not in params:
             raise Fail(t("{target} has no parameter norm.weight: add the final LayerNorm, "
                          "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model", target=target))
@@ -215,10 +216,10 @@ def unpack_layer_outputs(kit):
             value = call()
         except UserError as err:
             if "tuple" in str(err):
-                raise Fail(t("{label}: your {target} raised {err}. The given layers return tuples, "
-                             "(x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's layers "
-                             "return a tensor): keep the first item, x, _ = layer(x, src_mask)", label=c.label,
-                             target=target, err=err)) from None
+                raise Fail(t("{label}: your {target} raised {err}", label=c.label, target=target, err=err),
+                           t("the given layers return tuples, (x, self_weights) and (y, self_weights, cross_weights) "
+                             "as in seed 003 (seed 004's layers return a tensor): keep the first item, x, _ = "
+                             "layer(x, src_mask)")) from None
             raise
         if isinstance(value, (tuple, list)):
             raise Fail(t("{label}: {target}.forward returned {got}; it returns one tensor: unpack the layers' tuples "
@@ -412,25 +413,26 @@ _ZH = register({
     "your output equals the stack without memory_mask: pass it to every layer":
         "你的输出等于没有 memory_mask 的堆叠：要把它传给每一层",
     # messages
-    "{target}(layer, N={N}) has no parameter layers.0.*: keep the copies in self.layers = "
-    "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list hides them from .parameters() and "
-    "state_dict())":
-        "{target}(layer, N={N}) 没有参数 layers.0.*：要把各个拷贝放在 self.layers = "
-        "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) 里（普通的 Python 列表会让 .parameters() 和 "
-        "state_dict() 看不到它们）",
-    "{target}(layer, N={N}): layers {layers} have no weights of their own: the same layer object is used N times (so "
-    "all layers share one set of weights), or fewer than N layers are built. Make N independent copies: "
-    "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])":
-        "{target}(layer, N={N})：第 {layers} 层没有自己的权重：同一个层对象被用了 N 次（所有层共用一套权重），或者建的层"
-        "不到 N 个。要做 N 个独立的拷贝：nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
+    "{target}(layer, N={N}) has no parameter layers.0.*": "{target}(layer, N={N}) 没有参数 layers.0.*",
+    "keep the copies in self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
+    "hides them from .parameters() and state_dict())":
+        "要把各个拷贝放在 self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) 里"
+        "（普通的 Python 列表会让 .parameters() 和 state_dict() 看不到它们）",
+    "{target}(layer, N={N}): layers {layers} have no weights of their own":
+        "{target}(layer, N={N})：第 {layers} 层没有自己的权重",
+    "the same layer object is used N times (so all layers share one set of weights), or fewer than N layers are "
+    "built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])":
+        "同一个层对象被用了 N 次（所有层共用一套权重），或者建的层不到 N 个。要做 N 个独立的拷贝："
+        "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
     "{target} has no parameter norm.weight: add the final LayerNorm, self.norm = nn.LayerNorm(d_model) with "
     "d_model = layer.self_attn.d_model":
         "{target} 没有参数 norm.weight：要加上最后的 LayerNorm，self.norm = nn.LayerNorm(d_model)，其中 "
         "d_model = layer.self_attn.d_model",
-    "{label}: your {target} raised {err}. The given layers return tuples, (x, self_weights) and (y, self_weights, "
-    "cross_weights) as in seed 003 (seed 004's layers return a tensor): keep the first item, x, _ = layer(x, src_mask)":
-        "{label}：你的 {target} 抛出了 {err}。给定的层返回元组，和 seed 003 一样是 (x, self_weights) 和 "
-        "(y, self_weights, cross_weights)（seed 004 的层返回一个张量）：取第一项，x, _ = layer(x, src_mask)",
+    "{label}: your {target} raised {err}": "{label}：你的 {target} 抛出了 {err}",
+    "the given layers return tuples, (x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's "
+    "layers return a tensor): keep the first item, x, _ = layer(x, src_mask)":
+        "给定的层返回元组，和 seed 003 一样是 (x, self_weights) 和 (y, self_weights, cross_weights)"
+        "（seed 004 的层返回一个张量）：取第一项，x, _ = layer(x, src_mask)",
     "{label}: {target}.forward returned {got}; it returns one tensor: unpack the layers' tuples "
     "(x, _ = layer(x, src_mask)) and return self.norm(x)":
         "{label}：{target}.forward 返回了{got}；它应该返回一个张量：拆开层返回的元组（x, _ = layer(x, src_mask)），"

@@ -1,4 +1,4 @@
-# expect: The given layers return tuples
+# expect: given layers return tuples
 """Seed 004's loop, x = layer(x, src_mask): its layers return a tensor, these return tuples."""
 
 import copy
