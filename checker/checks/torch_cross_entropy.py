@@ -259,8 +259,16 @@ def ignored_logits_unused(kit):
         changed = logits.clone()
         changed[target == ignore_index] = 50 * torch.randn(changed[target == ignore_index].shape,
                                                            generator=c.generator(salt=5), dtype=logits.dtype)
-        before = kit.user((logits, target, ignore_index, eps))
-        after = kit.user((changed, target, ignore_index, eps))
+        try:
+            before = kit.user((logits, target, ignore_index, eps))
+            after = kit.user((changed, target, ignore_index, eps))
+        except UserError as err:
+            if f"index {ignore_index} is out of bounds" not in err.message:
+                raise
+            raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
+                       t("you index the logits with ignore_index ({ignore_index}), which is no class: replace the "
+                         "ignored targets with a valid class first, target.masked_fill(target == ignore_index, 0), "
+                         "then gather, and leave those positions out of the mean", ignore_index=ignore_index)) from None
         if not isinstance(before, torch.Tensor) or not isinstance(after, torch.Tensor) or before.shape != after.shape:
             return  # the shapes check reports it
         if not matches(after, before):
@@ -314,6 +322,12 @@ def limits(kit):
 
 
 _ZH = register({
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
+    "you index the logits with ignore_index ({ignore_index}), which is no class: replace the ignored targets with a "
+    "valid class first, target.masked_fill(target == ignore_index, 0), then gather, and leave those positions out of "
+    "the mean":
+        "你用 ignore_index（{ignore_index}）去索引 logits，而它不是任何类别：先把被忽略的目标换成一个合法的类别，"
+        "target.masked_fill(target == ignore_index, 0)，再 gather，并且不把这些位置算进平均值",
     "your loss is negative: it is the mean log-probability of the targets; cross-entropy is its negative, "
     "-log p(target), so a perfect prediction costs 0 and a wrong one costs more":
         "你的损失是负数：它是目标的平均对数概率；交叉熵是它的相反数，-log p(target)，完全正确的预测代价为 0，错误的代价更大",
