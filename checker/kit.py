@@ -146,6 +146,11 @@ def crash_diagnosis(err: UserError) -> str | None:
         return t("{where} multiplies a matrix of {a} columns by one of {b} rows: the inner sizes must agree; "
                  "check which axis each holds (a missing transpose, or the wrong weight)", where=where, a=named(a),
                  b=named(b))
+    if m := re.search(r"Sizes of tensors must match except in dimension (-?\d+)\. Expected size (\d+) but got size "
+                      r"(\d+)", text):
+        return t("{where} joins tensors along axis {axis} whose other axes differ (size {a} against {b}): they do not "
+                 "hold the same dimensions in the same order; check the axis you concatenate along and which axis each "
+                 "holds", where=where, axis=m[1], a=named(int(m[2])), b=named(int(m[3])))
     if m := (re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", text)
              or re.search(r"subscript \w+ has size (\d+) .*previously seen size (\d+)", text)):
         a, b = int(m[1]), int(m[2])
@@ -1040,9 +1045,10 @@ def any_leading_axes(base: Case, others) -> object:
                     raise
                 rank = len(kit.inputs(c)[0].shape)
                 raise Fail(t("{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} "
-                             "input: the network acts on the last axis only, and nn.Linear accepts any leading axes, "
-                             "so do not unpack B, T, D = x.shape or reshape to (B * T, D)", label=c.label, error=err,
-                             where=at_line(err), rank=rank), line=user_line(err)) from None
+                             "input", label=c.label, error=err, where=at_line(err), rank=rank),
+                           t("the code assumes exactly three axes (B, T, D = x.shape, or a reshape to (B * T, D)), but "
+                             "the network acts on the last axis only and nn.Linear accepts any leading axes: leave the "
+                             "leading axes as they come"), general=True, line=user_line(err)) from None
 
     return any_rank
 
@@ -1083,8 +1089,10 @@ def dropout_checks(spec) -> list:
             for (name, legend), u, e in zip(spec.OUTPUTS, got, plain):
                 compare(u, e, name, legend, tol=kit.tolerance("float64"))
         except Fail as fail:
-            raise Fail(t("{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}. Use nn.Dropout (or F.dropout(x, p, "
-                         "self.training)): it must do nothing after .eval()", label=c.label, fail=fail)) from None
+            raise Fail(t("{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}", label=c.label, fail=fail),
+                       t("the dropout rate still changes the result after .eval(): a dropout that ignores the mode "
+                         "(F.dropout(x, p) without self.training, or a mask of your own) keeps dropping; use "
+                         "nn.Dropout, or F.dropout(x, p, self.training)")) from None
 
     @check("properties", "dropout acts in training mode: dropout=0.5 in train mode changes the result")
     def dropout_train(kit):
@@ -1092,8 +1100,10 @@ def dropout_checks(spec) -> list:
         plain = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
         trained = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
         if all(matches(u, e, kit.tolerance("float64")) for u, e in zip(trained, plain)):
-            raise Fail(t("{label}: with dropout=0.5 in training mode the result equals the result without dropout; "
-                         "apply self.dropout where the contract says", label=c.label))
+            raise Fail(t("{label}: with dropout=0.5 in training mode the result equals the result without dropout",
+                         label=c.label),
+                       t("the dropout rate has no effect in training mode: nothing the result depends on goes through "
+                         "self.dropout; apply it where the contract says"))
 
     @check("properties", "dropout acts on the attention weights, not on the output")
     def dropout_on_weights(kit):
@@ -1229,6 +1239,10 @@ _ZH = register({
     "(x.new_zeros(...), torch.zeros_like(x))": "结果建在了固定的设备上，而不是输入所在的设备：请用 device=x.device 创建，"
                                                "或者从输入派生（x.new_zeros(...)、torch.zeros_like(x)）",
     "line {line}": "第 {line} 行",
+    "{where} joins tensors along axis {axis} whose other axes differ (size {a} against {b}): they do not hold the same "
+    "dimensions in the same order; check the axis you concatenate along and which axis each holds":
+        "{where}沿第 {axis} 维拼接的张量在其他维度上长度不同（{a} 对 {b}）：它们存放的维度不同或顺序不同；检查拼接所沿的维度，"
+        "以及每个张量的各个轴分别是什么",
     "view() needs the tensor's memory in order, and a transpose or permute before it leaves it out of order: call "
     ".contiguous() before .view(...), or use .reshape(...)": "view() 要求张量在内存里按顺序存放，而它前面的 transpose 或 "
                                                               "permute 打乱了顺序：在 .view(...) 之前调用 .contiguous()，"
@@ -1288,15 +1302,22 @@ _ZH = register({
     "{label}: changing batch item 0 changed the {name} of other items ({fail}); something mixes the batch axis "
     "(a reshape or transpose across B?)": "{label}：改动第 0 个样本改变了其他样本的 {name}（{fail}）；有操作把批次维混在了一起"
                                           "（跨 B 的 reshape 或 transpose？）",
-    "{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} input: the network acts "
-    "on the last axis only, and nn.Linear accepts any leading axes, so do not unpack B, T, D = x.shape or reshape to "
-    "(B * T, D)": "{label}：你的代码在 (B, T, D) 输入上能运行，但在 {rank} 维输入上抛出了 {error}{where}：前馈网络只作用于"
-                  "最后一维，nn.Linear 接受任意前导维度，所以不要写 B, T, D = x.shape，也不要 reshape 成 (B * T, D)",
-    "{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}. Use nn.Dropout (or F.dropout(x, p, self.training)): it "
-    "must do nothing after .eval()": "{label}，eval 模式下 dropout=0.5 与 dropout=0.0 对比：{fail}。请用 nn.Dropout（或 "
-                                     "F.dropout(x, p, self.training)）：调用 .eval() 之后它必须不起作用",
-    "{label}: with dropout=0.5 in training mode the result equals the result without dropout; apply self.dropout "
-    "where the contract says": "{label}：训练模式下 dropout=0.5 的结果和没有 dropout 时一样；请在约定的位置使用 self.dropout",
+    "{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} input":
+        "{label}：你的代码在 (B, T, D) 输入上能运行，但在 {rank} 维输入上抛出了 {error}{where}",
+    "the code assumes exactly three axes (B, T, D = x.shape, or a reshape to (B * T, D)), but the network acts on the "
+    "last axis only and nn.Linear accepts any leading axes: leave the leading axes as they come":
+        "代码假定输入正好有三个维度（B, T, D = x.shape，或 reshape 成 (B * T, D)），但前馈网络只作用于最后一维，nn.Linear "
+        "接受任意前导维度：前导维度保持原样即可",
+    "{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}": "{label}，eval 模式下 dropout=0.5 与 dropout=0.0 对比：{fail}",
+    "the dropout rate still changes the result after .eval(): a dropout that ignores the mode (F.dropout(x, p) "
+    "without self.training, or a mask of your own) keeps dropping; use nn.Dropout, or F.dropout(x, p, self.training)":
+        "调用 .eval() 之后 dropout 比例仍然改变结果：不看模式的 dropout（没传 self.training 的 F.dropout(x, p)，或自己做的"
+        "掩码）会一直丢弃；请用 nn.Dropout，或 F.dropout(x, p, self.training)",
+    "{label}: with dropout=0.5 in training mode the result equals the result without dropout":
+        "{label}：训练模式下 dropout=0.5 的结果和没有 dropout 时一样",
+    "the dropout rate has no effect in training mode: nothing the result depends on goes through self.dropout; apply "
+    "it where the contract says": "训练模式下 dropout 比例不起作用：结果依赖的东西都没有经过 self.dropout；请在约定的位置"
+                                  "使用它",
     "{label}: with dropout=0.5 in training mode {share:.0%} of the output elements are exactly 0: dropout is applied "
     "to the output; the contract applies it to the attention weights, before they multiply V "
     "(self.dropout(weights) @ V)": "{label}：训练模式下 dropout=0.5 时，输出中有 {share:.0%} 的元素恰好为 0：dropout 用在了"
