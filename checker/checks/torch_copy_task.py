@@ -190,6 +190,11 @@ def batch_layout(kit):
             raise Fail(t("{label}: make_copy_batch should return a tuple (src, tgt_inp, tgt_out) of tensors",
                          label=c.label))
         src, tgt_inp, tgt_out = value
+        if src.shape == (c.B, c.T + 1) and (src[:, -1] == c.eos_id).all():
+            raise Fail(t("{label}: src should have shape (B, T) = {want}, got {got}, ending with EOS (eos_id = "
+                         "{eos_id})", label=c.label, want=(c.B, c.T), got=tuple(src.shape), eos_id=c.eos_id),
+                       t("your src ends with EOS too: the source is the tokens alone, (B, T); only tgt_out ends with "
+                         "EOS"))
         if src.shape != (c.B, c.T) or tgt_inp.shape != (c.B, c.T_t) or tgt_out.shape != (c.B, c.T_t):
             continue  # the shapes check says what is wrong
         if src.min() < 3 or src.max() >= c.V:
@@ -416,6 +421,10 @@ _ZH = register({
     "{label}: tgt_out[0] = {tgt} for src[0] = {src}: tgt_out should be the tokens of src followed by EOS "
     "(eos_id = {eos_id})":
         "{label}：src[0] = {src} 时 tgt_out[0] = {tgt}：tgt_out 应该是 src 的词元后面跟着 EOS（eos_id = {eos_id}）",
+    "{label}: src should have shape (B, T) = {want}, got {got}, ending with EOS (eos_id = {eos_id})":
+        "{label}：src 的形状应为 (B, T) = {want}，实际是 {got}，并且以 EOS 结尾（eos_id = {eos_id}）",
+    "your src ends with EOS too: the source is the tokens alone, (B, T); only tgt_out ends with EOS":
+        "你的 src 也以 EOS 结尾：源序列只是那些词元本身，(B, T)；只有 tgt_out 以 EOS 结尾",
     "{label}: two calls with generators seeded alike gave different batches":
         "{label}：用相同种子的 generator 调用两次，得到了不同的批次",
     "your code draws from the global random state: draw the tokens with "
