@@ -411,8 +411,9 @@ def invalid_bytes(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            raise Fail(t("ids {ids}: your decode raised {err}: decode with errors='replace', so that any ids give a "
-                         "str (U+FFFD for bytes that are not UTF-8)", ids=ids, err=err)) from None
+            raise Fail(t("ids {ids}: your decode raised {err}", ids=ids, err=err),
+                       t("decode with errors='replace', so that any ids give a str (U+FFFD for bytes that are not "
+                         "UTF-8)")) from None
 
 
 @check("hygiene", "encode and decode leave the merges they are given unchanged")
@@ -537,9 +538,9 @@ _ZH = register({
     "decode turns bytes that are not UTF-8 into U+FFFD (errors='replace')":
         "decode 把不是 UTF-8 的字节变成 U+FFFD（errors='replace'）",
     "ids {ids}": "id {ids}",
-    "ids {ids}: your decode raised {err}: decode with errors='replace', so that any ids give a str (U+FFFD for bytes "
-    "that are not UTF-8)":
-        "id {ids}：你的 decode 抛出了 {err}：要用 errors='replace' 解码，这样任何 id 都能得到 str（不是 UTF-8 的字节变成 U+FFFD）",
+    "ids {ids}: your decode raised {err}": "id {ids}：你的 decode 抛出了 {err}",
+    "decode with errors='replace', so that any ids give a str (U+FFFD for bytes that are not UTF-8)":
+        "要用 errors='replace' 解码，这样任何 id 都能得到 str（不是 UTF-8 的字节变成 U+FFFD）",
     "encode and decode leave the merges they are given unchanged": "encode 和 decode 不改动传入的合并规则",
     "{target} changed the merges it was given: the caller's tokenizer must stay as it was (build your own dict of "
     "ranks or vocabulary instead)":

@@ -214,9 +214,10 @@ def causal_past(kit):
     for pos in range(c.T_q):
         if torch.allclose(after[:, :, pos], before[:, :, pos], rtol=1e-12, atol=1e-12, equal_nan=True):
             raise Fail(t("{label}: changing the key and value at position 0 left the output at position {pos} "
-                         "unchanged: with causal=True query i sees every key 0..i. S_i and z_i are prefix sums over "
-                         "the positions, torch.cumsum(..., dim=2) on (B, H, T, ...), not over a feature axis",
-                         label=c.label, pos=pos), kit.name_mistake((q, k, v, True), before))
+                         "unchanged: with causal=True query i sees every key 0..i", label=c.label, pos=pos),
+                       kit.name_mistake((q, k, v, True), before)
+                       or t("S_i and z_i are prefix sums over the positions, torch.cumsum(..., dim=2) on (B, H, T, "
+                            "...), not over a feature axis"))
 
 
 @check("properties", "causal: the first t positions alone give the first t outputs (the RNN view)")
@@ -255,10 +256,10 @@ def memory(kit):
         if reply["square"]:
             op, shape = reply["square"]
             raise Fail(t("{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and "
-                         "one of T_k = {T_k}: a matrix of query-key weights, which is what linear attention avoids. "
-                         "Sum over the keys first, S = phi(K)ᵀ V (d_k, d_v) and z = sum of phi(K), then "
-                         "phi(Q) S / (phi(Q) · z); causal: prefix sums of phi(k_j)ᵀ v_j", label=c.label,
-                         shape=tuple(shape), op=op, T_q=c.T_q, T_k=c.T_k))
+                         "one of T_k = {T_k}: a matrix of query-key weights, which is what linear attention avoids",
+                         label=c.label, shape=tuple(shape), op=op, T_q=c.T_q, T_k=c.T_k),
+                       t("sum over the keys first, S = phi(K)ᵀ V (d_k, d_v) and z = sum of phi(K), then "
+                         "phi(Q) S / (phi(Q) · z); causal: prefix sums of phi(k_j)ᵀ v_j"))
         if reply["largest"] > bound(c):
             raise Fail(t("{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more "
                          "than the bound B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T",
@@ -292,10 +293,11 @@ _ZH = register({
     "causal: query i uses every key up to i (the prefix sums run over the positions)":
         "因果：查询 i 用到直到 i 的每一个键（前缀和沿位置方向累加）",
     "{label}: changing the key and value at position 0 left the output at position {pos} unchanged: with causal=True "
-    "query i sees every key 0..i. S_i and z_i are prefix sums over the positions, torch.cumsum(..., dim=2) on (B, H, "
-    "T, ...), not over a feature axis":
-        "{label}：改动位置 0 的键和值，位置 {pos} 的输出却没有变：causal=True 时查询 i 能看到键 0..i。S_i 和 z_i 是沿"
-        "位置方向的前缀和，即对 (B, H, T, ...) 做 torch.cumsum(..., dim=2)，而不是沿特征维累加",
+    "query i sees every key 0..i":
+        "{label}：改动位置 0 的键和值，位置 {pos} 的输出却没有变：causal=True 时查询 i 能看到键 0..i",
+    "S_i and z_i are prefix sums over the positions, torch.cumsum(..., dim=2) on (B, H, T, ...), not over a feature "
+    "axis":
+        "S_i 和 z_i 是沿位置方向的前缀和，即对 (B, H, T, ...) 做 torch.cumsum(..., dim=2)，而不是沿特征维累加",
     "{label}, linear_attention(q, k, v): out against linear_attention(q, k, v, False)":
         "{label}，linear_attention(q, k, v) 的 out 与 linear_attention(q, k, v, False) 的对比",
     "memory: no tensor larger than B·H·max(T_q, T_k)·d_k·d_v elements, no (T_q, T_k) matrix":
@@ -360,11 +362,12 @@ _ZH = register({
     "{label}: your code ran the fused attention kernel {kernel}: that is softmax attention, quadratic in T":
         "{label}：你的代码调用了融合注意力内核 {kernel}：那是 softmax 注意力，对 T 是二次的",
     "{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and one of T_k = {T_k}: a "
-    "matrix of query-key weights, which is what linear attention avoids. Sum over the keys first, S = phi(K)ᵀ V "
-    "(d_k, d_v) and z = sum of phi(K), then phi(Q) S / (phi(Q) · z); causal: prefix sums of phi(k_j)ᵀ v_j":
+    "matrix of query-key weights, which is what linear attention avoids":
         "{label}：你的代码构造了形状为 {shape} 的张量（{op}），它有一个长 T_q = {T_q} 的轴和一个长 T_k = {T_k} 的轴："
-        "这是查询-键权重矩阵，正是线性注意力要避免的。先对键求和，S = phi(K)ᵀ V (d_k, d_v)、z = phi(K) 之和，"
-        "再算 phi(Q) S / (phi(Q) · z)；因果时用 phi(k_j)ᵀ v_j 的前缀和",
+        "这是查询-键权重矩阵，正是线性注意力要避免的",
+    "sum over the keys first, S = phi(K)ᵀ V (d_k, d_v) and z = sum of phi(K), then phi(Q) S / (phi(Q) · z); causal: "
+    "prefix sums of phi(k_j)ᵀ v_j":
+        "先对键求和，S = phi(K)ᵀ V (d_k, d_v)、z = phi(K) 之和，再算 phi(Q) S / (phi(Q) · z)；因果时用 phi(k_j)ᵀ v_j 的前缀和",
     "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
     "B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T":
         "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回形状 {shape}），超过了上限 "

@@ -329,9 +329,9 @@ def prompt_unchanged(kit):
     c = CASES[0]
     _, reply = _run(kit, c)
     if reply["prompt_after"] != make_prompt(c):
-        raise Fail(t("{label}: the prompt list was {before} and is {after} after your call: copy it (seq = "
-                     "list(prompt)) before appending tokens", label=c.label, before=make_prompt(c),
-                     after=reply["prompt_after"]))
+        raise Fail(t("{label}: the prompt list was {before} and is {after} after your call", label=c.label,
+                     before=make_prompt(c), after=reply["prompt_after"]),
+                   t("your code appends to the caller's list: copy it (seq = list(prompt)) before appending tokens"))
 
 
 _ZH = register({
@@ -435,7 +435,8 @@ _ZH = register({
         "{label}：第 {i} 轮草稿模型收到的输入长度是 {lengths}：第 j 个提议要基于前缀加之前的 j - 1 个草稿，"
         "所以长度每次加一",
     "leaves the caller's prompt list unchanged": "不改动调用方传入的 prompt 列表",
-    "{label}: the prompt list was {before} and is {after} after your call: copy it (seq = list(prompt)) before "
-    "appending tokens":
-        "{label}：prompt 列表原来是 {before}，调用之后变成了 {after}：追加 token 之前要先复制（seq = list(prompt)）",
+    "{label}: the prompt list was {before} and is {after} after your call":
+        "{label}：prompt 列表原来是 {before}，调用之后变成了 {after}",
+    "your code appends to the caller's list: copy it (seq = list(prompt)) before appending tokens":
+        "你的代码在调用方的列表上追加：追加 token 之前要先复制（seq = list(prompt)）",
 })

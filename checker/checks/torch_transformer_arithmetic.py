@@ -315,7 +315,9 @@ def _verify(kit, name, calls, expected, *, against):
             tip = t(" (use // for d_k = d_model // num_heads, and keep every factor an int)") \
                 if isinstance(value, float) else ""
             raise Fail(t("{call} should return a Python int, got {got}{tip}: counts are exact whole numbers",
-                         call=_show(name, args), got=describe(value), tip=tip))
+                         call=_show(name, args), got=describe(value), tip=tip),
+                       t("your count is a float: / (true division) or a float factor gives one even when the value is "
+                         "whole; use // and keep every factor an int") if isinstance(value, float) else None)
     for args, value, want in zip(calls, got, expected):
         if value != want:
             found = kit.name_mistake((), got, _MISTAKES[name], run=lambda m: [m.impl(*a) for a in calls],
@@ -418,6 +420,9 @@ def large_scale(kit):
 
 
 _ZH = register({
+    "your count is a float: / (true division) or a float factor gives one even when the value is whole; use // and "
+    "keep every factor an int":
+        "你的计数是 float：/（真除法）或某个 float 因子即使结果是整数也会得到 float；要用 //，并让每个因子都保持 int",
     "seven functions: mha_params, encoder_layer_params, decoder_layer_params, transformer_params, attention_flops, "
     "ffn_flops, kv_cache_bytes":
         "七个函数：mha_params、encoder_layer_params、decoder_layer_params、transformer_params、attention_flops、"
