@@ -398,8 +398,10 @@ def stops_early(kit):
     except UserError as err:
         if err.not_implemented:
             raise
-        raise Fail(t("corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left: stop when "
-                     "the counts are empty (after 2 merges here)", text=repr(text), n=n, err=err)) from None
+        raise Fail(t("corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left",
+                     text=repr(text), n=n, err=err),
+                   t("your loop runs num_merges times even when nothing is left to merge: stop when the counts are "
+                     "empty (after 2 merges here)")) from None
 
 
 @check("properties", "decode turns bytes that are not UTF-8 into U+FFFD (errors='replace')")
@@ -532,9 +534,11 @@ _ZH = register({
         "用你在{name}语料上学到的合并规则：decode(encode({text})) = {back}：编码再解码必须原样还原文本",
     "train_bpe stops once every chunk is a single token, and not before":
         "train_bpe 在每个块都只剩一个 token 时停止，不会更早",
-    "corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left: stop when the counts are empty "
-    "(after 2 merges here)":
-        "语料 {text}，num_merges={n}：没有字节对可合并时你的 train_bpe 抛出了 {err}：计数为空时就要停止（这里是 2 次合并之后）",
+    "corpus {text}, num_merges={n}: your train_bpe raised {err} once no pair was left":
+        "语料 {text}，num_merges={n}：没有字节对可合并时你的 train_bpe 抛出了 {err}",
+    "your loop runs num_merges times even when nothing is left to merge: stop when the counts are empty (after 2 "
+    "merges here)":
+        "即使已经没有可合并的字节对，你的循环仍然跑满 num_merges 次：计数为空时就要停止（这里是 2 次合并之后）",
     "decode turns bytes that are not UTF-8 into U+FFFD (errors='replace')":
         "decode 把不是 UTF-8 的字节变成 U+FFFD（errors='replace'）",
     "ids {ids}": "id {ids}",
