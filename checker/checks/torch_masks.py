@@ -169,6 +169,9 @@ _CROSS_MISTAKES = [
     Mistake("causal part", lambda s, t, p=0: _cross_full(s, t, p) & torch.ones(t.size(1), s.size(1), dtype=torch.bool).tril(),
             "your cross mask has a causal part: a decoder position may look at EVERY source position; "
             "hide only the source PAD"),
+    Mistake("T_t on the head axis", lambda s, t, p=0: _cross_full(s, t, p).transpose(1, 2),
+            "your mask has shape (B, T_t, 1, T_s): the target queries went to the head axis (axis 1); keep the head "
+            "axis at size 1 and put T_t on axis 2, (B, 1, T_t, T_s)"),
     Mistake("(B, T_t, T_s)", lambda s, t, p=0: _cross_full(s, t, p)[:, 0],
             "your mask has shape (B, T_t, T_s), like seed 004's masks (its attention adds the head axis): "
             "add it here, (B, 1, T_t, T_s)"),
@@ -398,6 +401,10 @@ _ZH = register({
         "你的掩码把源端放在了查询维度上，(B, 1, T_s, T_t)：查询来自目标端，键来自源端：(B, 1, T_t, T_s)",
     "your cross mask has a causal part: a decoder position may look at EVERY source position; hide only the source PAD":
         "你的交叉注意力掩码带有因果部分：解码器的每个位置都可以看“所有”源端位置；只需遮挡源端的 PAD",
+    "your mask has shape (B, T_t, 1, T_s): the target queries went to the head axis (axis 1); keep the head axis at "
+    "size 1 and put T_t on axis 2, (B, 1, T_t, T_s)":
+        "你的掩码形状是 (B, T_t, 1, T_s)：目标端的查询跑到了头的维度上（axis 1）；头的维度要保持大小为 1，T_t 放在 "
+        "axis 2 上，(B, 1, T_t, T_s)",
     "your mask has shape (B, T_t, T_s), like seed 004's masks (its attention adds the head axis): add it here, "
     "(B, 1, T_t, T_s)":
         "你的掩码形状是 (B, T_t, T_s)，和 seed 004 的掩码一样（它的注意力自己加上头维度）：要在这里加上，(B, 1, T_t, T_s)",
