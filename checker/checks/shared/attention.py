@@ -117,8 +117,9 @@ def large_scores_stay_finite(kit, c, args, pair, scaled: str) -> None:
     """
     out, weights = pair(kit.user(args, case=c), c)
     if not (np.isfinite(out).all() and np.isfinite(weights).all()):
-        raise Fail(t("{label}, {scaled}: your result has NaN or inf: exp of a score above 709 overflows; subtract "
-                     "each row's max before np.exp (the numpy/softmax kata)", label=c.label, scaled=t(scaled)))
+        raise Fail(t("{label}, {scaled}: your result has NaN or inf", label=c.label, scaled=t(scaled)),
+                   t("exp of a score above 709 overflows: subtract each row's max before np.exp (the numpy/softmax "
+                     "kata)"))
     for name, got, want in zip(NAMES, (out, weights), kit.reference(args, case=c)):
         try:
             compare(got, want, name)
@@ -208,9 +209,9 @@ _ZH = register({
     "the zeroed weights (attn @ V), so the attention gives 0. {why}":
         "{label}：{where}看不到任何键，权重是 0，但输出不等于 W_o 的偏置：要用清零后的权重计算输出（attn @ V），这样注意力"
         "部分给出 0。{why}",
-    "{label}, {scaled}: your result has NaN or inf: exp of a score above 709 overflows; subtract each row's max before "
-    "np.exp (the numpy/softmax kata)": "{label}，{scaled}：你的结果里有 NaN 或 inf：分数超过 709 时 exp 会溢出；在 np.exp "
-                                       "之前先减去每行的最大值（见 numpy/softmax 练习）",
+    "{label}, {scaled}: your result has NaN or inf": "{label}，{scaled}：你的结果里有 NaN 或 inf",
+    "exp of a score above 709 overflows: subtract each row's max before np.exp (the numpy/softmax kata)":
+        "分数超过 709 时 exp 会溢出：在 np.exp 之前先减去每行的最大值（见 numpy/softmax 练习）",
     "{label}, {scaled}: {fail}": "{label}，{scaled}：{fail}",
     "q and k times 30": "q 和 k 乘以 30",
     "Wq and Wk times 30": "Wq 和 Wk 乘以 30",
