@@ -166,10 +166,17 @@ def structure(kit):
                          forward=["X", "pad_mask"], init=init(CASES[0]))
         expect_structure(kit, TARGET, module=True, init=init(CASES[2]))  # D=10, H=5: nothing hard-coded
     except Fail as fail:
-        text = str(fail)
+        text, diagnosis = fail.message, fail.diagnosis
         if "up_proj" in text or "down_proj" in text:
-            text += t(". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)")
-        raise Fail(text) from None
+            params = kit.inspect(TARGET, init(CASES[0]))["parameters"] if kit.inspect(TARGET)["is_module"] else {}
+            D = CASES[0].D
+            if params.get("up_proj.weight", [4 * D, D]) != [4 * D, D] \
+                    or params.get("down_proj.weight", [D, 4 * D]) != [D, 4 * D]:
+                diagnosis = t("your FFN has the wrong width: it widens 4x (seed 001), up_proj = "
+                              "nn.Linear(hidden_dim, 4 * hidden_dim) and down_proj back to hidden_dim")
+            else:
+                text += t(". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)")
+        raise Fail(text, diagnosis) from None
 
 
 @check("masking", "without padding, position i uses no position after i")
@@ -351,6 +358,10 @@ _ZH = register({
     ".view(B, T, H, head_dim).transpose(1, 2)":
         "你直接用 .view(B, H, T, head_dim) 拆分头，这是把序列切成了几段：请用 .view(B, T, H, head_dim).transpose(1, 2)",
     # messages
+    "your FFN has the wrong width: it widens 4x (seed 001), up_proj = nn.Linear(hidden_dim, 4 * hidden_dim) and "
+    "down_proj back to hidden_dim":
+        "你的前馈网络宽度不对：它要放大 4 倍（seed 001），up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)，"
+        "down_proj 再变回 hidden_dim",
     ". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)":
         "。前馈网络扩宽 4 倍（seed 001）：up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)",
     " Apply the causal mask torch.ones(T, T).tril() (True = may attend).":
