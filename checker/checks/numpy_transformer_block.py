@@ -234,10 +234,11 @@ def weight_layout(kit):
     for name, shape in want.items():
         have = got["attributes"][name]
         if have is None:
-            raise Fail(t("TransformerBlock(**{init}) has no block.{name}: build self.attention = "
-                         "MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), self.ff = "
-                         "FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the checker sets the weights "
-                         "under these names", init=init(c), name=name))
+            raise Fail(t("TransformerBlock(**{init}) has no block.{name}", init=init(c), name=name),
+                       t("a part of the block is missing or named otherwise than in the contract: build "
+                         "self.attention = MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), "
+                         "self.ff = FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the checker sets the "
+                         "weights under these names"))
         if have != list(shape):
             raise Fail(t("TransformerBlock(**{init}): block.{name} should be an array of shape {want}, got {got}",
                          init=init(c), name=name, want=shape, got=tuple(have) if isinstance(have, list) else have))
@@ -468,12 +469,13 @@ _ZH = register({
     "'{target}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) and "
     "forward(self, x, mask=None)": "'{target}' 应该是一个类（seed 002 的写法），带 __init__(self, d_model, num_heads, d_ff) "
                                    "和 forward(self, x, mask=None)",
-    "TransformerBlock(**{init}) has no block.{name}: build self.attention = MultiHeadAttention(d_model, num_heads), "
-    "self.norm1 = LayerNorm(d_model), self.ff = FeedForward(d_model, d_ff), self.norm2 = LayerNorm(d_model); the "
-    "checker sets the weights under these names": "TransformerBlock(**{init}) 没有 block.{name}：请构造 self.attention = "
-                                                  "MultiHeadAttention(d_model, num_heads)、self.norm1 = LayerNorm(d_model)、"
-                                                  "self.ff = FeedForward(d_model, d_ff)、self.norm2 = LayerNorm(d_model)；"
-                                                  "检查器按这些名字设置权重",
+    "TransformerBlock(**{init}) has no block.{name}": "TransformerBlock(**{init}) 没有 block.{name}",
+    "a part of the block is missing or named otherwise than in the contract: build self.attention = "
+    "MultiHeadAttention(d_model, num_heads), self.norm1 = LayerNorm(d_model), self.ff = FeedForward(d_model, d_ff), "
+    "self.norm2 = LayerNorm(d_model); the checker sets the weights under these names":
+        "块的某个部分缺失，或者名字和约定不同：请构造 self.attention = MultiHeadAttention(d_model, num_heads)、"
+        "self.norm1 = LayerNorm(d_model)、self.ff = FeedForward(d_model, d_ff)、self.norm2 = LayerNorm(d_model)；"
+        "检查器按这些名字设置权重",
     "TransformerBlock(**{init}): block.{name} should be an array of shape {want}, got {got}":
         "TransformerBlock(**{init})：block.{name} 应该是形状为 {want} 的数组，实际是 {got}",
     "TransformerBlock.forward should take (x, mask=None), but takes ({params})":
