@@ -126,16 +126,22 @@ def structure(kit):
                          forward=["x", "src_mask"], init=init(CASES[0]))
         expect_structure(kit, TARGET, module=True, init=init(CASES[2]))  # d_ff < d_model: nothing hard-coded
     except Fail as fail:
-        text = str(fail)
+        text, diagnosis = fail.message, fail.diagnosis
         if "norm1.ln.weight" in text or "norm2.ln.weight" in text:
-            text += t(". Seed 003 wraps the LayerNorm in ResidualLayerNorm (weights at norm1.ln.weight); here norm1 "
-                      "and norm2 ARE the nn.LayerNorm(d_model) modules: self.norm1 = nn.LayerNorm(d_model), and the "
-                      "layer adds the residual itself, x = self.norm1(x + self.dropout(sa_out))")
+            diagnosis = t("your norms are seed 003's ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and "
+                          "norm2 ARE the nn.LayerNorm(d_model) modules: self.norm1 = nn.LayerNorm(d_model), and the "
+                          "layer adds the residual itself, x = self.norm1(x + self.dropout(sa_out))")
         elif any(f"{words} {norm}" in text for words in ("no parameter", "没有参数") for norm in ("norm1", "norm2")):
             # the kit's message names the missing parameters, in either language
-            text += t(". norm1 and norm2 are two separate nn.LayerNorm(d_model), each with its own γ and β "
-                      "(self.norm2 = self.norm1 makes them one)")
-        raise Fail(text) from None
+            params = kit.inspect(TARGET, init(CASES[0]))["parameters"]
+            if "norm1.weight" in params and not any(n.startswith("norm2.") for n in params):
+                diagnosis = t("your layer has norm1 but no norm2 with weights of its own (norm2 is missing, or "
+                              "self.norm2 = self.norm1 makes the two one module): make two separate "
+                              "nn.LayerNorm(d_model), each with its own γ and β")
+            else:
+                text += t(". norm1 and norm2 are two separate nn.LayerNorm(d_model), each with its own γ and β "
+                          "(self.norm2 = self.norm1 makes them one)")
+        raise Fail(text, diagnosis) from None
 
 
 def _pair(value, c):
@@ -300,12 +306,16 @@ _ZH = register({
     "your layer runs the FFN before the attention: the encoder layer is self-attention first, then the FFN":
         "你的层先算前馈网络再算注意力：编码器层是先自注意力，再前馈网络",
     # messages
-    ". Seed 003 wraps the LayerNorm in ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and norm2 ARE the "
+    "your norms are seed 003's ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and norm2 ARE the "
     "nn.LayerNorm(d_model) modules: self.norm1 = nn.LayerNorm(d_model), and the layer adds the residual itself, "
     "x = self.norm1(x + self.dropout(sa_out))":
-        "。seed 003 把 LayerNorm 包在 ResidualLayerNorm 里（权重在 norm1.ln.weight）；本题的 norm1 和 norm2 本身就是 "
+        "你的归一化是 seed 003 的 ResidualLayerNorm（权重在 norm1.ln.weight）；本题的 norm1 和 norm2 本身就是 "
         "nn.LayerNorm(d_model) 模块：self.norm1 = nn.LayerNorm(d_model)，残差由层自己加，"
         "x = self.norm1(x + self.dropout(sa_out))",
+    "your layer has norm1 but no norm2 with weights of its own (norm2 is missing, or self.norm2 = self.norm1 makes "
+    "the two one module): make two separate nn.LayerNorm(d_model), each with its own γ and β":
+        "你的层有 norm1，却没有自带权重的 norm2（缺少 norm2，或者 self.norm2 = self.norm1 让两者成了同一个模块）："
+        "要建两个独立的 nn.LayerNorm(d_model)，各有各的 γ 和 β",
     ". norm1 and norm2 are two separate nn.LayerNorm(d_model), each with its own γ and β (self.norm2 = self.norm1 "
     "makes them one)":
         "。norm1 和 norm2 是两个独立的 nn.LayerNorm(d_model)，各有各的 γ 和 β（self.norm2 = self.norm1 会让它们变成同一个）",
