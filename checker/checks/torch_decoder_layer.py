@@ -169,12 +169,17 @@ def structure(kit):
                          forward=["y", "memory", "tgt_mask", "memory_mask"], init=init(CASES[0]))
         expect_structure(kit, TARGET, module=True, init=init(CASES[1]))  # D=10, H=2: nothing hard-coded
     except Fail as fail:
-        text = str(fail)
-        if "has no parameter" in text or "没有参数" in text:  # the kit's message, in either language
+        text, diagnosis = fail.message, fail.diagnosis
+        missing = "has no parameter" in text or "没有参数" in text  # the kit's message, in either language
+        params = kit.inspect(TARGET, init(CASES[0]))["parameters"] if missing else {}  # it built the module
+        if any(n.startswith(("src_attn.", "feed_forward.")) for n in params):
+            diagnosis = t("your submodules carry seed 004's names (src_attn, feed_forward): here they are cross_attn "
+                          "and ffn, the names the checker loads the weights into")
+        if missing:
             text += t(". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second "
                       "src_attn), ffn (the given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 "
                       "(nn.LayerNorm itself; seed 003 wraps it in ResidualLayerNorm)")
-        raise Fail(text) from None
+        raise Fail(text, diagnosis) from None
 
 
 @check("shapes", "forward returns the flat tuple (y, self_weights, cross_weights)")
@@ -403,6 +408,9 @@ _ZH = register({
     "you use norm1 after every sublayer: each sublayer has its own LayerNorm, norm1, norm2, norm3":
         "你在每个子层之后都用了 norm1：每个子层有自己的 LayerNorm，norm1、norm2、norm3",
     # messages
+    "your submodules carry seed 004's names (src_attn, feed_forward): here they are cross_attn and ffn, the names the "
+    "checker loads the weights into":
+        "你的子模块用的是 seed 004 的名字（src_attn、feed_forward）：本题叫 cross_attn 和 ffn，检查器按这些名字加载权重",
     ". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second src_attn), ffn (the "
     "given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 (nn.LayerNorm itself; seed 003 wraps it in "
     "ResidualLayerNorm)":
