@@ -215,10 +215,11 @@ def structure(kit):
             raise
     for name in ("running_mean", "running_var"):
         if buffers.get(name) != [6]:
-            raise Fail(t("BatchNorm(6) has no buffer {name} of shape (6,); it has {names}. Register the running "
-                         "statistics with self.register_buffer(\"{name}\", ...): a buffer is saved in state_dict and "
-                         "moves with .to(), but is not a parameter (the optimiser must not train it)", name=name,
-                         names=", ".join(f"{n} {tuple(s)}" for n, s in buffers.items()) or t("none")))
+            raise Fail(t("BatchNorm(6) has no buffer {name} of shape (6,); it has {names}", name=name,
+                         names=", ".join(f"{n} {tuple(s)}" for n, s in buffers.items()) or t("none")),
+                       t("register the running statistics with self.register_buffer(\"{name}\", ...): a buffer is "
+                         "saved in state_dict and moves with .to(), but is not a parameter (the optimiser must not "
+                         "train it)", name=name))
 
 
 @check("structure", "a fresh BatchNorm starts with weight 1, bias 0, running_mean 0, running_var 1")
@@ -364,11 +365,12 @@ _ZH = register({
     "evaluation output (running statistics)": "评估模式的输出（用滑动统计量）",
     "running_mean after the evaluation forward": "评估模式前向传播之后的 running_mean",
     "running_var after the evaluation forward": "评估模式前向传播之后的 running_var",
-    "BatchNorm(6) has no buffer {name} of shape (6,); it has {names}. Register the running statistics with "
-    "self.register_buffer(\"{name}\", ...): a buffer is saved in state_dict and moves with .to(), but is not a "
-    "parameter (the optimiser must not train it)":
-        "BatchNorm(6) 没有形状为 (6,) 的缓冲区 {name}；它有的是 {names}。要用 self.register_buffer(\"{name}\", ...) 注册"
-        "滑动统计量：缓冲区会保存在 state_dict 里、随 .to() 移动，但它不是参数（优化器不能训练它）",
+    "BatchNorm(6) has no buffer {name} of shape (6,); it has {names}":
+        "BatchNorm(6) 没有形状为 (6,) 的缓冲区 {name}；它有的是 {names}",
+    "register the running statistics with self.register_buffer(\"{name}\", ...): a buffer is saved in state_dict and "
+    "moves with .to(), but is not a parameter (the optimiser must not train it)":
+        "要用 self.register_buffer(\"{name}\", ...) 注册滑动统计量：缓冲区会保存在 state_dict 里、随 .to() 移动，"
+        "但它不是参数（优化器不能训练它）",
     "a fresh BatchNorm(6) has {name} = {got}; it should start at {value:g} everywhere, as nn.BatchNorm1d's does":
         "新建的 BatchNorm(6) 的 {name} = {got}；它应该全部初始化为 {value:g}，和 nn.BatchNorm1d 一样",
     "{label}: running_mean or running_var requires grad after a training step":
