@@ -182,6 +182,14 @@ def fresh_equals_base(kit):
                    t("with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) and the "
                      "adapter never learns. A starts at random (nn.init.kaiming_uniform_(self.lora_A, "
                      "a=math.sqrt(5))), only B at zero"))
+    again = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED)["A"]
+    other = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED + 1)["A"]
+    if not bool(torch.isfinite(A).all()) or not torch.equal(A, again) or torch.equal(A, other):
+        raise Fail(t("a fresh lora_A is not drawn from torch's random generator: the same seed should give the same A "
+                     "and another seed another A"),
+                   t("lora_A is left uninitialised (torch.empty, or nn.Parameter(torch.Tensor(r, D_in)) without an "
+                     "init): it holds whatever memory held before. A starts at random: nn.init.kaiming_uniform_(self.lora_A, "
+                     "a=math.sqrt(5))"))
 
 
 @check("structure", "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)", followup=True)
@@ -313,6 +321,12 @@ _ZH = register({
         "LoRALinear 是一个 nn.Module，包含 base、lora_A (r, D_in) 和 lora_B (D_out, r)",
     "a fresh wrapper equals its base layer: B starts at zero, A at random":
         "新建的包装层与原始层输出相同：B 初始化为零，A 随机初始化",
+    "a fresh lora_A is not drawn from torch's random generator: the same seed should give the same A and another "
+    "seed another A": "新建的 lora_A 不是用 torch 的随机数生成器抽的：同一个种子应该得到同一个 A，换一个种子应该得到另一个 A",
+    "lora_A is left uninitialised (torch.empty, or nn.Parameter(torch.Tensor(r, D_in)) without an init): it holds "
+    "whatever memory held before. A starts at random: nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))":
+        "lora_A 没有初始化（torch.empty，或 nn.Parameter(torch.Tensor(r, D_in)) 之后没有 init）：里面是内存里原来的"
+        "任意值。A 要随机初始化：nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))",
     "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)":
         "lora_A 按 PEFT 的 kaiming_uniform_(a=√5) 初始化：U(-1/√D_in, 1/√D_in)",
     "only lora_A and lora_B train: base.weight and base.bias are frozen":
