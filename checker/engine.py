@@ -12,12 +12,14 @@ import numpy as np
 import torch
 
 from checker import kit as kitmod
+from checker import processes
 from checker.checks import rules
 from checker.catalogue import Kata
 from checker.lang import register, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
+from checker.sandbox import warm as sandbox_warm
 
 # Parent and child stay single-threaded: forking after OpenMP has started threads can hang the
 # child, and one thread each makes the user's time and the reference's time comparable.
@@ -30,10 +32,10 @@ def warm_up() -> None:
     """Import in this process what the first check would otherwise import in every forked child.
 
     The device check runs the user's code on the meta device, whose first use imports torch's
-    meta kernels (about 1 s). A long-lived process (watch, drill) calls this once at start.
+    meta kernels (about 1 s). A long-lived process (watch, drill) calls this once at start; a single
+    check of a kata with the device check calls it before forking its child (see _run).
     """
-    probe = torch.ones(2, 3, device="meta")
-    (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
+    sandbox_warm()
 
 
 def load_solution(kata: Kata):
@@ -79,6 +81,10 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
     checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
     # Read once: the user may save (or delete) the file while the check runs.
     checks += forbidden_checks(kata, path.read_text(encoding="utf-8", errors="replace"))
+    if opts.DEVICE and processes.start_method() == "fork":
+        # The child forked next inherits torch's meta kernels: imported here they cost about 0.9 s,
+        # imported by the child on its first meta call about twice that. Once per process.
+        warm_up()
     with Sandbox(path, timeout, memory_gb) as sandbox:
         try:
             if kata.forbidden:
