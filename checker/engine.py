@@ -145,7 +145,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             uses = "; ".join(t("line {line}: uses {name}", line=line, name=name) for line, name in found)
             raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
-                                listed=listed), _OFF_LIMITS(), general=True, line=found[0][0])
+                                listed=listed), _off_limits(), general=True, line=found[0][0])
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
@@ -153,14 +153,14 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             calls = "; ".join(t("line {line}: called {name}", line=line, name=name) for line, name in found)
             raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls),
-                              _OFF_LIMITS(), general=True, line=found[0][0])
+                              _off_limits(), general=True, line=found[0][0])
 
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True
     return [in_source, at_run_time]
 
 
-def _OFF_LIMITS() -> str:  # a function: the sentence is spoken in the language of the run
+def _off_limits() -> str:  # a function: the sentence is spoken in the language of the run
     return t("the code hands the part this kata asks you to write to a library routine: write that computation "
              "out yourself")
 
@@ -264,19 +264,16 @@ class Replay:
             value = None
         outputs = self._split(value)
         self.expected = outputs if all(_comparable(v) for v in outputs) else None
-        self.parameters = list(inspect.signature(reference.forward if self.init is not None else reference)
-                               .parameters)
-        self.parameters = [p for p in self.parameters if p != "self"][:len(self.inputs)]
+        called = reference.forward if self.init is not None else reference
+        self.parameters = [p for p in inspect.signature(called).parameters if p != "self"][:len(self.inputs)]
 
     @staticmethod
     def assign(obj, weights: dict):
         """Set each weight by attribute path ("attention.W_q" -> obj.attention.W_q), as the checks do."""
+        from checker.checks.child.numpy_classes import set_path
+
         for path, value in weights.items():
-            *owners, name = path.split(".")
-            owner = obj
-            for part in owners:
-                owner = getattr(owner, part)
-            setattr(owner, name, value.copy())
+            set_path(obj, path, value.copy())
         return obj
 
     def _split(self, value) -> tuple:
@@ -292,7 +289,7 @@ class Replay:
         same = True
         for name, actual, expected in zip(self.names, self._split(got), self.expected):
             if isinstance(expected, list | tuple | str) or expected is None:  # plain data: exactly equal
-                same = same and _same_data(name, actual, expected)
+                same = _same_data(name, actual, expected) and same  # each output says its own verdict
                 continue
             if not isinstance(expected, torch.Tensor | np.ndarray):  # a number
                 actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)

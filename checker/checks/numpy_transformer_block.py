@@ -123,7 +123,7 @@ def reference_block(kit, c, dtype="float64", x=None, mask="case", *, impl=None):
         return impl(weights(c, dtype), c.H, x, mask)
     block = kit.solution.TransformerBlock(**init(c))
     for name, value in weights(c, dtype).items():
-        numpy_classes._set(block, name, value.copy())
+        numpy_classes.set_path(block, name, value.copy())
     return block.forward(x, mask)
 
 
@@ -365,7 +365,7 @@ def large_scores(kit):
     got = reply.get("output")
     block = kit.solution.TransformerBlock(**init(c))
     for name, value in big.items():
-        numpy_classes._set(block, name, value.copy())
+        numpy_classes.set_path(block, name, value.copy())
     want = block.forward(x, mask)
     if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
         raise Fail(t("{label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the thousands "

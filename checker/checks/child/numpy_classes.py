@@ -23,7 +23,8 @@ def _get(obj, path: str):
     return obj
 
 
-def _set(obj, path: str, value) -> None:
+def set_path(obj, path: str, value) -> None:
+    """obj.<path> = value, for a dotted attribute path ("attention.W_q")."""
     *owners, name = path.split(".")
     for part in owners:
         obj = getattr(obj, part)
@@ -62,7 +63,7 @@ def build_and_call(user, target: str, init: dict, weights: dict, args: tuple, me
     if missing:
         return {"missing": missing}
     for name, value in weights.items():
-        _set(obj, name, value.copy())
+        set_path(obj, name, value.copy())
     callee = _get(obj, part) if part else obj
     output = getattr(callee, method)(*args)
     return {"output": output, "args_after": list(args)}

@@ -123,7 +123,7 @@ def record_numpy(user, target: str, parts: tuple, args: tuple, init: dict | None
     """Call target(*args) (a function), or target(**init) with weights set by attribute path and then its
     forward(*args) (a class), with the named given parts recorded: module functions by name, or the
     forward of the named attributes. Returns {"calls": [...], "missing": [names]}, as recorded_forward."""
-    from checker.checks.child.numpy_classes import _MISSING, _get, _set
+    from checker.checks.child.numpy_classes import _MISSING, _get, set_path
 
     calls, missing = [], []
     source = getattr(user, "__file__", None)
@@ -131,7 +131,7 @@ def record_numpy(user, target: str, parts: tuple, args: tuple, init: dict | None
     if isinstance(fn, type):
         obj = fn(**(init or {}))
         for path, value in (weights or {}).items():
-            _set(obj, path, value.copy())
+            set_path(obj, path, value.copy())
         for name in parts:
             owner = _get(obj, name)
             if owner is _MISSING or not callable(getattr(owner, "forward", None)):
