@@ -63,7 +63,7 @@ def _torch_layer(D, H, F_, w):
 def _block(D, H, F_, w):
     block = ref.TransformerBlock(D, H, F_)
     for name, value in w.items():
-        numpy_classes._set(block, name, value.numpy())
+        numpy_classes.set_path(block, name, value.numpy())
     return block
 
 
