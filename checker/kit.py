@@ -188,7 +188,7 @@ class Case:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in {**self.dims, **self.extra}.items()]
+        parts = [f"{k}={t(v) if isinstance(v, str) else v}" for k, v in {**self.dims, **self.extra}.items()]
         return t("case {id} ({settings})", id=self.id, settings=", ".join(parts))
 
     def generator(self, salt: int = 0) -> torch.Generator:
@@ -1003,8 +1003,9 @@ def calls_per_part(spec):
                              "{expected} time(s): each sublayer runs once where the paper's figure has it (a second "
                              "call costs time and, with dropout, draws a second mask)", label=c.label, part=part,
                              actual=actual, expected=expected),
-                           t("{part} is called more often than in the reference: the extra call is on this line",
-                             part=part), line=extra[3])
+                           t("{part} is called more often than in the reference: the extra call is on line {line}",
+                             part=part, line=extra[3]) if extra[3] else
+                           t("{part} is called more often than in the reference", part=part), line=extra[3])
 
     return calls
 
@@ -1165,8 +1166,9 @@ _ZH = register({
         "模型的 dropout 没有传到每个部件：{name} 构建时 p={got}",
     "dropout in the wrong place: a sublayer output is not dropped out in training":
         "dropout 位置不对：训练时有一个子层的输出没有经过 dropout",
-    "{part} is called more often than in the reference: the extra call is on this line":
-        "{part} 被调用的次数比参考答案多：多出来的调用在这一行",
+    "{part} is called more often than in the reference: the extra call is on line {line}":
+        "{part} 被调用的次数比参考答案多：多出来的调用在第 {line} 行",
+    "{part} is called more often than in the reference": "{part} 被调用的次数比参考答案多",
     "the encoder memory {name}": "编码器的输出 memory（{name}）",
     "{part} call {number}": "第 {number} 次调用的 {part}",
     "first divergence: {part} receives {got} tensor arguments; the reference passes {want} (a mask left out, or "

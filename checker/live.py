@@ -30,7 +30,7 @@ from rich.text import Text
 from checker import catalogue, practice, workspace
 from checker.lang import language, register, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
-from checker.report import _without_diagnosis, duration, heatmap, kata_panel, stage_bar, status_text
+from checker.report import _without_diagnosis, duration, heatmap, kata_panel, stage_bar, status_text, where
 from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, open_progress,
                               open_workspace, print_json, warn, writable)
 
@@ -356,6 +356,8 @@ def _result_middle(result) -> list:
             failed.add_row(Text("✗", style="red"), Wrapped(Text(c.name, style="bold")))
             if c.message:
                 failed.add_row(Text(""), Wrapped(Text(_without_diagnosis(c.message), style="red")))
+            if c.line:
+                failed.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
     if failed.row_count:
         rows.append(failed)
     skipped = len(result.checks) - len(shown)

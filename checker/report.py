@@ -86,6 +86,16 @@ def _without_diagnosis(message: str) -> str:
     return message.split(joint)[0]
 
 
+def where(path: str, line: int) -> str:
+    """'→ line 18: out = x + sublayer(h)': the line of the user's file a failed check points at."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            code = next((text.strip() for n, text in enumerate(source, 1) if n == line), "")
+    except OSError:
+        code = ""
+    return t("→ line {line}: {code}", line=line, code=code) if code else t("→ line {line}", line=line)
+
+
 def kata_panel(result, *, verbose: bool = False) -> Panel:
     rows: list = [Text(result.file, style="dim")]
     if result.status == "not_started":
@@ -108,6 +118,8 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             if c.message and not c.passed:
                 message = _without_diagnosis(c.message)  # the diagnosis gets its own line below
                 checks.add_row(Text(""), Wrapped(message, style="red"))
+                if c.line:
+                    checks.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
         rows.append(checks)
         skipped = sum(c.skipped for c in result.checks)
         if skipped and not verbose:
@@ -166,6 +178,8 @@ def print_results(console: Console, results, *, verbose: bool = False) -> None:
 
 
 _ZH = register({
+    "→ line {line}: {code}": "→ 第 {line} 行：{code}",
+    "→ line {line}": "→ 第 {line} 行",
     "PASS": "通过", "FAIL": "未通过", "NOT STARTED": "未开始", "ERROR": "出错", "TIMEOUT": "超时",
     "your weights": "你的权重",
     "expected": "期望",

@@ -219,6 +219,19 @@ def test_a_forbidden_call_carries_its_line_in_the_json_and_in_the_problems_forma
     path = str(workspace / "torch" / "attention.py")
     found = [line for line in proc.stdout.splitlines() if "scaled_dot_product_attention" in line]
     assert found and all(line.startswith(f"{path}:13:1: error: hygiene: ") for line in found), proc.stdout
+    text = run_kata("check", "attention", "--workspace", workspace).stdout
+    assert "→ line 13: out = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)" in text, text
+
+
+def test_the_report_shows_the_line_of_an_extra_sublayer_call_in_both_languages(workspace):
+    _write(workspace, "torch/add_norm.py",
+           (ROOT / "tests/variants/torch_add_norm/wrong_sublayer_called_twice.py").read_text(encoding="utf-8"))
+    proc = run_kata("check", "add_norm", "--workspace", workspace)
+    assert proc.returncode == 1
+    assert "→ line 19: out = x + self.dropout(sublayer(h))" in proc.stdout, proc.stdout
+    assert "the extra call is on line 19" in " ".join(proc.stdout.split()), proc.stdout
+    zh = run_kata("check", "add_norm", "--workspace", workspace, "--lang", "zh").stdout
+    assert "→ 第 19 行：out = x + self.dropout(sublayer(h))" in zh, zh
 
 
 def test_problems_format_gives_the_line_of_an_exception_and_warns_about_a_follow_up(workspace):

@@ -69,6 +69,22 @@ def test_tables_keep_placeholders_and_are_really_chinese():
         assert chinese and _fields(english) == _fields(chinese), key
 
 
+def test_every_case_label_speaks_chinese():
+    """A case's settings are shown in its label: prose among them ("variance about 0.01") has Chinese;
+    one-word settings (post, causal, padding) are the code's own option names and stay."""
+    from checker import catalogue
+
+    prose = re.compile(r"[A-Za-z]{3,} [a-z]{2,}")
+    left = []
+    for kata in catalogue.all_katas():
+        spec = importlib.import_module(kata.checks_module)
+        for c in [*spec.CASES, *[getattr(spec, "TIMING", None)] * hasattr(spec, "TIMING")]:
+            with speaking("zh"):
+                label = c.label
+            left += [f"{kata.id}: {label}"] * bool(prose.search(label.replace("case ", "")))
+    assert not left, "\n".join(left)
+
+
 def test_t_speaks_the_language_of_the_block_and_falls_back_to_english():
     register({"{n} apples": "{n} 个苹果"})
     assert t("{n} apples", n=3) == "3 apples"

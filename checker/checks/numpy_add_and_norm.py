@@ -221,6 +221,8 @@ def layer_norm_hygiene(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "variance about 1e-5": "方差约为 1e-5",
     "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), and no "
     "NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)":
         "数值是对的，但 float32 的输入得到了 float64 的输出：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "

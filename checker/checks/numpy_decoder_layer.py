@@ -250,6 +250,8 @@ def large_scores(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "causal and target padding (B, 1, T_t, T_t); padding (B, 1, 1, T_s)": "因果加目标端填充 (B, 1, T_t, T_t)；填充 (B, 1, 1, T_s)",
     "your cross-attention takes its keys and values from x, the decoder's input: K and V come from encoder_output, "
     "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)":
         "你的交叉注意力从 x（解码器的输入）取键和值：K 和 V 要来自 encoder_output，"

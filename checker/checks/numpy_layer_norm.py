@@ -174,6 +174,8 @@ def shift_invariance(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "variance about 0.01": "方差约为 0.01",
     "your statistics are taken over axis 0, across the batch (batch norm): layer norm normalises each "
     "vector over its own features, axis=-1":
         "你的统计量是在第 0 维上、跨批次求的（那是批归一化）：层归一化对每个向量在它自己的特征上归一化，axis=-1",

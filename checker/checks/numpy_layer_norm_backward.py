@@ -278,6 +278,8 @@ def shift_invariance(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "variance about 0.02": "方差约为 0.02",
     f"your variance term reads dy where it needs g = dy · gamma: x_hat · mean(g · x_hat); {_FORMULA}":
         "你的方差项用的是 dy，而这里需要 g = dy · gamma：x_hat · mean(g · x_hat)；dx = rstd · (g − mean(g) − x_hat · mean(g · x_hat))，其中 g = dy · gamma，均值都在最后一维上取",
     "your dx lacks the leading factor rstd = 1 / sqrt(var + eps): x_hat = (x - mean) · rstd, so every path "

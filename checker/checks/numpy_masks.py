@@ -198,6 +198,8 @@ def hygiene(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "right, token 0 is a real word": "right（右侧填充），token 0 是真实的词",
     "your causal mask also shows the key right after each query (np.tril(..., k=1)): query i sees keys "
     "0..i, np.tril with k=0":
         "你的因果掩码还露出了每个查询后面紧挨着的那个键（np.tril(..., k=1)）：查询 i 只能看到键 0..i，np.tril 用 k=0",

@@ -413,6 +413,8 @@ given_parts_called_once = calls_per_part(sys.modules[__name__])
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "causal and padding (B, 1, T, T)": "因果加填充 (B, 1, T, T)",
     "your output equals the block with seed 002's LayerNorm, (x - mean) / (std + eps): this kata puts eps inside the "
     "square root, (x - mean) / np.sqrt(var + eps)": "你的输出等于用 seed 002 的 LayerNorm 的块，(x - mean) / (std + eps)："
                                                     "本题把 eps 放在平方根里面，(x - mean) / np.sqrt(var + eps)",

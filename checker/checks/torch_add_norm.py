@@ -16,8 +16,9 @@ from checker.lang import register, t
 TARGET = "AddNorm"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
 OUTPUTS = [("output", "(..., D)")]
-# The norm and the dropout (in eval mode it passes the sublayer output on): the first whose input differs is named.
-PARTS = ("norm", "dropout")
+# The norm, the dropout (in eval mode it passes the sublayer output on) and the given sublayer: the first whose
+# input differs is named, and none may be called more often than the reference calls it (the sublayer once).
+PARTS = ("sublayer", "norm", "dropout")
 
 # Every dimension its own size; both orders; eps at its default and not; case 1 passes neither
 # pre_norm nor eps (the defaults: post-LN, 1e-5); case 5 has no batch axis, x is (T, D).
@@ -202,6 +203,8 @@ def dropout_pre_ln(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "post (defaults: pre_norm and eps not passed)": "post（默认值：不传 pre_norm 和 eps）",
     "dropout acts on the sublayer's output, not its input: with a sublayer that ignores its input, dropout=0.5 still "
     "changes the result in training": "dropout 作用在子层的输出上，而不是输入上：子层不看输入时，训练模式下 dropout=0.5 "
                                       "仍然会改变结果",

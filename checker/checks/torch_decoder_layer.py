@@ -352,6 +352,9 @@ def _triple(value, c):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "causal tgt_mask (1, 1, T_t, T_t), no memory_mask": "因果 tgt_mask (1, 1, T_t, T_t)，没有 memory_mask",
+    "causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)": "因果+填充 tgt_mask (B, 1, T_t, T_t)，填充 memory_mask (B, 1, 1, T_s)",
     "dropout hits the sublayer outputs only: with all three sublayers silenced, training changes nothing":
         "dropout 只作用在子层的输出上：三个子层都输出 0 时，训练模式不改变任何结果",
     "{label}, training mode, dropout=0.5, the three sublayers all outputting 0: your y changes, so dropout hits y, a "

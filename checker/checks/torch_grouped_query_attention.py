@@ -315,6 +315,8 @@ def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T, c.D), "(B, T, D)", (c.B, c.H, c.T, c.T), "(B, H, T, T)")
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "per head (B, H, T, T)": "每个头各自的掩码 (B, H, T, T)",
     "your scores are divided by √(num_kv_heads · d_k), the width of W_k: the scale is 1/√d_k, the size "
     "of ONE head (d_model // num_heads)":
         "你的分数除以的是 √(num_kv_heads · d_k)，即 W_k 的宽度：缩放应为 1/√d_k，一个头的大小（d_model // num_heads）",

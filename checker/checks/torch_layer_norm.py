@@ -195,6 +195,8 @@ def large_mean(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "small spread: 0.5 + 0.1·randn, variance close to eps": "波动很小：0.5 + 0.1·randn，方差接近 eps",
     "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
     "norm centres first, (x - mean) / sqrt(var + eps)":
         "你的输出把 x 除以它的均方根，却没有先减去均值：那是 RMSNorm；层归一化要先中心化，(x - mean) / sqrt(var + eps)",

@@ -239,6 +239,9 @@ def half_precision(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "small: 0.1·randn + 0.05, mean(x²) close to eps": "很小：0.1·randn + 0.05，mean(x²) 接近 eps",
+    "normal, and x[1, 2, 3] all zeros": "正常，且 x[1, 2, 3] 全为 0",
     "your output is x · (rsqrt(mean(x²)) + eps): eps belongs inside the root, x · rsqrt(mean(x²) + eps), "
     "where it keeps an all-zero vector finite":
         "你的输出是 x · (rsqrt(mean(x²)) + eps)：eps 应放在根号里面，x · rsqrt(mean(x²) + eps)，这样全零向量也保持有限",

@@ -371,6 +371,8 @@ def _diagnose(kit, c, args, state, dtype, got):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "padding src_mask (B, 1, 1, T_s)": "填充 src_mask (B, 1, 1, T_s)",
     # titles
     "Encoder and Decoder hold N independent deep copies of the layer and a final norm":
         "Encoder 和 Decoder 持有层的 N 个独立深拷贝，以及最后的层归一化",

@@ -344,6 +344,8 @@ def positions(kit):
 
 
 _ZH = register({
+    # case settings, shown in the case labels
+    "source and target": "源端和目标端",
     "every dropout inside the model gets the model's rate (dropout is passed on to every part)":
         "模型里的每个 dropout 都用模型的丢弃率（dropout 要传给每个部件）",
     "{label}: Transformer(..., dropout=0.3) builds {name} with p={got}: pass the model's dropout on to every part you "

@@ -40,6 +40,8 @@ def recorded_forward(module: torch.nn.Module, parts: tuple, args: tuple, source:
         try:
             sub = module.get_submodule(name)
         except AttributeError:
+            sub = _argument_module(module, name, args)
+        if sub is None:
             missing.append(name)
             continue
         handles.append(sub.register_forward_hook(hook(name), with_kwargs=True))
@@ -50,6 +52,18 @@ def recorded_forward(module: torch.nn.Module, parts: tuple, args: tuple, source:
         for handle in handles:
             handle.remove()
     return {"calls": calls, "missing": missing}
+
+
+def _argument_module(module: torch.nn.Module, name: str, args: tuple) -> torch.nn.Module | None:
+    """The module passed to forward as the argument `name` (AddNorm's sublayer), else the only module argument."""
+    import inspect
+
+    try:
+        value = inspect.signature(module.forward).bind(*args).arguments.get(name)
+    except (TypeError, ValueError):
+        value = None
+    given = [a for a in args if isinstance(a, torch.nn.Module)]
+    return value if isinstance(value, torch.nn.Module) else given[0] if len(given) == 1 else None
 
 
 def record_user(user, target: str, init: dict, state: dict, args: tuple, parts: tuple) -> dict:
