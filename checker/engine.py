@@ -28,12 +28,15 @@ torch.set_num_threads(1)
 DEFAULT_TIMEOUT = 10.0  # seconds for one call into the user's code
 
 
+_meta_runs = 0  # checks in this process that ran the user's code on the meta device
+
+
 def warm_up() -> None:
     """Import in this process what the first check would otherwise import in every forked child.
 
     The device check runs the user's code on the meta device, whose first use imports torch's
     meta kernels (about 1 s). A long-lived process (watch, drill) calls this once at start; a single
-    check of a kata with the device check calls it before forking its child (see _run).
+    check's child imports them in the background instead (Sandbox(warm=True)).
     """
     sandbox_warm()
 
@@ -80,12 +83,17 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
     checks += kitmod.standard_checks(spec) if opts.OUTPUTS is not None else []
     checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
     # Read once: the user may save (or delete) the file while the check runs.
-    checks += forbidden_checks(kata, path.read_text(encoding="utf-8", errors="replace"))
-    if opts.DEVICE and processes.start_method() == "fork":
-        # The child forked next inherits torch's meta kernels: imported here they cost about 0.9 s,
-        # imported by the child on its first meta call about twice that. Once per process.
-        warm_up()
-    with Sandbox(path, timeout, memory_gb) as sandbox:
+    source = path.read_text(encoding="utf-8", errors="replace")
+    checks += forbidden_checks(kata, source)
+    # The device check runs the user's code on the meta device, when the code may make a tensor
+    # itself: the child imports the meta kernels meanwhile.
+    makes_tensors = rules.makes_tensors(source)
+    warm = opts.DEVICE and makes_tensors and spec.__name__.startswith("checker.checks.torch_")
+    global _meta_runs
+    _meta_runs += warm
+    if _meta_runs > 1 and processes.start_method() == "fork":
+        warm_up()  # several such checks in one process (--all): paid once here, inherited by every child
+    with Sandbox(path, timeout, memory_gb, warm=warm) as sandbox:
         try:
             if kata.forbidden:
                 sandbox.request("trap", names=list(kata.forbidden))
@@ -101,6 +109,7 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
             result.output = sandbox.output()
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata))
+        kit.makes_tensors = makes_tensors
         result.status = _run_checks(checks, kit, result, fail_fast, strict)
         if result.status in ("pass", "fail") and opts.CASES and not fail_fast:
             try:

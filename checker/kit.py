@@ -417,6 +417,7 @@ class Kit:
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
         self.general_diagnosis: str | None = None  # shown only when no check named the mistake
+        self.makes_tensors = True  # the engine sets rules.makes_tensors(source): False skips the meta-device run
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
 
     # -- the module or function under test
@@ -938,6 +939,8 @@ def standard_checks(spec) -> list:
 
     @check("properties", "tensors made inside follow the inputs' device (run on the meta device)")
     def device(kit):
+        if not kit.makes_tensors:
+            return  # every tensor the code holds comes from its inputs: it cannot end up elsewhere
         for c in spec.CASES:
             if any(isinstance(a, torch.Tensor) for a in kit.inputs(c)):
                 _on_meta(kit, spec, c)

@@ -233,6 +233,8 @@ def _call(req):
     if req.get("cotangents") is not None:
         return _backward(fn, args, kwargs, req["cotangents"], module if req.get("init") is not None else None)
     seconds = []
+    if int(req.get("repeat", 1)) > 1:
+        _settled()
     for _ in range(max(1, int(req.get("repeat", 1)))):  # repeat > 1: timing, report the fastest run
         start = time.perf_counter()
         value = fn(*args, **kwargs)
@@ -308,10 +310,44 @@ _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive,
              "trapped": _trapped}
 
 
+_warm = False  # torch's meta kernels imported in this process (a forked child inherits it)
+_warming = None  # the child's thread importing them while the checks run (a single check)
+
+
 def warm() -> None:
-    """Import torch's meta kernels now (the device check runs the user's code on the meta device): about 1 s."""
+    """Import torch's meta kernels now (the device check runs the user's code on the meta device): about
+    1 s, most of it torch._dynamo, which the first torch.where on the meta device imports."""
+    global _warm
+    if _warm:
+        return
     probe = torch.ones(2, 3, device="meta")
     (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
+    _warm = True
+
+
+def _warm_quietly() -> None:
+    try:
+        warm()
+    except Exception:  # noqa: BLE001 - then the device check imports them itself
+        pass
+
+
+def _warm_in_background() -> None:
+    """A single check's child imports the meta kernels in a thread: it mostly waits for the checker
+    (computing the reference) meanwhile, so on two cores the import costs little wall time. The
+    user's first meta call waits for the import (Python's module lock) and finds it done."""
+    global _warming
+    if not _warm and _warming is None:
+        import threading
+
+        _warming = threading.Thread(target=_warm_quietly, name="kata-warm", daemon=True)
+        _warming.start()
+
+
+def _settled() -> None:
+    """Before the user's code is timed: no import running beside it."""
+    if _warming is not None:
+        _warming.join()
 
 
 def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
@@ -333,6 +369,8 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     if hasattr(os, "setsid"):
         os.setsid()  # one process group: everything the user's code spawns is killed with it
     _memory_gb = setup["memory_gb"]
+    if setup.get("warm"):
+        _warm_in_background()
     try:
         capped = processes.cap_memory(_memory_gb)
     except (OSError, ValueError):
@@ -376,8 +414,10 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
 class Sandbox:
     """One child process serving one user file. Use as a context manager."""
 
-    def __init__(self, path: Path, timeout: float, memory_gb: float = DEFAULT_MEMORY_GB):
+    def __init__(self, path: Path, timeout: float, memory_gb: float = DEFAULT_MEMORY_GB, warm: bool = False):
+        """warm: the checks will run the user's code on the meta device; the child gets ready for it."""
         self.path = Path(path).resolve()
+        self.warm = warm
         self.timeout = timeout
         self.memory_gb = memory_gb
         fd, self._capture_path = tempfile.mkstemp(prefix="kata-output-")
@@ -401,7 +441,8 @@ class Sandbox:
     def _setup(self) -> None:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""
         self._ready = True
-        self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb})
+        self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
+                    "warm": self.warm})
         if not self._conn.poll(READY_SECONDS):
             self.close()
             raise Crashed(t("the process that runs your code did not start"))

@@ -56,6 +56,78 @@ def _dotted(node, aliases: dict[str, str]) -> str | None:
     return ".".join([aliases[node.id], *reversed(parts)])
 
 
+# ----------------------------------------------------------------------------- tensors made from nothing
+
+# The torch functions and methods that can make a tensor from nothing: each takes a device argument,
+# reads data from outside torch, or moves a tensor to a fixed device (tests/test_rules.py holds this
+# list to the installed torch). A call of a name ending in Tensor or Storage (torch.FloatTensor) too.
+MAKERS = frozenset({
+    "arange", "as_tensor", "asarray", "bartlett", "bartlett_window", "blackman", "blackman_window", "cosine", "cpu",
+    "cuda", "device", "distributions", "empty", "empty_permuted", "empty_strided", "Event", "exponential", "eye",
+    "fftfreq", "from_dlpack", "from_file", "from_numpy", "frombuffer", "full", "gaussian", "general_cosine",
+    "general_hamming", "generate_square_subsequent_mask", "Generator", "GradScaler", "hamming", "hamming_window",
+    "hann", "hann_window", "ipu", "kaiser", "kaiser_window", "linspace", "load", "logspace", "mps", "mtia", "normal",
+    "nuttall", "ones", "rand", "randint", "randn", "randperm", "range", "rfftfreq", "scalar_tensor",
+    "set_default_device", "set_default_tensor_type", "sparse_bsc_tensor", "sparse_bsr_tensor",
+    "sparse_compressed_tensor", "sparse_coo_tensor", "sparse_csc_tensor", "sparse_csr_tensor", "Stream", "tensor",
+    "to_empty", "tril_indices", "triu_indices", "xpu", "zeros",
+})
+# Modules whose use cannot bring in a tensor from elsewhere (numpy can: torch.from_numpy, or mixed in).
+PURE_MODULES = frozenset({"__future__", "abc", "collections", "dataclasses", "einops", "enum", "functools",
+                          "itertools", "math", "numbers", "operator", "typing", "typing_extensions", "torch",
+                          "warnings"})
+BY_NAME = frozenset({"__import__", "compile", "eval", "exec", "getattr", "globals", "importlib", "vars"})
+DEVICES = frozenset({"cpu", "cuda", "meta", "mps", "xpu"})
+
+
+def makes_tensors(source: str) -> bool:
+    """Whether the code may hold a tensor that does not come from its inputs (a mask from torch.ones, a
+    constant from torch.tensor, a global, something moved to the CPU): False only when the source shows
+    none can exist. Then the device check, which runs the code on the meta device (about 1 s of torch
+    imports in a fresh process), cannot fail, and is not run.
+
+    False needs all of: no torch function from MAKERS (torch.ones, x.cpu(), torch.device ...), no
+    device named in a string, no module outside PURE_MODULES and no relative import, nothing looked up
+    by name (getattr, eval ...), and no torch.nn module built outside an __init__ (its weights would stay
+    where they were made)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name.split(".")[0] not in PURE_MODULES for a in node.names):
+                return True
+            aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                            for a in node.names})
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or (node.module or "").split(".")[0] not in PURE_MODULES or any(
+                    a.name in MAKERS for a in node.names):
+                return True
+            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in BY_NAME:
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in DEVICES:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in MAKERS and (
+                node.attr != "device" or (_dotted(node, aliases) or "").startswith("torch.")):
+            return True  # x.device reads where the input lives; torch.device(...) names a place
+        if isinstance(node, ast.Call) and (_dotted(node.func, aliases) or "").endswith(("Tensor", "Storage")):
+            return True  # torch.Tensor(3, 4), torch.FloatTensor([...]): the legacy constructors
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                getattr(function, "name", "") != "__init__":
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                    dotted = _dotted(node.func, aliases) or ""
+                    if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1][:1].isupper() and \
+                            not dotted.endswith(".Parameter"):
+                        return True
+    return False
+
+
 # ----------------------------------------------------------------------------- run time (in the child)
 
 TRAPPED: list[tuple[int, str]] = []  # (line in the user's file, name), filled by the wrappers
