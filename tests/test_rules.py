@@ -49,6 +49,13 @@ HEAD = "import math\nimport torch\nimport torch.nn.functional as F\nfrom torch i
     "class M(nn.Module):\n    def forward(self, x):\n        return nn.Linear(x.size(-1), 2)(x)",
     "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.pe = torch.zeros(8, 4)",
     "def f(x, mask=torch.ones(3, 3)):\n    return x",
+    "PROJ = nn.Linear(4, 4)\ndef f(x):\n    return PROJ(x)",
+    "class M(nn.Module):\n    norm = nn.LayerNorm(4)\n    def forward(self, x):\n        return self.norm(x)",
+    "class M(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+    "        self.layers = [nn.Linear(d, d) for _ in range(2)]  # a plain list: .to() never sees them\n"
+    "    def forward(self, x):\n        return self.layers[1](self.layers[0](x))",
+    "class M(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        heads = {'q': nn.Linear(d, d)}\n"
+    "        self.heads = heads",
 ])
 def test_code_that_may_make_a_tensor_itself_gets_the_device_check(body):
     assert makes_tensors(HEAD + body)
@@ -63,6 +70,11 @@ def test_code_that_may_make_a_tensor_itself_gets_the_device_check(body):
     "        self.w = nn.Parameter(torch.empty(0).new_empty(0)) if False else None\n"
     "    def forward(self, x):\n        return self.proj(x)",
     "def f(x):\n    for i in range(3):\n        x = F.relu(x)\n    return x",
+    "class M(nn.Module):\n    def __init__(self, d, n):\n        super().__init__()\n"
+    "        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])\n"
+    "        self.ffn = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))\n"
+    "        self.norm: nn.LayerNorm = nn.LayerNorm(d)\n        self.add_module('extra', nn.Identity())\n"
+    "    def forward(self, x):\n        return self.norm(self.ffn(x))",
 ])
 def test_code_whose_tensors_all_come_from_its_inputs_skips_it(body):
     assert not makes_tensors(HEAD + body.replace("torch.empty(0).new_empty(0)", "x"))

@@ -116,16 +116,51 @@ def makes_tensors(source: str) -> bool:
             return True  # x.device reads where the input lives; torch.device(...) names a place
         if isinstance(node, ast.Call) and (_dotted(node.func, aliases) or "").endswith(("Tensor", "Storage")):
             return True  # torch.Tensor(3, 4), torch.FloatTensor([...]): the legacy constructors
-    for function in ast.walk(tree):
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
-                getattr(function, "name", "") != "__init__":
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-                    dotted = _dotted(node.func, aliases) or ""
-                    if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1][:1].isupper() and \
-                            not dotted.endswith(".Parameter"):
-                        return True
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_module_class(node.func, aliases) and \
+                not _registered(node, parents, aliases):
+            return True
     return False
+
+
+def _is_module_class(func, aliases: dict[str, str]) -> bool:
+    """torch.nn.Linear, nn.LayerNorm, Linear imported from torch.nn: a module class (not nn.Parameter)."""
+    dotted = _dotted(func, aliases) or ""
+    name = dotted.rsplit(".", 1)[-1]
+    return dotted.startswith("torch.nn.") and name[:1].isupper() and name != "Parameter"
+
+
+_CONTAINERS = ("ModuleList", "ModuleDict", "Sequential", "add_module", "register_module")
+
+
+def _registered(call, parents: dict, aliases: dict[str, str]) -> bool:
+    """A module built in __init__ and registered on self (self.proj = nn.Linear(...), or inside an
+    nn.ModuleList / nn.Sequential / add_module): module.to(device) moves its weights. One kept in a
+    plain list, a global or a class attribute stays where it was made."""
+    node, inside_init, plain = call, False, False
+    while id(node) in parents:
+        node = parents[id(node)]
+        plain = plain or isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+                                           ast.DictComp, ast.GeneratorExp))
+        if isinstance(node, ast.Call) and (_dotted(node.func, aliases) or getattr(node.func, "attr", "")).endswith(
+                _CONTAINERS):
+            registered = True
+            break
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            registered = not plain and all(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                           and t.value.id == "self" for t in targets)
+            break
+        if isinstance(node, (ast.stmt,)):
+            registered = False
+            break
+    else:
+        return False
+    while id(node) in parents and not inside_init:
+        node = parents[id(node)]
+        inside_init = isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    return registered and inside_init
 
 
 # ----------------------------------------------------------------------------- run time (in the child)
