@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -93,6 +92,8 @@ def find(name: str) -> Kata:
         if wanted in (kata.id, f"{kata.track}/{kata.name}"):
             return kata
     ids = [k.id for k in all_katas()]
+    import difflib  # only for a name not found: suggestions
+
     close = difflib.get_close_matches(wanted, ids, n=3, cutoff=0.5)
     close += [i for i in ids if wanted and wanted in i and i not in close]
     raise UnknownKata(name, close[:4])

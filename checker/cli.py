@@ -8,7 +8,6 @@ checker.live (watch, drill); what all commands share is in checker.terminal.
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import os
@@ -207,7 +206,7 @@ def cmd_list(args, console: Console) -> int:
     if args.json:
         print_json({"katas": rows})
         return EXIT_OK
-    from checker.report import duration, status_text
+    from checker.terminal import duration, status_text
 
     with speaking(lang):
         statuses = [status_text(r["status"]) if r["attempts"] else Text(say(lang, "list.new"), style="dim")
@@ -613,6 +612,8 @@ complete -F _kata kata"""
 def _suggest_command(argv: list[str]) -> None:
     first = next((a for i, a in enumerate(argv) if not a.startswith("-") and argv[i - 1:i] != ["--lang"]), None)
     if first is not None and first not in COMMANDS:
+        import difflib  # only for a command not found
+
         close = difflib.get_close_matches(first, COMMANDS, n=1)
         commands = ", ".join(COMMANDS)
         if close:

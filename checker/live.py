@@ -30,9 +30,9 @@ from rich.text import Text
 from checker import catalogue, practice, workspace
 from checker.lang import language, register, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
-from checker.report import _without_diagnosis, duration, heatmap, kata_panel, stage_bar, status_text, where
-from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, open_progress,
-                              open_workspace, print_json, warn, writable)
+from checker.report import _without_diagnosis, heatmap, kata_panel, stage_bar, where
+from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, duration,
+                              open_progress, open_workspace, print_json, status_text, warn, writable)
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish

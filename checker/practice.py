@@ -23,9 +23,8 @@ from checker.catalogue import Kata
 from checker.lang import language, register, say, speaking, t
 from checker.catalogue import KATAS, SOLUTIONS
 from checker.progress import NotRecorded
-from checker.report import status_text
-from checker.terminal import (EXIT_OK, UsageError, Wrapped, confirm, open_progress, open_workspace, print_json, warn,
-                              writable)
+from checker.terminal import (EXIT_OK, UsageError, Wrapped, confirm, open_progress, open_workspace, print_json,
+                              status_text, warn, writable)
 
 # ----------------------------------------------------------------------------- drill presets
 

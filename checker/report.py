@@ -12,21 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from checker.lang import register, say, spoken, t
-from checker.terminal import Wrapped
+from checker.terminal import STATUS_STYLE, Wrapped, duration, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
-STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
-                "error": "bold red", "timeout": "bold magenta"}
-STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "error": "ERROR", "timeout": "TIMEOUT"}
-
-
-def status_text(status: str) -> Text:
-    return Text(t(STATUS_LABEL.get(status, status)), style=STATUS_STYLE.get(status, ""))
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
 
 
 def stage_bar(result) -> Text:
@@ -180,7 +167,6 @@ def print_results(console: Console, results, *, verbose: bool = False) -> None:
 _ZH = register({
     "→ line {line}: {code}": "→ 第 {line} 行：{code}",
     "→ line {line}": "→ 第 {line} 行",
-    "PASS": "通过", "FAIL": "未通过", "NOT STARTED": "未开始", "ERROR": "出错", "TIMEOUT": "超时",
     "your weights": "你的权重",
     "expected": "期望",
     "Not started: ": "未开始：",

@@ -16,6 +16,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from checker import workspace
+from checker.lang import register, t
 from checker.progress import Progress, ProgressError
 
 EXIT_OK, EXIT_NOT_PASSED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -123,15 +124,14 @@ def wrap(text: Text, width: int) -> list[Text]:
     for para in text.split("\n", allow_blank=True):
         plain, cuts = para.plain, []
         start = cells = 0
-        last = None  # the latest place since start where the line may break
         for i, ch in enumerate(plain):
-            if i > start and _may_break_before(plain, i):
-                last = i
-            if cells + cell_len(ch) > width and not ch.isspace() and i > start:
-                start = last if last is not None else i  # else: a word longer than the line, folded
+            width_of = 1 if " " <= ch <= "~" else cell_len(ch)
+            if cells + width_of > width and not ch.isspace() and i > start:
+                # the latest place since start where the line may break, else fold a word longer than the line
+                start = next((j for j in range(i, start, -1) if _may_break_before(plain, j)), i)
                 cuts.append(start)
-                cells, last = cell_len(plain[start:i]), None
-            cells += cell_len(ch)
+                cells = cell_len(plain[start:i])
+            cells += width_of
         for line in para.divide(cuts):
             line.rstrip()
             line.plain = line.plain.replace(NO_BREAK, " ")  # same length: the styles stay where they were
@@ -154,3 +154,23 @@ class Wrapped:
     def __rich_measure__(self, console, options) -> Measurement:
         longest = max(cell_len(line) for line in self.text.plain.split("\n"))
         return Measurement(min(longest, 8), longest)
+
+
+# ----------------------------------------------------------------------------- a kata's status, a duration
+
+STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
+                "error": "bold red", "timeout": "bold magenta"}
+STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "error": "ERROR", "timeout": "TIMEOUT"}
+
+
+def status_text(status: str) -> Text:
+    return Text(t(STATUS_LABEL.get(status, status)), style=STATUS_STYLE.get(status, ""))
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
+
+
+_ZH = register({"PASS": "通过", "FAIL": "未通过", "NOT STARTED": "未开始", "ERROR": "出错", "TIMEOUT": "超时"})

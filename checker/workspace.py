@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -96,6 +95,8 @@ def init(path: Path) -> list[Path]:
             target = kata_file(path, kata)
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
+                import shutil  # only when a stub is copied: kata list does not pay for it
+
                 shutil.copyfile(KATAS / kata.file, target)
                 created.append(target)
     except OSError as err:
