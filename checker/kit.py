@@ -217,8 +217,8 @@ class Options:
     DROPOUT: bool | str = False  # modules taking `dropout`: train-vs-eval checks; "weights": also where it acts
     BATCH_INDEPENDENT: bool = False  # changing batch item 0 leaves the others unchanged (cases need B)
     GRADIENTS: bool = True  # torch track: the gradient check (False for integer outputs)
-    DEVICE: bool = False  # torch track: run on the meta device, so tensors made inside must follow the inputs.
-    #   Its first use in a process costs ~1 s of imports: on for the katas that build masks or positions inside
+    DEVICE: bool | str = False  # torch track: run on the meta device, so tensors made inside must follow the inputs.
+    #   "followup": the statement sets no device rule, so a miss passes with the interviewer's question (--strict fails)
     FLOAT32: bool = True  # the float32 check (False for inputs that are not floats)
     TIMING: Case | None = None  # a larger case to time the user's code and the reference on (default: the last)
     LOAD_STATE: bool = True  # False: do not load the reference's state_dict (the kata computes its buffers)
@@ -937,7 +937,8 @@ def standard_checks(spec) -> list:
             except Fail as fail:
                 raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
 
-    @check("properties", "tensors made inside follow the inputs' device (run on the meta device)")
+    @check("properties", "tensors made inside follow the inputs' device (run on the meta device)",
+           followup=options(spec).DEVICE == "followup")
     def device(kit):
         if not kit.makes_tensors:  # every tensor the code holds comes from its inputs: none can end up elsewhere
             try:
@@ -958,11 +959,12 @@ def standard_checks(spec) -> list:
                 raise
             if not any(word in err.message for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way
-            raise Fail(t("{label}, inputs on another device (meta): {error}", label=c.label,
-                         error=err.message.splitlines()[0]) + at_line(err),
-                       t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
-                         "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
-                         "device=x.device)) or use x.new_ones(...)"), general=True, line=user_line(err)) from None
+            message = t("{label}, inputs on another device (meta): {error}", label=c.label,
+                        error=err.message.splitlines()[0]) + at_line(err)
+            advice = t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
+                       "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
+                       "device=x.device)) or use x.new_ones(...)")
+            raise Fail(message, advice, general=True, line=user_line(err)) from None
         stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
         if stray:
             raise Fail(t("{label}: with every input on the meta device, your result came back on {device}",

@@ -16,6 +16,7 @@ from checker.lang import register, t
 TARGET = "greedy_decode"
 OUTPUTS = [("ids", "(B, T_out)")]
 GRADIENTS = False  # the output is integer ids
+DEVICE = "followup"  # ys and finished are made inside; the statement sets no device rule: a question, not a fail
 
 # eos_at: per row, the source index of EOS (the row ends at step eos_at + 1), or None: no EOS.
 # after_eos: what the source holds after EOS: PAD, or more tokens (then a finished row would go

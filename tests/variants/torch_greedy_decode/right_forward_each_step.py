@@ -1,3 +1,4 @@
+# followup: inputs on another device (meta)
 """Calls the full model(src, prefix) at every step (re-encodes: slower, same ids), inference_mode,
 a Python list of finished flags, softmax before the argmax (which does not change it)."""
 import torch

@@ -1,3 +1,4 @@
+# followup: inputs on another device (meta)
 """Preallocates the output filled with PAD and writes one column per step; trims at the end."""
 import torch
 

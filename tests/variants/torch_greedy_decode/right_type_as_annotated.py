@@ -1,0 +1,27 @@
+"""The Annotated Transformer's way to make the BOS column: torch.zeros(...).fill_(bos).type_as(src.data),
+which follows src's dtype and device; finished from zeros_like."""
+import torch
+from torch import Tensor, nn
+
+
+@torch.no_grad()
+def greedy_decode(model: nn.Module, src: Tensor, bos_id: int, eos_id: int, max_new_tokens: int) -> Tensor:
+    """Ids (B, T_out) starting with BOS: at each step the argmax at the last position of the prefix."""
+    # 1) inference: dropout off; encode the source once
+    model.eval()
+    memory = model.encode(src)  # (B, T_s) -> (B, T_s, D)
+    B = src.size(0)
+    ys = torch.zeros(B, 1).fill_(bos_id).type_as(src.data)  # type_as follows src's dtype and device
+    finished = torch.zeros_like(src[:, 0], dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        # 2) decode the whole prefix; the next token comes from its last position
+        hidden = model.decode(ys, memory, src)  # (B, T) -> (B, T, D)
+        next_id = model.out_proj(hidden[:, -1]).argmax(dim=-1)  # (B, D) -> (B, V) -> (B,)
+        # 3) finished sequences get PAD; append; a new EOS finishes its sequence
+        next_id = next_id.masked_fill(finished, model.pad_id)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)  # (B, T) + (B, 1) -> (B, T + 1)
+        finished = finished | (next_id == eos_id)
+        # 4) stop as soon as every sequence is finished
+        if finished.all():
+            break
+    return ys
