@@ -76,10 +76,12 @@ def print_presets(console: Console, lang: str, as_json: bool) -> int:
         print_json({"presets": rows})
         return EXIT_OK
     table = Table(title=say(lang, "drill.presets"), title_justify="left", title_style="bold")
+    longest = max((len(k) + 1 for row in rows for k in row["katas"]), default=0)  # a name and its comma
     for column in ("preset", "minutes", "what", "katas"):
         table.add_column(say(lang, f"drill.col.{column}"), justify="right" if column == "minutes" else "left",
-                         no_wrap=column == "preset", max_width=18 if column == "what" else None,
-                         overflow="fold")  # kata names never cut
+                         no_wrap=column == "preset", max_width=17 if column == "what" else None,
+                         min_width=longest if column == "katas" else None,
+                         overflow="fold")  # kata names never cut, nor parted from their comma
     for row in rows:
         katas = ", ".join(row["katas"]) or say(lang, "drill.random", levels=", ".join(map(str, row["difficulties"])))
         table.add_row(Text(row["name"], style="bold"), f"{row['minutes']:g}", Text(row["title"]), Text(katas))

@@ -6,6 +6,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from rich.cells import cell_len
 
 from checker.progress import MIGRATIONS
 from conftest import ROOT, run_json, run_kata
@@ -200,6 +201,12 @@ def test_drill_presets_are_listed(workspace):
     assert presets["attention-core"]["minutes"] == 30 and presets["random-mix"]["difficulties"] == [1, 2, 3]
     assert "full-transformer" in presets and "numpy-basics" in presets
     assert "attention-core" in run_kata("drill", "--list").stdout
+    for lang in ("en", "zh"):  # at 80 columns: the table whole, no kata name cut or parted from its comma
+        out = run_kata("drill", "--list", "--lang", lang, env={"COLUMNS": "80"}).stdout
+        rows = [line for line in out.splitlines() if line.startswith("│")]
+        assert rows and all(cell_len(line) <= 80 and line.endswith("│") for line in rows), out
+        names = [cell.strip() for line in rows for cell in line.split("│")[4:5]]
+        assert not any(name.startswith(",") for name in names) and "grouped_query_attention," in names, out
     assert presets["llm-decoder"]["minutes"] == 45
 
 
