@@ -80,6 +80,20 @@ def test_verdicts_and_output_are_the_same_under_every_start_method(workspace, me
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_a_tensor_made_on_the_cpu_is_found_by_a_cold_check_under_every_start_method(workspace, method):
+    """The device check's first meta call in a fresh process: the child imports the meta kernels in a
+    thread (fork, spawn) or has them from the server (forkserver); the verdict is the same."""
+    wrong = ROOT / "tests" / "variants" / "torch_attention" / "wrong_fill_on_cpu.py"
+    _write(workspace, "torch/attention.py", wrong.read_text(encoding="utf-8"))
+    proc, doc = run_json("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": method})
+    (kata,) = doc["katas"]
+    assert proc.returncode == 1 and kata["status"] == "fail", proc.stderr
+    failed = [c for c in kata["checks"] if not c["passed"]]
+    assert [c["stage"] for c in failed] == ["properties"] and "meta" in failed[0]["message"], _messages(kata)
+    assert failed[0]["line"], "the line where the CPU tensor meets the inputs"
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_endless_loops_and_huge_allocations_end_as_verdicts(workspace, method):
     _write(workspace, "torch/attention.py", _inject("torch.zeros(3 * 2**30)  # 12 GB of float32"))
     _write(workspace, "numpy/attention.py", "while True:\n    pass\n")
