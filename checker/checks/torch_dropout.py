@@ -365,7 +365,7 @@ _ZH = register({
         "训练模式用调用方的 generator 抽样：相同的种子给出相同的掩码",
     "training: the gradient is keep / (1 - p), zero where an element was dropped":
         "训练模式：梯度是 keep / (1 - p)，被丢弃的元素梯度为零",
-    "the mask is made on x's device (run on the meta device)": "掩码建在 x 所在的设备上（在 meta 设备上运行）",
+    "the mask is made on x's device (run on the meta device)": "掩码在 x 所在的设备上创建（在 meta 设备上运行）",
     "p outside [0, 1] raises ValueError, as F.dropout does": "p 不在 [0, 1] 内时抛出 ValueError，和 F.dropout 一样",
     "in evaluation your output is x · (1 - p): that is the original (non-inverted) dropout, which scales at test time. "
     "Inverted dropout divides the survivors by 1 - p during training, so evaluation returns x as it is":
@@ -390,7 +390,7 @@ _ZH = register({
         "(torch.rand_like(x) >= p)，或者 torch.bernoulli(torch.full_like(x, 1 - p))",
     "every batch item has the same zero pattern: the mask is drawn for one item and broadcast. Draw it for x's whole "
     "shape, one Bernoulli per element":
-        "批次中每个样本的置零位置都一样：掩码只为一个样本抽取，然后被广播了。要按 x 的完整形状抽取，每个元素一次伯努利采样",
+        "批次中每个样本的置零位置都一样：掩码只为一个样本抽取，然后被广播了。要按 x 的完整形状抽取，每个元素做一次伯努利抽样",
     "{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0":
         "{label}：p = 1 时抛出了 ZeroDivisionError{where}：1 / (1 - p) 就是 1 / 0",
     "handle p = 1 on its own: every element is dropped, so return zeros (x * 0.0 or torch.zeros_like(x))":
@@ -422,7 +422,7 @@ _ZH = register({
     "{label}: gradient of x": "{label}：x 的梯度",
     "{label}, x on the meta device: {error}{where}": "{label}，x 在 meta 设备上：{error}{where}",
     "the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass device=x.device":
-        "掩码建在了 CPU 上：请用 torch.rand_like(x) / torch.full_like(x, 1 - p)，或者传 device=x.device",
+        "掩码创建在了 CPU 上：请用 torch.rand_like(x) / torch.full_like(x, 1 - p)，或者传 device=x.device",
     "{label}: with x on the meta device, your result came back on {device}: create it on x's device":
         "{label}：x 在 meta 设备上，你的结果却在 {device} 上：请在 x 所在的设备上创建它",
     "dropout(x, p={p}) did not raise ValueError. Follow-up: what should a probability outside [0, 1] do? F.dropout "
