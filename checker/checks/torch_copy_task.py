@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from checker.checks.child import transformer as fixtures
-from checker.checks.child.copy_task import train_step_twice
-from checker.kit import Fail, FollowUp, Mistake, case, check, compare, expect_structure, matches
+from checker.checks.child.copy_task import train_step_order, train_step_twice
+from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
 from checker.lang import register, t
 
 TARGET = "make_copy_batch"
@@ -229,9 +229,28 @@ def uses_generator(kit):
 def _step(kit, c, module=None):
     """train_step_once on the case: in the child with the user's code, or here with module's train_step."""
     args = (step_batch(c), c.pad_id, _STEP_LR, 100 + c.id)
-    if module is None:
+    if module is not None:
+        return fixtures.train_step_once(module, step_model(c), *args)
+    try:
         return kit.drive(fixtures.train_step_once, step_model(c), *args)
-    return fixtures.train_step_once(module, step_model(c), *args)
+    except UserError as err:
+        order = _order_mistake(kit, c)
+        if order is None:
+            raise
+        raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
+                   order) from None
+
+
+_STEP_FIRST = ("your train_step calls optimizer.step() before loss.backward(), so the update cannot use this batch's "
+               "gradients (and a step that changes the weights in place breaks the backward pass that still needs "
+               "them): call optimizer.zero_grad(), loss.backward(), then optimizer.step()")
+
+
+def _order_mistake(kit, c) -> str | None:
+    """The diagnosis of optimizer.step() called before the backward pass, when the user's train_step does that."""
+    events = kit.drive(train_step_order, step_model(c), step_batch(c), c.pad_id, _STEP_LR)
+    step_first = "step" in events and "backward" in events and events.index("step") < events.index("backward")
+    return t(_STEP_FIRST) if step_first else None
 
 
 def _loss(value) -> torch.Tensor:
@@ -244,7 +263,8 @@ def _same_step(got, want) -> bool:
 
 
 def _diagnose_step(kit, c, got) -> str | None:
-    return kit.name_mistake((), got, _STEP_MISTAKES, run=lambda m: _step(kit, c, m.impl), same=_same_step)
+    return (kit.name_mistake((), got, _STEP_MISTAKES, run=lambda m: _step(kit, c, m.impl), same=_same_step)
+            or _order_mistake(kit, c))
 
 
 @check("numerics", "train_step returns the batch's loss as a float: cross-entropy averaged over non-PAD targets")
@@ -343,6 +363,10 @@ def training_run(kit):
 
 
 _ZH = register({
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
+    _STEP_FIRST: "你的 train_step 在 loss.backward() 之前调用了 optimizer.step()，这次更新用不上这个 batch 的梯度"
+                 "（而且原地修改权重的 step 会破坏还要用到这些权重的反向传播）：应依次调用 optimizer.zero_grad()、"
+                 "loss.backward()、optimizer.step()",
     "your tgt_out ends with BOS (a copy-paste of the first column): the target ends with EOS, "
     "tgt_out = torch.cat([src, eos], dim=1)":
         "你的 tgt_out 以 BOS 结尾（复制粘贴了第一列）：目标应以 EOS 结尾，tgt_out = torch.cat([src, eos], dim=1)",
