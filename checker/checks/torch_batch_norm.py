@@ -287,11 +287,11 @@ _ZH = register({
     "with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your defaults differ. nn.BatchNorm1d's "
     "are eps=1e-5, momentum=0.1 (Keras's 1e-3 and 0.99 weigh the old running value, the other convention)":
         "显式传入 eps=1e-5 和 momentum=0.1 时你的 BatchNorm 是对的：问题出在默认值。nn.BatchNorm1d 的默认值是 "
-        "eps=1e-5、momentum=0.1（Keras 的 1e-3 和 0.99 是给旧的滑动值的权重，是另一种约定）",
+        "eps=1e-5、momentum=0.1（Keras 的 1e-3 和 0.99 是给旧的运行值的权重，属于另一种约定）",
     "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) · running "
     "+ momentum · batch, so evaluation uses an estimate over many batches":
-        "你的滑动统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"
-        "这样评估时用的是对许多批次的估计",
+        "你的运行统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"
+        "这样评估时用的是基于许多批次的估计",
     "for a (B, C, L) input your running_var uses n / (n - 1) with n = B: each channel's variance is taken over B · L "
     "elements, so n = B · L (x.numel() // C) in the unbiased correction":
         "输入为 (B, C, L) 时，你的 running_var 用的是 n / (n - 1)，其中 n = B：每个通道的方差是在 B · L 个元素上算的，"
@@ -305,9 +305,9 @@ _ZH = register({
     "training mode: gradients of x, weight and bias flow through the batch statistics, as nn.BatchNorm1d's":
         "训练模式：x、weight 和 bias 的梯度经过批统计量传播，与 nn.BatchNorm1d 一致",
     "running statistics after each of 3 training steps match nn.BatchNorm1d's (momentum, unbiased variance, no graph)":
-        "训练 3 步中每一步之后的滑动统计量都与 nn.BatchNorm1d 一致（动量、无偏方差、不带计算图）",
+        "训练 3 步中每一步之后的运行统计量都与 nn.BatchNorm1d 一致（动量、无偏方差、不带计算图）",
     "evaluation mode normalises with the running statistics and leaves them unchanged":
-        "评估模式用滑动统计量归一化，并且不改变它们",
+        "评估模式用运行统计量归一化，并且不改变它们",
     "your output normalises each sample over its channels (axis 1): that is LayerNorm's axis (层归一化). BatchNorm "
     "(批归一化) normalises each CHANNEL over the batch: mean and variance over axis 0 for (B, C), over axes 0 and 2 for "
     "(B, C, L)":
@@ -316,7 +316,7 @@ _ZH = register({
     "running_var is updated with the BIASED batch variance: torch's BatchNorm normalises with the biased variance "
     "(divide by n) but stores the UNBIASED one (divide by n - 1) in running_var: var * n / (n - 1), n = B (or B · L) "
     "elements per channel":
-        "running_var 用有偏的批方差更新了：torch 的 BatchNorm 归一化时用有偏方差（除以 n），但存进 running_var 的是无偏方差"
+        "running_var 是用有偏的批方差更新的：torch 的 BatchNorm 归一化时用有偏方差（除以 n），但存进 running_var 的是无偏方差"
         "（除以 n - 1）：var * n / (n - 1)，n = B（或 B · L）是每个通道的元素个数",
     "your training output normalises with the UNBIASED variance (x.var() divides by n - 1 by default): normalise with "
     "the biased one, x.var(dim=..., unbiased=False); only running_var gets the unbiased one":
@@ -325,7 +325,7 @@ _ZH = register({
     "your running statistics are momentum · running + (1 - momentum) · batch: in PyTorch momentum is the weight of the "
     "NEW batch, running = (1 - momentum) · running + momentum · batch (the opposite of the convention of an optimiser's "
     "momentum)":
-        "你的滑动统计量是 momentum · running + (1 - momentum) · batch：PyTorch 里 momentum 是新批次的权重，"
+        "你的运行统计量是 momentum · running + (1 - momentum) · batch：PyTorch 里 momentum 是新批次的权重，"
         "running = (1 - momentum) · running + momentum · batch（和优化器里动量的约定正好相反）",
     "in evaluation your output uses the batch's own statistics: after .eval() BatchNorm normalises with running_mean "
     "and running_var, so one sample's output does not depend on the others in its batch":
@@ -333,7 +333,7 @@ _ZH = register({
         "这样一个样本的输出不依赖同一批次里的其他样本",
     "in training your output is normalised with the running statistics: training normalises with the current batch's "
     "mean and biased variance, and only updates the running ones":
-        "训练模式下你的输出用滑动统计量归一化了：训练时要用当前批次的均值和有偏方差归一化，滑动统计量只负责更新",
+        "训练模式下你的输出用运行统计量归一化了：训练时要用当前批次的均值和有偏方差归一化，运行统计量只负责更新",
     "for a (B, C, L) input your statistics are taken over the batch axis only, one per (channel, position): "
     "BatchNorm1d pools the batch AND the length, mean over dims (0, 2), one statistic per channel":
         "对 (B, C, L) 的输入，你的统计量只在批次轴上求，每个（通道, 位置）一个：BatchNorm1d 把批次和长度合在一起，"
@@ -350,11 +350,11 @@ _ZH = register({
     "torch.no_grad()): they depend on x, and the gradient of BatchNorm flows through them; only the running statistics "
     "are updated without a graph":
         "你的梯度把批均值和批方差当成了常数（.detach()、.data，或者在 torch.no_grad() 下计算）：它们依赖 x，BatchNorm 的"
-        "梯度要经过它们；只有滑动统计量的更新不需要计算图",
+        "梯度要经过它们；只有运行统计量的更新不需要计算图",
     "running_mean or running_var requires grad after a training step: it was updated from the batch statistics with "
     "their autograd graph, so the graph of every past step is kept alive (and a second backward fails). Update under "
     "torch.no_grad(), or from mean.detach()":
-        "训练一步之后 running_mean 或 running_var 需要梯度：它是用带着计算图的批统计量更新的，于是之前每一步的计算图都被保留"
+        "训练一步之后 running_mean 或 running_var 需要梯度（requires grad）：它是用带着计算图的批统计量更新的，于是之前每一步的计算图都被保留"
         "（第二次 backward 会报错）。要在 torch.no_grad() 下更新，或者用 mean.detach() 更新",
     "training step {step}: output": "训练第 {step} 步：输出",
     "training step 1: gradient of x": "训练第 1 步：x 的梯度",
@@ -362,14 +362,14 @@ _ZH = register({
     "training step 1: gradient of bias": "训练第 1 步：bias 的梯度",
     "running_mean after training step {step}": "训练第 {step} 步之后的 running_mean",
     "running_var after training step {step}": "训练第 {step} 步之后的 running_var",
-    "evaluation output (running statistics)": "评估模式的输出（用滑动统计量）",
+    "evaluation output (running statistics)": "评估模式的输出（用运行统计量）",
     "running_mean after the evaluation forward": "评估模式前向传播之后的 running_mean",
     "running_var after the evaluation forward": "评估模式前向传播之后的 running_var",
     "BatchNorm(6) has no buffer {name} of shape (6,); it has {names}":
         "BatchNorm(6) 没有形状为 (6,) 的缓冲区 {name}；它有的是 {names}",
     "register the running statistics with self.register_buffer(\"{name}\", ...): a buffer is saved in state_dict and "
     "moves with .to(), but is not a parameter (the optimiser must not train it)":
-        "要用 self.register_buffer(\"{name}\", ...) 注册滑动统计量：缓冲区会保存在 state_dict 里、随 .to() 移动，"
+        "要用 self.register_buffer(\"{name}\", ...) 注册运行统计量：缓冲区会保存在 state_dict 里、随 .to() 移动，"
         "但它不是参数（优化器不能训练它）",
     "a fresh BatchNorm(6) has {name} = {got}; it should start at {value:g} everywhere, as nn.BatchNorm1d's does":
         "新建的 BatchNorm(6) 的 {name} = {got}；它应该全部初始化为 {value:g}，和 nn.BatchNorm1d 一样",
