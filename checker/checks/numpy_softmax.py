@@ -142,6 +142,10 @@ MISTAKES = [
 
 
 
+_DTYPE = ("{want} logits come back as {got}: the array is cast somewhere (np.asarray(x, dtype=...), .astype(...)) or "
+          "combined with an array or NumPy scalar of another dtype, which promotes it; keep x's own dtype throughout")
+
+
 def _verify(kit, args, what, tol=None):
     """Call the user's softmax on args and compare with the reference; name the mistake if known."""
     got = kit.user(args)
@@ -150,6 +154,9 @@ def _verify(kit, args, what, tol=None):
         compare(got, expected, "probabilities", "(same as x)", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=_named_tol(got)) if isinstance(got, np.ndarray) else None
+        if found is None and isinstance(got, np.ndarray) and got.shape == expected.shape and got.dtype != expected.dtype:
+            raise Fail(t("{what}: {fail}", what=what, fail=fail),
+                       t(_DTYPE, want=expected.dtype.name, got=got.dtype.name), general=True) from None
         raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
     return got
 
@@ -243,6 +250,8 @@ def sums_to_one(kit):
 
 
 _ZH = register({
+    _DTYPE: "{want} 的 logits 返回成了 {got}：代码里某处做了类型转换（np.asarray(x, dtype=...)、.astype(...)），或者和另一种 "
+            "dtype 的数组或 NumPy 标量一起运算而被提升了类型；自始至终保持 x 本身的 dtype",
     "your max follows `axis` but your sum is over the last axis: pass axis=axis to np.sum as well":
         "你的 max 用了 `axis`，但求和却在最后一维上：np.sum 也要传 axis=axis",
     "you divide by the sum of the WHOLE array (np.sum(e) with no axis): each slice is normalised on its "
