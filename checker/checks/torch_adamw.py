@@ -266,7 +266,7 @@ _ZH = register({
         "（1 - beta1 ** step），它是滑动平均到目前为止给梯度的总权重",
     "your bias correction uses t + 1: step is already this step's number, counting from 1 (torch increments its "
     "counter before the update), so use 1 − β1^step and 1 − β2^step":
-        "你的偏差修正用了 t + 1：step 已经是本步的编号，从 1 开始数（torch 在更新之前先把计数加一），"
+        "你的偏差修正用了 t + 1：step 已经是本步的编号，从 1 开始计数（torch 在更新之前先把计数器加一），"
         "所以用 1 − β1^step 和 1 − β2^step",
     "the exp_avg and exp_avg_sq you return are the bias-corrected m̂ and v̂: the state keeps the raw moving averages m "
     "and v; m̂ and v̂ are recomputed from them at every step, for the update only":
