@@ -322,10 +322,10 @@ _ZH = register({
     "a fresh wrapper equals its base layer: B starts at zero, A at random":
         "新建的包装层与原始层输出相同：B 初始化为零，A 随机初始化",
     "a fresh lora_A is not drawn from torch's random generator: the same seed should give the same A and another "
-    "seed another A": "新建的 lora_A 不是用 torch 的随机数生成器抽的：同一个种子应该得到同一个 A，换一个种子应该得到另一个 A",
+    "seed another A": "新建的 lora_A 不是从 torch 的随机数生成器抽取的：同一个种子应该得到同一个 A，换一个种子应该得到另一个 A",
     "lora_A is left uninitialised (torch.empty, or nn.Parameter(torch.Tensor(r, D_in)) without an init): it holds "
     "whatever memory held before. A starts at random: nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))":
-        "lora_A 没有初始化（torch.empty，或 nn.Parameter(torch.Tensor(r, D_in)) 之后没有 init）：里面是内存里原来的"
+        "lora_A 没有初始化（torch.empty，或 nn.Parameter(torch.Tensor(r, D_in)) 之后没有初始化）：里面是内存里原来的"
         "任意值。A 要随机初始化：nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))",
     "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)":
         "lora_A 按 PEFT 的 kaiming_uniform_(a=√5) 初始化：U(-1/√D_in, 1/√D_in)",
@@ -352,7 +352,7 @@ _ZH = register({
     "the base layer's weight or bias still requires grad, so the optimizer would update all D_out · D_in weights and LoRA "
     "saves nothing: call self.base.requires_grad_(False) (or set weight.requires_grad = False and the bias's) in "
     "__init__":
-        "原始层的 weight 或 bias 仍然 requires grad，优化器会更新全部 D_out · D_in 个权重，LoRA 就什么也没省下：在 __init__ 里调用 "
+        "原始层的 weight 或 bias 仍然需要梯度（requires grad），优化器会更新全部 D_out · D_in 个权重，LoRA 就什么也没省下：在 __init__ 里调用 "
         "self.base.requires_grad_(False)（或者把 weight 和 bias 的 requires_grad 设为 False）",
     "merge() adds B A to base.weight without the scale: the merged layer must compute what the unmerged one does, so "
     "add (alpha / r) · B @ A, the same self.scaling as in forward":
@@ -389,7 +389,7 @@ _ZH = register({
         "给出 U(-1/√D_in, 1/√D_in)：最大值约 {bound:.4f}，标准差约 {want:.4f}。追问：论文里 A 用高斯分布初始化，PEFT"
         "（以及 loralib）用 nn.Linear 的默认初始化；A 为什么必须是随机的？B = 0 时 A 的尺度还重要吗？",
     "{label}: the parameters that require grad are {names}; only lora_A and lora_B should":
-        "{label}：requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B",
+        "{label}：需要梯度（requires grad）的参数是 {names}；应该只有 lora_A 和 lora_B",
     "{label}: after backward, {names} received no gradient: the LoRA path must stay in the graph (no torch.no_grad or "
     ".detach() around it)":
         "{label}：反向传播之后 {names} 没有收到梯度：LoRA 支路必须留在计算图里（不要包在 torch.no_grad 里，也不要 .detach()）",
@@ -421,10 +421,10 @@ _ZH = register({
         "{label}，dropout=0.5，训练模式，x 每一行只有一个非零特征：LoRA 增量的第 {row} 行既不是 0，也不是不加 dropout 时的 2 倍",
     "{label}: after merge() and unmerge(), the parameters that require grad are {names}; only lora_A and lora_B "
     "should":
-        "{label}：merge() 和 unmerge() 之后，requires grad 的参数是 {names}；应该只有 lora_A 和 lora_B",
+        "{label}：merge() 和 unmerge() 之后，需要梯度（requires grad）的参数是 {names}；应该只有 lora_A 和 lora_B",
     "change base.weight in place under torch.no_grad() (self.base.weight += ...), not by assigning a new nn.Parameter, "
     "which requires grad":
-        "在 torch.no_grad() 下原地修改 base.weight（self.base.weight += ...），不要赋一个新的 nn.Parameter，它默认 requires grad",
+        "在 torch.no_grad() 下原地修改 base.weight（self.base.weight += ...），不要赋一个新的 nn.Parameter，它默认需要梯度",
     " (after one merge() the output was right)": "（调用一次 merge() 后输出是对的）",
     "the second merge() added the update again: keep a self.merged flag and return when already merged":
         "第二次 merge() 又把增量加了一遍：用 self.merged 标志记录，已合并时直接返回",
