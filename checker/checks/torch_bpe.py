@@ -443,22 +443,22 @@ _ZH = register({
         "合并后跳过这一对的两个 id（i += 2）：[X, a]",
     "your ties go to the pair counted first (max(stats, key=stats.get), as minbpe does): the contract breaks ties by "
     "the smallest pair, min(counts, key=lambda p: (-counts[p], p))":
-        "平局时你选了最先统计到的字节对（max(stats, key=stats.get)，minbpe 的做法）：本题约定平局时选最小的字节对，"
+        "频率并列时你选了最先统计到的字节对（max(stats, key=stats.get)，minbpe 的做法）：本题约定并列时选最小的字节对，"
         "min(counts, key=lambda p: (-counts[p], p))",
     "your ties go to the LARGEST pair (max over (count, pair)): the contract breaks ties by the smallest (left id, "
     "right id), min(counts, key=lambda p: (-counts[p], p))":
-        "平局时你选了最大的字节对（对 (count, pair) 取 max）：本题约定平局时选最小的 (左 id, 右 id)，"
+        "频率并列时你选了最大的字节对（对 (count, pair) 取 max）：本题约定并列时选最小的 (左 id, 右 id)，"
         "min(counts, key=lambda p: (-counts[p], p))",
     "your counts take each distinct chunk once: a chunk that occurs k times in the text adds its pairs k times "
     "(weight each word's pairs by its frequency)":
         "你的计数里每个不同的块只算了一次：在文本中出现 k 次的块，它的字节对要加 k 次（按词频给每个词的字节对加权）",
     "your counts skip overlapping occurrences: [a, a, a] holds the pair (a, a) TWICE (positions 0-1 and 1-2), as "
     "Sennrich et al. and minbpe count; count every adjacent position (zip(ids, ids[1:]))":
-        "你的计数跳过了重叠的出现：[a, a, a] 含有两次 (a, a)（位置 0-1 和 1-2），Sennrich 等人和 minbpe 都这样计数；"
+        "你的计数漏掉了重叠的出现位置：[a, a, a] 含有两次 (a, a)（位置 0-1 和 1-2），Sennrich 等人和 minbpe 都这样计数；"
         "要统计每一个相邻位置（zip(ids, ids[1:])）",
     "your train_bpe stops when the most frequent pair occurs only once (a minimum frequency of 2, as learn_bpe's "
     "default): the contract stops only when no chunk has a pair left; a pair seen once is merged":
-        "最高频的字节对只出现一次时你的 train_bpe 就停止了（最低频率 2，learn_bpe 的默认值）：本题约定只有所有块都没有"
+        "最高频的字节对只出现一次时你的 train_bpe 就停止了（最低频率为 2，即 learn_bpe 的默认值）：本题约定只有所有块都没有"
         "字节对时才停止；只出现一次的字节对也要合并",
     "your merged tokens are numbered from 257 (range(1, ...) or len(vocab) + 1): merge number r, counted from 0, "
     "makes the token 256 + r, so the first merge is 256":
@@ -515,7 +515,7 @@ _ZH = register({
         "decode 先把各 id 的字节拼起来再做 UTF-8 解码：分散在几个 token 里的汉字能完整还原",
     "single bytes, no merges": "单个字节，没有合并规则",
     "ties between equally frequent pairs go to the smallest (left id, right id)":
-        "频率相同的字节对平局时，选最小的 (左 id, 右 id)",
+        "频率相同的字节对并列时，选最小的 (左 id, 右 id)",
     "corpus {text}, every top pair twice": "语料 {text}，频率最高的字节对都出现两次",
     "'aaa' holds the pair (a, a) twice when counting, and merges into [aa, a]":
         "统计时 'aaa' 含有两次 (a, a)，合并后是 [aa, a]",
