@@ -55,7 +55,7 @@ def inputs(c, dtype="float64"):
 def search_with(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty=0.0, *, prune="sum",
                 finish=True, count_eos=True, len_offset=0, eos_in_len=True, slots="shared", stop="no live",
                 keep_live=True, score_out="normalized", cap=True, best_first=True,
-                keep_bos=False, steps=0, accumulate=True, penalty="divide"):
+                keep_bos=False, steps=0, accumulate=True, penalty="divide", parent_by="V"):
     """Beam search over Python lists; every knob at its default gives the contract's answer."""
     beam = [([bos_id], 0.0, 0.0)]  # (tokens with BOS, summed log-prob, last token's log-prob)
     finished = []
@@ -68,9 +68,13 @@ def search_with(model, bos_id, eos_id, beam_size, max_new_tokens, length_penalty
         logp = model(torch.tensor([ids for ids, _, _ in beam])).tolist()
         cands = [(ids + [tok], (s if accumulate else 0.0) + lp, lp) for (ids, s, _), row in zip(beam, logp) for tok, lp in enumerate(row)]
         key = {"sum": lambda h: h[1], "last": lambda h: h[2]}[prune]
+        flat = {id(h): i for i, h in enumerate(cands)}  # index in the flattened (N * V,) candidates
         cands.sort(key=key, reverse=True)
         if slots == "shared":
             kept = cands[:beam_size]
+            if parent_by == "beam":  # parent = flat // beam_size, token = flat % V: another prefix, or none
+                V = len(logp[0])
+                kept = [(beam[flat[id(h)] // beam_size][0] + [flat[id(h)] % V], h[1], h[2]) for h in kept]
             ended = [h for h in kept if finish and h[0][-1] == eos_id]
             beam = [h for h in kept if not (finish and h[0][-1] == eos_id)]
         else:  # Hugging Face style: EOS among the top beam_size retire, beam_size live ones carry on
@@ -133,6 +137,13 @@ MISTAKES = [
     Mistake("BOS in the ids", _variant(keep_bos=True),
             "your ids start with BOS: return the generated tokens only (ids[1:])"),
 ]
+# Mistakes that raise on some cases, as the code they stand for does (an index past the live hypotheses):
+# named on the cases where they run (_EXHAUSTIVE, where beam_size > N * V).
+_RAISING = [
+    Mistake("parent from beam_size", _variant(parent_by="beam"),
+            "your extensions keep the right scores but grow the wrong prefixes: in the flattened (N * V,) candidates, "
+            "index f extends hypothesis f // V with token f % V, V the vocabulary size (logp.size(-1)), not beam_size"),
+]
 
 
 # ----------------------------------------------------------------------------- reading the user's result
@@ -188,7 +199,7 @@ def _compare(kit, c, got, want, what="") -> None:
         i = next(i for i, (g, w) in enumerate(zip(got, want)) if not same([g], [w]))
         diff = t("hypothesis {i} is {ids} with score {score:.6g}, expected {want_ids} with {want_score:.6g}", i=i,
                  ids=got[i][0], score=got[i][1], want_ids=want[i][0], want_score=want[i][1])
-    named = kit.name_mistake(inputs(c), got, run=lambda m: m.impl(*inputs(c)), same=same)
+    named = kit.name_mistake(inputs(c), got, MISTAKES + _RAISING, run=lambda m: m.impl(*inputs(c)), same=same)
     raise Fail(t("{label}{what}: {diff}; yours {yours}, expected {expected}", label=c.label, what=what, diff=diff,
                  yours=_show(got), expected=_show(want)), named)
 
@@ -368,6 +379,10 @@ def length_penalty_ranks(kit):
 
 
 _ZH = register({
+    "your extensions keep the right scores but grow the wrong prefixes: in the flattened (N * V,) candidates, "
+    "index f extends hypothesis f // V with token f % V, V the vocabulary size (logp.size(-1)), not beam_size":
+        "你的扩展保留了正确的分数，却接在了错误的前缀上：在展平的 (N * V,) 候选中，下标 f 应由第 f // V 个假设接上 "
+        "token f % V，这里的 V 是词表大小（logp.size(-1)），不是 beam_size",
     "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "your beam grows past beam_size: keep only the beam_size best extensions of all N * V at every step (one global "
     "topk)": "你的束超过了 beam_size：每一步都只保留全部 N * V 个扩展中最好的 beam_size 个（一次全局 topk）",
