@@ -284,7 +284,7 @@ _ZH = register({
     "causal": "单向（因果）",
     "{kind}, num_buckets={num_buckets}, max_distance={max_distance}":
         "{kind}，num_buckets={num_buckets}，max_distance={max_distance}",
-    "relative_position_bucket(j - i, {setting})": "relative_position_bucket(j - i，{setting})",
+    "relative_position_bucket(j - i, {setting})": "relative_position_bucket(j - i)，{setting}",
     " (relative position {rp}: got bucket {got}, expected {want})": "（相对位置 {rp}：得到桶 {got}，应为 {want}）",
     "relative_position_bucket(j - i) with its defaults": "使用默认参数的 relative_position_bucket(j - i)",
     "relative_position_bucket should return a tensor of the shape of relative_position":
@@ -303,7 +303,7 @@ _ZH = register({
     "your buckets are those of query - key: the relative position is key - query (HF T5: memory_position - "
     "context_position), so a key in the PAST has a negative relative position; in the bidirectional case the upper "
     "half of the buckets is for keys after the query":
-        "你的分桶用的是 查询 - 键：相对位置是 键 - 查询（HF T5：memory_position - context_position），所以过去的键"
+        "你的分桶用的是“查询 - 键”：相对位置是“键 - 查询”（HF T5：memory_position - context_position），所以过去的键"
         "相对位置为负；双向时，上半部分的桶留给查询之后的键",
     "your buckets are the distance itself, clamped to the last bucket: only distances below max_exact = n // 2 get a "
     "bucket each; from max_exact up to max_distance the buckets grow with the LOG of the distance, "
@@ -340,7 +340,7 @@ _ZH = register({
         "min(bucket, n - 1)，从 max_distance 起的所有距离都共用它",
     "your causal buckets use |relative_position|, so a future key gets the bucket of a past key as far away: with "
     "bidirectional=False every key after the query counts as distance 0, max(-relative_position, 0)":
-        "你的单向分桶用了 |relative_position|，于是未来的键得到了同样远的过去的键的桶：bidirectional=False 时，"
+        "你的单向分桶用了 |relative_position|，于是未来的键得到了与它等距的过去的键的桶：bidirectional=False 时，"
         "查询之后的每个键都算作距离 0，max(-relative_position, 0)",
     "your bidirectional buckets put relative position 0 (the query's own key) in the upper half: only keys AFTER the "
     "query, relative_position > 0, get num_buckets // 2 added":
