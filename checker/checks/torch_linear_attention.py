@@ -301,7 +301,7 @@ _ZH = register({
     "{label}, linear_attention(q, k, v): out against linear_attention(q, k, v, False)":
         "{label}，linear_attention(q, k, v) 的 out 与 linear_attention(q, k, v, False) 的对比",
     "memory: no tensor larger than B·H·max(T_q, T_k)·d_k·d_v elements, no (T_q, T_k) matrix":
-        "显存：没有任何张量超过 B·H·max(T_q, T_k)·d_k·d_v 个元素，也没有 (T_q, T_k) 矩阵",
+        "内存：没有任何张量超过 B·H·max(T_q, T_k)·d_k·d_v 个元素，也没有 (T_q, T_k) 矩阵",
     "your output equals linear attention with phi(x) = relu(x): the paper's feature map is elu(x) + 1, positive "
     "everywhere, so every key keeps a positive weight and the denominator never reaches 0 (relu zeroes whole rows: "
     "0 / 0 = NaN)":
@@ -323,8 +323,8 @@ _ZH = register({
         "这样每个查询的权重之和才为 1",
     "your causal output equals prefix sums over j < i: query i must see its own key too, S_i = sum_{j <= i} phi(k_j)ᵀ "
     "v_j (torch.cumsum is inclusive; a loop updates S before reading it). The first position then divides 0 by 0":
-        "你的因果输出等于对 j < i 的前缀和：查询 i 也必须看到它自己的键，S_i = sum_{j <= i} phi(k_j)ᵀ v_j"
-        "（torch.cumsum 是包含当前项的；循环写法要先更新 S 再读取）。否则第一个位置会变成 0 除以 0",
+        "你的因果输出等于只对 j < i 求前缀和的结果：查询 i 也必须看到它自己的键，S_i = sum_{j <= i} phi(k_j)ᵀ v_j"
+        "（torch.cumsum 是包含当前项的；循环写法要先更新 S 再读取）。这样第一个位置还会变成 0 除以 0",
     "your output with causal=True equals the non-causal one: every query sees every key. With causal=True query i "
     "sees keys 0..i only: prefix sums S_i = cumsum over positions of phi(k_j)ᵀ v_j, and z_i likewise":
         "causal=True 时你的输出和非因果的一样：每个查询都看到了所有键。causal=True 时查询 i 只能看到键 0..i："
@@ -360,7 +360,7 @@ _ZH = register({
     "{fail}: causal linear attention is an RNN, the state (S_i, z_i) after position i depends on positions 0..i only":
         "{fail}：因果线性注意力就是一个 RNN，位置 i 之后的状态 (S_i, z_i) 只取决于位置 0..i",
     "{label}: your code ran the fused attention kernel {kernel}: that is softmax attention, quadratic in T":
-        "{label}：你的代码调用了融合注意力内核 {kernel}：那是 softmax 注意力，对 T 是二次的",
+        "{label}：你的代码调用了融合注意力内核 {kernel}：那是 softmax 注意力，复杂度随 T 二次增长",
     "{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and one of T_k = {T_k}: a "
     "matrix of query-key weights, which is what linear attention avoids":
         "{label}：你的代码构造了形状为 {shape} 的张量（{op}），它有一个长 T_q = {T_q} 的轴和一个长 T_k = {T_k} 的轴："
@@ -371,7 +371,7 @@ _ZH = register({
     "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
     "B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T":
         "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回形状 {shape}），超过了上限 "
-        "B·H·max(T_q, T_k)·d_k·d_v = {limit}：显存必须随 T 线性增长",
+        "B·H·max(T_q, T_k)·d_k·d_v = {limit}：内存必须随 T 线性增长",
     "{label}: linear_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}":
         "{label}：linear_attention 应该返回形状为 (B, H, T_q, d_v) = {want} 的 out，实际是 {got}",
 })
