@@ -144,10 +144,16 @@ def structure(kit):
         raise Fail(text, diagnosis) from None
 
 
+_OUTPUT_ALONE = ("your forward returns a single (B, T, D) tensor, with no attention weights: return the pair "
+                 "(x, attn), attn being the (B, H, T, T) weights your self-attention returns "
+                 "(sa_out, attn = self.self_attn(x, x, src_mask))")
+
+
 def _pair(value, c):
     if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, torch.Tensor) for v in value)):
+        alone = isinstance(value, torch.Tensor) and tuple(value.shape) == (c.B, c.T, c.D)
         raise Fail(t("{label}: forward should return a tuple (x, attn) of tensors, as seed 003's EncoderLayer does",
-                     label=c.label))
+                     label=c.label), t(_OUTPUT_ALONE) if alone else None)
     out, attn = value
     if tuple(out.shape) != (c.B, c.T, c.D):
         raise Fail(t("{label}: the output should have shape (B, T, D) = {want}, got {got}", label=c.label,
@@ -260,6 +266,8 @@ def dropout_after_ffn(kit):
 
 
 _ZH = register({
+    _OUTPUT_ALONE: "你的 forward 只返回了一个 (B, T, D) 张量，没有注意力权重：应返回 (x, attn) 这一对，attn 是你的自注意力"
+                   "返回的 (B, H, T, T) 权重（sa_out, attn = self.self_attn(x, x, src_mask)）",
     # titles
     "EncoderLayer is an nn.Module with self_attn, ffn, norm1, norm2 and forward(x, src_mask)":
         "EncoderLayer 是一个 nn.Module，带 self_attn、ffn、norm1、norm2 和 forward(x, src_mask)",
