@@ -442,7 +442,7 @@ _ZH = register({
         "（查询 i 只看键 0..i）",
     "{label}: {fail}; expected the explicit computation written head by head":
         "{label}：{fail}；应当等于逐头写出的显式计算",
-    "no cache": "无缓存",
+    "no cache": "没有缓存",
     "{n} cached": "已缓存 {n} 个",
     "{label}, step {step} (new positions {start}..{last}, {cache})":
         "{label}，第 {step} 步（新位置 {start}..{last}，{cache}）",
