@@ -159,9 +159,11 @@ def deterministic(kit):
     c = CASES[1]
     first, second = (_ids(kit.user(kit.inputs(c)), c) for _ in range(2))
     if first.shape != second.shape or not torch.equal(first, second):
-        raise Fail(t("{label}: two identical calls gave different ids ({first} then {second}): greedy decoding takes "
-                     "the argmax of the logits at every step; do not sample (torch.multinomial)", label=c.label,
-                     first=first[0].tolist(), second=second[0].tolist()))
+        raise Fail(t("{label}: two identical calls gave different ids ({first} then {second})", label=c.label,
+                     first=first[0].tolist(), second=second[0].tolist()),
+                   t("your ids change from one identical call to the next: greedy decoding is deterministic, it takes "
+                     "the argmax of the logits at every step; do not sample (torch.multinomial) or keep state between "
+                     "calls"))
 
 
 @check("properties", "decodes in eval mode without gradients, even when the model arrives in training mode")
@@ -259,10 +261,12 @@ _ZH = register({
     "{label}: every sequence has produced EOS by step {step}, yet your ids have {got} columns: stop the loop when every "
     "sequence is finished (they should have {want})":
         "{label}：到第 {step} 步所有序列都已生成 EOS，你的 id 却有 {got} 列：所有序列都结束时就要停止循环（应该是 {want} 列）",
-    "{label}: two identical calls gave different ids ({first} then {second}): greedy decoding takes the argmax of the "
-    "logits at every step; do not sample (torch.multinomial)":
-        "{label}：两次相同的调用得到了不同的 id（先是 {first}，然后是 {second}）：贪心解码每一步都取 logits 的 argmax；"
-        "不要采样（torch.multinomial）",
+    "{label}: two identical calls gave different ids ({first} then {second})":
+        "{label}：两次相同的调用得到了不同的 id（先是 {first}，然后是 {second}）",
+    "your ids change from one identical call to the next: greedy decoding is deterministic, it takes the argmax of the "
+    "logits at every step; do not sample (torch.multinomial) or keep state between calls":
+        "你的 id 在两次相同的调用之间发生了变化：贪心解码是确定性的，每一步都取 logits 的 argmax；不要采样"
+        "（torch.multinomial），也不要在调用之间保留状态",
     "{label}, model handed over in training mode with dropout 0.3: model.{name} ran in training mode":
         "{label}，传入的模型处于训练模式、dropout 为 0.3：model.{name} 在训练模式下运行",
     "your code decodes in training mode, so dropout changes the tokens: call model.eval() before decoding":
