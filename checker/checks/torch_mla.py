@@ -438,7 +438,7 @@ _ZH = register({
         "{label}：W_kr.weight 的形状是 {got}，有 H·d_rope 行：应为 (d_rope, D) = {want}",
     "{label}, no cache: changing the inputs after position {pos} changed the output at positions <= {pos}: the future "
     "leaks; mask the scores causally (query i sees keys 0..i)":
-        "{label}，无缓存：改动位置 {pos} 之后的输入，改变了位置 <= {pos} 的输出：未来的信息泄漏了；要对分数做因果掩码"
+        "{label}，没有缓存：改动位置 {pos} 之后的输入，改变了位置 <= {pos} 的输出：未来的信息泄漏了；要对分数做因果掩码"
         "（查询 i 只看键 0..i）",
     "{label}: {fail}; expected the explicit computation written head by head":
         "{label}：{fail}；应当等于逐头写出的显式计算",

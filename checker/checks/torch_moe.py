@@ -283,7 +283,7 @@ def aux_gradient(kit):
 
 
 _ZH = register({
-    "aux_loss alone gives the router the reference's gradient, through P": "仅 aux_loss 反向传播时，路由器经由 P 得到与参考答案相同的梯度",
+    "aux_loss alone gives the router the reference's gradient, through P": "仅对 aux_loss 反向传播时，路由器经由 P 得到与参考答案相同的梯度",
     "{label}: backward of aux_loss alone gives gate.weight no gradient":
         "{label}：只对 aux_loss 反向传播时 gate.weight 没有梯度",
     "P_i, the mean of the router probabilities, must stay in the graph (no .detach(), .item() or torch.no_grad() "
@@ -294,11 +294,11 @@ _ZH = register({
     "your weights are a softmax of the k chosen PROBABILITIES, a second softmax: renormalise them by their sum, "
     "weights / weights.sum(-1, keepdim=True), or take the softmax of the k chosen LOGITS (Mixtral's code); both give "
     "the same weights, a softmax of probabilities does not":
-        "你的权重是对选中的 k 个「概率」再做一次 softmax：应该除以它们的和来重新归一化，weights / weights.sum(-1, keepdim=True)，"
-        "或者对选中的 k 个「logits」做 softmax（Mixtral 的代码）；这两种得到相同的权重，对概率再做 softmax 则不同",
+        "你的权重是对选中的 k 个“概率”再做一次 softmax：应该除以它们的和来重新归一化，weights / weights.sum(-1, keepdim=True)，"
+        "或者对选中的 k 个“logits”做 softmax（Mixtral 的代码）；这两种得到相同的权重，对概率再做 softmax 则不同",
     "your aux loss averages the router probabilities over the batch axis only (a (B, T, E) tensor's .mean(0) is (T, "
     "E)), so the sum counts T times: P_i is the mean over all N = B · T tokens, probs.reshape(-1, E).mean(0)":
-        "你的辅助损失只在 batch 轴上对路由概率取平均（(B, T, E) 张量的 .mean(0) 是 (T, E)），求和时算了 T 次："
+        "你的辅助损失只在批次轴上对路由概率取平均（(B, T, E) 张量的 .mean(0) 是 (T, E)），求和时算了 T 次："
         "P_i 是对全部 N = B · T 个 token 的平均，probs.reshape(-1, E).mean(0)",
     "MoE is an nn.Module with gate = Linear(d_model, num_experts, bias=False) and a ModuleList of num_experts given "
     "Experts":
@@ -352,11 +352,11 @@ _ZH = register({
     "kata's reference keeps the input's dtype; float32 routing was allowed for every later check":
         "你的 float64 输出只精确到 float32 的精度（约 1e-7），而不是 float64 的：路由 softmax 是在 float32 下计算的，"
         "Hugging Face 的 MixtralSparseMoeBlock 就是这样做的（F.softmax(router_logits, dim=1, dtype=torch.float)）。"
-        "本题的参考答案保持输入的 dtype；之后的所有检查都接受 float32 路由",
+        "本题的参考答案保持输入的 dtype；之后的所有检查都允许 float32 路由",
     # messages
     "{label}: expert {e} received rows of size {got}, not d_model = {D}: pass it tokens of x, expert(x[b, t]) of "
     "shape (n_e, D)":
-        "{label}：专家 {e} 收到的行大小是 {got}，不是 d_model = {D}：要把 x 的 token 传给它，expert(x[b, t]) 的形状是 "
+        "{label}：专家 {e} 收到的行长度是 {got}，不是 d_model = {D}：要把 x 的 token 传给它，expert(x[b, t]) 的形状是 "
         "(n_e, D)",
     "{label}: expert {e} received inputs that are not tokens of x": "{label}：专家 {e} 收到的输入不是 x 的 token",
     "run each expert on the tokens themselves and multiply its OUTPUT by the router weight, weights · expert(x)":
