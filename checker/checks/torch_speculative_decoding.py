@@ -344,8 +344,8 @@ _ZH = register({
     "the last draft, a bonus token, so a fully accepted round adds g + 1 (an off-by-one in the accepted length: with "
     "n = i from `for i in range(g)`, n stops at g - 1 when all match). The output is right, but it costs extra target "
     "calls":
-        "草稿全部被接受的那一轮，你只加了 g 个 token：目标模型的验证调用还给出了它在最后一个草稿之后的选择，即额外的"
-        "奖励 token，所以全部接受的一轮应该加 g + 1 个（接受长度差了一：用 `for i in range(g)` 里的 n = i 时，全部匹配"
+        "草稿全部被接受的那一轮，你只加了 g 个 token：目标模型的验证调用还给出了它在最后一个草稿之后的选择，即额外 token"
+        "，所以全部接受的一轮应该加 g + 1 个（接受长度少算了一个：用 `for i in range(g)` 里的 n = i 时，全部匹配"
         "也只停在 g - 1）。输出是对的，但多花了目标模型的调用",
     "your verification reads the target's logits one position late: logits[0, i] scores the token AFTER position i, "
     "so draft d_1 (at position len(seq)) is checked against logits[0, len(seq) - 1], the last position of the prefix: "
@@ -363,7 +363,7 @@ _ZH = register({
         "后面，d_j = argmax(draft(seq + d_1..d_{j-1})[0, -1])；输出是对的，但被接受的草稿更少，目标模型被调用得更多",
     "your round calls the target a second time for the correction token: the verification call's logits already "
     "hold it, p_{n+1} = argmax logits[0, len(seq) - 1 + n]; one target call per round":
-        "你的每一轮为了纠正 token 又调用了一次目标模型：验证那一次调用的 logits 里已经有它了，"
+        "你的每一轮为了得到纠正 token 又调用了一次目标模型：验证那一次调用的 logits 里已经有它了，"
         "p_{n+1} = argmax logits[0, len(seq) - 1 + n]；每轮只调用一次目标模型",
     "your verification reads the logits at len(prompt) - 1 + j in every round: the drafts follow seq = prompt + the "
     "tokens generated so far, so read logits[0, len(seq) - 1 + j] with this round's len(seq)":
@@ -382,7 +382,7 @@ _ZH = register({
     "were left; cut the result at max_new_tokens":
         "你的输出超过了 max_new_tokens 个 token：最后一轮全部接受时会加 g + 1 个，比剩下的多一个；要把结果截断到 "
         "max_new_tokens",
-    "your output starts with the prompt: return the generated tokens only": "你的输出以提示（prompt）开头：只返回生成的 token",
+    "your output starts with the prompt: return the generated tokens only": "你的输出以提示词（prompt）开头：只返回生成的 token",
     "{where}: speculative_decode should return a Python list of ints, got a tensor: .tolist() turns it into one":
         "{where}：speculative_decode 应该返回由 int 组成的 Python list，实际是张量：用 .tolist() 转换",
     "{where}: speculative_decode should return a Python list of ints, got {got}":
@@ -391,14 +391,14 @@ _ZH = register({
     "the first wrong draft, or the bonus token); without it a round whose first draft is wrong adds nothing, and the "
     "next round proposes the same draft again":
         "{label}：{message}。你的循环停滞了：在被接受的草稿之后，要追加目标模型自己的 token（第一个错误草稿的纠正，"
-        "或奖励 token）；没有它，第一个草稿就错的那一轮什么也没加，下一轮又会提出同样的草稿",
+        "或额外 token）；没有它，第一个草稿就错的那一轮什么也没加，下一轮又会提出同样的草稿",
     "your rounds never append the target's correction token: append d_1..d_n and then p_{n+1}, the target's choice "
     "where the first draft failed":
         "你的每一轮都没有追加目标模型的纠正 token：先追加 d_1..d_n，再追加 p_{n+1}，即目标模型在第一个草稿出错处的选择",
     "speculative_decode is a function taking (target, draft, prompt, max_new_tokens, k, eos_id)":
         "speculative_decode 是一个函数，参数为 (target, draft, prompt, max_new_tokens, k, eos_id)",
     "the models receive (1, t) int64 ids; the result is a list of at most max_new_tokens new ids":
-        "模型收到 (1, t) 的 int64 id；结果是最多 max_new_tokens 个新 id 的列表",
+        "模型收到的是形状为 (1, t) 的 int64 id；结果是最多 max_new_tokens 个新 id 的列表",
     "{label}: {n} tokens returned, more than max_new_tokens = {max_new}":
         "{label}：返回了 {n} 个 token，超过了 max_new_tokens = {max_new}",
     "{label}: the result {got} holds ids outside the vocabulary [0, {V})": "{label}：结果 {got} 含有词表 [0, {V}) 之外的 id",
@@ -417,7 +417,7 @@ _ZH = register({
     "accepted each round adds k + 1 = {k1} tokens (the k drafts and the target's bonus token): ceil({max_new} / {k1}) "
     "= {want} calls":
         "{label}，草稿 = 目标模型：生成 {max_new} 个 token，目标模型被调用了 {used} 次；每个草稿都被接受时，每轮加 "
-        "k + 1 = {k1} 个 token（k 个草稿和目标模型的奖励 token）：ceil({max_new} / {k1}) = {want} 次",
+        "k + 1 = {k1} 个 token（k 个草稿和目标模型的额外 token）：ceil({max_new} / {k1}) = {want} 次",
     "a draft that is always wrong: one token per target call, and still the target's greedy output":
         "草稿总是错的：每次调用目标模型得到一个 token，输出仍是目标模型的贪心解码",
     "{label}, a draft whose every proposal is rejected: your tokens {got} with {used} target calls; expected the greedy "
