@@ -11,7 +11,7 @@ from collections import Counter
 import torch
 
 from checker.checks.child import vocab as child_vocab
-from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, describe, expect_structure
 from checker.lang import register, t
 
 TARGET = "pad_batch"
@@ -316,10 +316,51 @@ def _first_difference(got, want) -> int:
     return next((k for k, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
 
 
+_SAME_LENGTH = ("your pad_batch raises on sentences of different lengths and works when they all have the same "
+                "length: pad each sentence to T_max, the longest length, before putting them together (torch.full("
+                "(B, T_max), pad_idx, dtype=torch.long) filled row by row, or pad_sequence(encoded, batch_first=True, "
+                "padding_value=pad_idx))")
+_FIRST_LONGEST = ("your pad_batch raises when a later sentence is longer than the first and works when the first is "
+                  "the longest: the batch is as wide as the longest sentence, T_max = max(len(s) for s in encoded)")
+
+
+def _pad_batch(kit, c, args):
+    """The user's pad_batch(*args); when it raises, what about the lengths makes it raise, if two probes tell:
+    the case's sentences cut to one length, and sorted longest first."""
+    try:
+        return kit.user(args, target="pad_batch")
+    except UserError as err:
+        encoded, pad_idx = args
+        shortest = min(len(s) for s in encoded)
+
+        def runs(batch):
+            try:
+                got = kit.user((batch, pad_idx), target="pad_batch")
+            except UserError:
+                return False
+            return _tensors_equal(got, kit.reference((batch, pad_idx), target="pad_batch"))
+
+        why = None
+        if shortest and runs([s[:shortest] for s in encoded]):
+            if not runs(sorted(encoded, key=len, reverse=True)):
+                why = t(_SAME_LENGTH)
+            elif max(len(s) for s in encoded) > len(encoded[0]):
+                why = t(_FIRST_LONGEST)
+        if why is None:
+            raise
+        raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
+                   why) from None
+
+
+_NOT_LONG = ("your encode gives {dtype} ids: ids are int64, a LongTensor, as nn.Embedding and F.cross_entropy's "
+             "targets expect; build them with torch.tensor(ids, dtype=torch.long) (torch.Tensor(ids) is float32, "
+             "dtype=torch.int is int32)")
+
+
 @check("shapes", "pad_batch returns a LongTensor (B, T_max); encode one LongTensor (T_i,) per sentence")
 def shapes(kit):
     for c in CASES:
-        got = kit.user(inputs(c), target="pad_batch")
+        got = _pad_batch(kit, c, inputs(c))
         want = kit.reference(inputs(c), target="pad_batch")
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):
             found = _named(kit, _PAD_MISTAKES, inputs(c), got, _tensors_equal)
@@ -337,10 +378,12 @@ def shapes(kit):
                          label=c.label, B=c.B, got=describe(got)))
         for i, (g, sentence) in enumerate(zip(got, args[0])):
             if not isinstance(g, torch.Tensor) or g.dtype != torch.long or g.dim() != 1:
+                not_long = isinstance(g, torch.Tensor) and g.dim() == 1 and sentence  # the diagnosis advises
                 hint = t(" (torch.tensor([]) is float32: pass dtype=torch.long)") if not sentence else \
-                    t(" (torch.tensor(ids, dtype=torch.long))")
+                    "" if not_long else t(" (torch.tensor(ids, dtype=torch.long))")
                 raise Fail(t("{label}: encode's item {i} should be a 1-D LongTensor (T_i,), got {what}{hint}",
-                             label=c.label, i=i, what=_with_dtype(g), hint=hint))
+                             label=c.label, i=i, what=_with_dtype(g), hint=hint),
+                           t(_NOT_LONG, dtype=g.dtype) if not_long else None)
             if len(g) != len(sentence):
                 found = _named(kit, _ENCODE_MISTAKES, args, got, _tensors_equal)
                 raise Fail(t("{label}: encode's item {i} should have shape (T_i,) = ({T},), one id per token, got "
@@ -351,7 +394,7 @@ def shapes(kit):
 def padding(kit):
     for c in CASES:
         args = inputs(c)
-        got = kit.user(args, target="pad_batch")
+        got = _pad_batch(kit, c, args)
         want = kit.reference(args, target="pad_batch")
         try:
             compare(got, want, t("pad_batch's result"), "(B, T_max)", exact=True)
@@ -561,6 +604,15 @@ def unchanged(kit):
 
 
 _ZH = register({
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
+    _SAME_LENGTH: "你的 pad_batch 在句子长度不同时会报错，所有句子一样长时才正常：先把每个句子填充到最长的长度 T_max，"
+                  "再拼到一起（用 torch.full((B, T_max), pad_idx, dtype=torch.long) 逐行填入，或者 "
+                  "pad_sequence(encoded, batch_first=True, padding_value=pad_idx)）",
+    _FIRST_LONGEST: "后面的句子比第一个长时，你的 pad_batch 会报错，第一个句子最长时才正常：batch 的宽度是最长句子的长度，"
+                    "T_max = max(len(s) for s in encoded)",
+    _NOT_LONG: "你的 encode 给出的是 {dtype} 的 id：id 应是 int64，即 LongTensor，这是 nn.Embedding 和 F.cross_entropy "
+               "的目标所要求的；用 torch.tensor(ids, dtype=torch.long) 来构造（torch.Tensor(ids) 是 float32，"
+               "dtype=torch.int 是 int32）",
     "your words are [a-z]+: digits (10, 9) and letters outside a-z are lost or split; a word is a run of "
     "word characters, \\w+":
         "你的单词是 [a-z]+：数字（10、9）和 a-z 以外的字母会丢失或被拆开；单词是一串连续的单词字符，\\w+",
