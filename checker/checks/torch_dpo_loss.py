@@ -330,8 +330,8 @@ def policy_is_reference(kit):
 _ZH = register({
     "your margin ADDS the reference's log-ratio: z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r)), "
     "the policy's log-ratio MINUS the reference's":
-        "你的间隔把参考模型的对数比值「加」上了：z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r))，"
-        "是策略模型的对数比值「减去」参考模型的",
+        "你的间隔加上了参考模型的对数比：z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r))，"
+        "是策略模型的对数比减去参考模型的对数比",
     "your loss is the hinge max(0, 1 - β · z) (SLiC, TRL's loss_type=\"hinge\"): DPO's loss is the log-sigmoid, "
     "-log σ(β · z) = F.softplus(-β · z)":
         "你的损失是合页损失 max(0, 1 - β · z)（SLiC，TRL 的 loss_type=\"hinge\"）：DPO 的损失是 log-sigmoid，"
@@ -344,7 +344,7 @@ _ZH = register({
     "not the cause (see the loss check)":
         "{label}，不传 beta 调用：{fail}；显式传入 beta=0.1 时损失同样不对，所以问题不在默认值（见损失那一项检查）",
     "{label}: your loss has no gradient at all (backward raised \"{error}\")":
-        "{label}：你的损失完全没有梯度（反向传播抛出 \"{error}\"）",
+        "{label}：你的损失完全没有梯度（反向传播抛出了“{error}”）",
     "it is computed from detached values. If you compute it from the detached rewards, compute it from the margin "
     "before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()":
         "它是从 detach 过的值算出来的。如果你用 detach 过的奖励算损失，改为在 detach 之前用间隔计算："
@@ -353,11 +353,11 @@ _ZH = register({
     "dpo_loss is a function of the four log-probabilities, the two masks and beta":
         "dpo_loss 是一个函数，参数是四个对数概率、两个掩码和 beta",
     "the loss is mean(-log σ(β · margin)) with masked sums, on every case":
-        "每组输入上，损失都等于 mean(-log σ(β · 间隔))，序列对数概率是掩码下的求和",
+        "每个用例上，损失都等于 mean(-log σ(β · margin))，其中的求和都在掩码下进行",
     "the implicit rewards are β · (log π(y) - log π_ref(y)) per pair": "隐式奖励是每一对上的 β · (log π(y) - log π_ref(y))",
     "the default β is 0.1: dpo_loss(...) without beta": "β 的默认值是 0.1：不传 beta 调用 dpo_loss(...)",
     "stability: β = 1000 (margins β·z in the thousands) gives a finite loss, float64 and float32":
-        "稳定性：β = 1000（β·z 达到上千）时损失仍然有限，float64 和 float32 都要",
+        "稳定性：β = 1000（β·z 达到上千）时损失仍然有限，float64 和 float32 下都是如此",
     "log-probabilities at prompt and padding positions (mask False) change nothing":
         "提示词和填充位置（掩码为 False）上的对数概率不影响任何结果",
     "the loss's gradient w.r.t. the policy's log-probabilities matches the reference":
@@ -383,12 +383,12 @@ _ZH = register({
         "(logps * mask).sum(-1)",
     "your loss sums the log-probabilities over every position, prompt and padding included: multiply by the mask "
     "first, (logps * mask).sum(-1), so only the response tokens count":
-        "你的损失把所有位置的对数概率都加起来了，包括 prompt 和填充：要先乘以掩码，(logps * mask).sum(-1)，"
+        "你的损失把所有位置的对数概率都加起来了，包括提示词和填充：要先乘以掩码，(logps * mask).sum(-1)，"
         "只让回答 token 计入",
     "your loss rewards the REJECTED response: the margin is (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - "
     "log π_ref(y_r)), chosen minus rejected, and the reference is subtracted from the policy, not the other way round":
         "你的损失奖励的是被拒绝（rejected）的回答：间隔是 (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r))，"
-        "chosen 减 rejected，而且是策略模型减参考模型，不是反过来",
+        "被选中的回答减被拒绝的回答，而且是策略模型减参考模型，不是反过来",
     "your loss equals -β · log σ(z): β scales the margin INSIDE the sigmoid, -log σ(β · z); outside it only rescales "
     "the loss and its gradient":
         "你的损失等于 -β · log σ(z)：β 应该在 sigmoid 里面缩放间隔，-log σ(β · z)；放在外面只是缩放了损失和梯度",
@@ -408,11 +408,11 @@ _ZH = register({
         "你的损失是 B 对样本上的求和：约定（以及 TRL）取的是平均，-F.logsigmoid(beta * z).mean()",
     "your loss is log σ(β · z), without the minus sign: minimising it would push the chosen response DOWN; the loss "
     "is -log σ(β · z) >= 0":
-        "你的损失是 log σ(β · z)，少了负号：最小化它会把 chosen 回答的概率往下压；损失是 -log σ(β · z) >= 0",
+        "你的损失是 log σ(β · z)，少了负号：最小化它会把被选中（chosen）回答的概率往下压；损失是 -log σ(β · z) >= 0",
     "your rewards are log π(y) - log π_ref(y) without β: the implicit reward is β · (log π(y) - log π_ref(y))":
         "你的奖励是没有 β 的 log π(y) - log π_ref(y)：隐式奖励是 β · (log π(y) - log π_ref(y))",
     "your chosen and rejected rewards are exchanged: return (loss, chosen_rewards, rejected_rewards)":
-        "你的 chosen 奖励和 rejected 奖励对调了：返回 (loss, chosen_rewards, rejected_rewards)",
+        "你把被选中回答和被拒绝回答的奖励对调了：返回 (loss, chosen_rewards, rejected_rewards)",
     "your rewards ignore the reference: β · (log π(y) - log π_ref(y))": "你的奖励忽略了参考模型：β · (log π(y) - log π_ref(y))",
     # messages
     "{label}, called without beta: {fail}; the default is beta=0.1, the paper's and TRL's":
@@ -420,14 +420,14 @@ _ZH = register({
     "{label}, {dtype}, beta={beta:g}": "{label}，{dtype}，beta={beta:g}",
     "{what}: the loss is {loss}": "{what}：损失是 {loss}",
     "{label}: changing the log-probabilities where the mask is False (prompt and padding) changed the {name}":
-        "{label}：改动掩码为 False 处（prompt 和填充）的对数概率，{name} 变了",
+        "{label}：改动掩码为 False 处（提示词和填充）的对数概率，{name} 变了",
     "only the response tokens count, log π(y|x) = (logps * mask).sum(-1)":
         "只有回答 token 计入，log π(y|x) = (logps * mask).sum(-1)",
     "{label}: no gradient reaches {name}: the loss must stay differentiable in the policy's log-probabilities (no "
     ".detach(), .item() or torch.no_grad())":
         "{label}：梯度传不到 {name}：损失对策略模型的对数概率必须可导（不要 .detach()、.item() 或 torch.no_grad()）",
     "{label}: {fail}: the gradient at prompt and padding positions is not 0, so the mask is not applied to every term":
-        "{label}：{fail}：prompt 和填充位置上的梯度不是 0，说明掩码没有作用到每一项上",
+        "{label}：{fail}：提示词和填充位置上的梯度不是 0，说明掩码没有作用到每一项上",
     "{label}: gradient flows from your rewards into the log-probabilities. Follow-up: why do TRL and the DPO authors' "
     "code .detach() them? They are metrics (reward accuracy, margins); kept attached they hold the graph alive in the "
     "logs, and a reward added to the loss by mistake would train the model on it":
