@@ -353,11 +353,11 @@ def advantages_hygiene(kit):
 _ZH = register({
     "your surrogate is min(ratio, clip(ratio)) · A: the min is taken of the two OBJECTIVES, min(ratio · A, "
     "clip(ratio) · A). With A < 0 the product flips the order, so the pessimistic bound then picks the larger ratio":
-        "你的替代目标是 min(ratio, clip(ratio)) · A：min 应该取在两个「目标」上，min(ratio · A, clip(ratio) · A)。"
-        "A < 0 时乘上 A 会把大小关系反过来，这时悲观下界取的是较大的那个比值",
+        "你的替代目标是 min(ratio, clip(ratio)) · A：min 应该取在两个目标上，min(ratio · A, clip(ratio) · A)。"
+        "A < 0 时乘上 A 会把大小关系反过来，这时悲观下界取的是较大的那个比率",
     "your groups are every P-th completion (rewards.view(group_size, -1)): the G completions of a prompt are "
     "CONTIGUOUS, rows p·G .. p·G + G - 1, so group with rewards.view(-1, group_size), one row per prompt":
-        "你的分组取的是每隔 P 个的补全（rewards.view(group_size, -1)）：同一个提示词的 G 个补全是「连续」的，"
+        "你的分组是每隔 P 个取一个回答（rewards.view(group_size, -1)）：同一个提示词的 G 个回答是连续的，"
         "即第 p·G .. p·G + G - 1 行，所以要用 rewards.view(-1, group_size) 分组，每个提示词一行",
     "{label}, called as group_advantages(rewards, group_size): {fail}; with eps=1e-4 passed explicitly they differ "
     "too, so the default is not the cause":
@@ -371,7 +371,7 @@ _ZH = register({
         "group_advantages(rewards, group_size, eps) 和 grpo_loss(logps, old_logps, ref_logps, advantages, mask, "
         "clip_eps, beta) 都是函数",
     "group_advantages: (r - group mean) / (unbiased group std + eps), float64 and float32":
-        "group_advantages：(r - 组内均值) / (组内无偏标准差 + eps)，float64 和 float32 都要",
+        "group_advantages：(r - 组内均值) / (组内无偏标准差 + eps)，float64 和 float32 下都是如此",
     "group_advantages: a group whose rewards are all equal gets advantage 0, not NaN":
         "group_advantages：奖励全部相等的组，优势为 0，而不是 NaN",
     "group_advantages: the default eps is 1e-4 (TRL's)": "group_advantages：eps 的默认值是 1e-4（TRL 的取值）",
@@ -424,7 +424,7 @@ _ZH = register({
         "你的 KL 项是 ½(logp - ref)²，即 k2 估计量：GRPO 用的是 k3，exp(ref - logp) - (ref - logp) - 1",
     "your loss REWARDS distance from the reference: the objective is surrogate - β·KL, so the loss to minimise is "
     "-(surrogate - β·KL) = -surrogate + β·KL":
-        "你的损失在奖励偏离参考模型：目标是 surrogate - β·KL，所以要最小化的损失是 -(surrogate - β·KL) = "
+        "你的损失反而鼓励偏离参考模型：目标是 surrogate - β·KL，所以要最小化的损失是 -(surrogate - β·KL) = "
         "-surrogate + β·KL",
     "your loss has no KL penalty: add β·KL per token, -(surrogate - beta * kl)":
         "你的损失没有 KL 惩罚：每个 token 都要加上 β·KL，-(surrogate - beta * kl)",
