@@ -387,7 +387,7 @@ _ZH = register({
         "只让回答 token 计入",
     "your loss rewards the REJECTED response: the margin is (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - "
     "log π_ref(y_r)), chosen minus rejected, and the reference is subtracted from the policy, not the other way round":
-        "你的损失奖励的是被拒绝（rejected）的回答：间隔是 (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r))，"
+        "你的损失鼓励的是被拒绝（rejected）的回答：间隔是 (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r))，"
         "被选中的回答减被拒绝的回答，而且是策略模型减参考模型，不是反过来",
     "your loss equals -β · log σ(z): β scales the margin INSIDE the sigmoid, -log σ(β · z); outside it only rescales "
     "the loss and its gradient":
