@@ -445,7 +445,7 @@ _ZH = register({
         "seed 003 的数字：MHA 4·d²，编码器层 12·d² + 2·d，解码器层 16·d² + 3·d（d_ff = 4·d，无偏置；"
         "d 的一次项是各层归一化的 γ）",
     "exact at LLaMA scale: attention FLOPs beyond 2^53 and LLaMA-2-7B's 2 GiB KV cache at 4096 tokens":
-        "LLaMA 规模下依然精确：超过 2^53 的注意力 FLOPs，以及 LLaMA-2-7B 在 4096 个 token 时 2 GiB 的 KV cache",
+        "LLaMA 规模下依然精确：超过 2^53 的注意力 FLOPs，以及 LLaMA-2-7B 在 4096 个 token 时 2 GiB 的 KV 缓存",
     "your count leaves out W_o, the output projection: multi-head attention has FOUR (D, D) projections, W_q, W_k, "
     "W_v and W_o (4·D² weights, seed 003's 4·d_model²)":
         "你的计数漏掉了输出投影 W_o：多头注意力有四个 (D, D) 投影，W_q、W_k、W_v 和 W_o（4·D² 个权重，"
