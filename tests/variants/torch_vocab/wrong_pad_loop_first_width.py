@@ -1,0 +1,48 @@
+# expect: the batch is as wide as the longest sentence
+"""A loop that pads row by row, its width taken from the first sentence."""
+
+import re
+from collections import Counter
+
+import torch
+from torch import Tensor
+
+PAD, UNK = "<PAD>", "<UNK>"
+TOKEN = re.compile(r"\w+|[^\w\s]")  # a run of word characters, or one punctuation mark
+
+
+def tokenize(sentences: list[str], lang: str = "en") -> list[list[str]]:
+    """English: lowercase, then words and punctuation marks; "zh": already segmented, split on whitespace."""
+    if lang == "zh":
+        return [s.split() for s in sentences]
+    return [TOKEN.findall(s.lower()) for s in sentences]
+
+
+def build_vocab(tokenized: list[list[str]], min_freq: int = 1) -> tuple[dict[str, int], dict[int, str]]:
+    """word2idx = {<PAD>: 0, <UNK>: 1, then words seen >= min_freq times, in order of first appearance}."""
+    # 1) count every token; a Counter keeps the order in which tokens were first seen
+    counts = Counter(token for sentence in tokenized for token in sentence)
+    # 2) the special tokens first, then the frequent words, each taking the next free index
+    word2idx = {PAD: 0, UNK: 1}
+    for word, freq in counts.items():
+        if freq >= min_freq:
+            word2idx[word] = len(word2idx)
+    # 3) the inverse mapping
+    idx2word = {idx: word for word, idx in word2idx.items()}
+    return word2idx, idx2word
+
+
+def encode(tokenized: list[list[str]], word2idx: dict[str, int]) -> list[Tensor]:
+    """One LongTensor (T_i,) per sentence; unknown words get the index of <UNK>."""
+    unk = word2idx[UNK]
+    return [torch.tensor([word2idx.get(token, unk) for token in sentence], dtype=torch.long)
+            for sentence in tokenized]
+
+
+def pad_batch(encoded: list[Tensor], pad_idx: int = 0) -> Tensor:
+    """B LongTensors (T_i,) -> LongTensor (B, T_max), each row padded on the RIGHT with pad_idx."""
+    T_max = encoded[0].size(0)  # the first sentence's length, as if it were the longest
+    batch = torch.full((len(encoded), T_max), pad_idx, dtype=torch.long)  # (B, T_max), all PAD
+    for i, seq in enumerate(encoded):
+        batch[i, :len(seq)] = seq  # row i: sentence i, then PAD
+    return batch
