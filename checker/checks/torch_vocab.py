@@ -352,9 +352,9 @@ def _pad_batch(kit, c, args):
                    why) from None
 
 
-_NOT_LONG = ("your encode gives {dtype} ids: ids are int64, a LongTensor, as nn.Embedding and F.cross_entropy's "
-             "targets expect; build them with torch.tensor(ids, dtype=torch.long) (torch.Tensor(ids) is float32, "
-             "dtype=torch.int is int32)")
+_NOT_LONG = ("your encode gives {dtype} ids: the contract's ids are a LongTensor (int64), the dtype F.cross_entropy "
+             "needs for its targets (nn.Embedding refuses float ids too); build them with torch.tensor(ids, "
+             "dtype=torch.long) (torch.Tensor(ids) is float32, dtype=torch.int is int32)")
 
 
 @check("shapes", "pad_batch returns a LongTensor (B, T_max); encode one LongTensor (T_i,) per sentence")
@@ -610,9 +610,9 @@ _ZH = register({
                   "pad_sequence(encoded, batch_first=True, padding_value=pad_idx)）",
     _FIRST_LONGEST: "后面的句子比第一个长时，你的 pad_batch 会报错，第一个句子最长时才正常：batch 的宽度是最长句子的长度，"
                     "T_max = max(len(s) for s in encoded)",
-    _NOT_LONG: "你的 encode 给出的是 {dtype} 的 id：id 应是 int64，即 LongTensor，这是 nn.Embedding 和 F.cross_entropy "
-               "的目标所要求的；用 torch.tensor(ids, dtype=torch.long) 来构造（torch.Tensor(ids) 是 float32，"
-               "dtype=torch.int 是 int32）",
+    _NOT_LONG: "你的 encode 给出的是 {dtype} 的 id：约定的 id 是 LongTensor（int64），F.cross_entropy 的目标必须是这个 dtype"
+               "（nn.Embedding 也不接受浮点 id）；用 torch.tensor(ids, dtype=torch.long) 来构造（torch.Tensor(ids) 是 "
+               "float32，dtype=torch.int 是 int32）",
     "your words are [a-z]+: digits (10, 9) and letters outside a-z are lost or split; a word is a run of "
     "word characters, \\w+":
         "你的单词是 [a-z]+：数字（10、9）和 a-z 以外的字母会丢失或被拆开；单词是一串连续的单词字符，\\w+",
