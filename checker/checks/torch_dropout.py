@@ -348,7 +348,7 @@ _ZH = register({
         "每个元素应以 1 - p 的概率保留：keep = (torch.rand_like(x) >= p)",
     "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, 1 / (1 - p), "
     "so that E[y] = (1 - p) · x / (1 - p) = x":
-        "保留下来的元素等于 x / p：保留的元素要除以「保留」的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
+        "保留下来的元素等于 x / p：保留的元素要除以“保留”的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
     "in each of {count} draws exactly round(p · N) elements are zero": "{count} 次抽样中，每次恰好有 round(p · N) 个元素为零",
     "your dropout picks a fixed number of elements to drop (a permutation, topk, a sort), so the elements are not "
     "independent. Draw each element on its own, keep_i ~ Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or "
