@@ -336,7 +336,7 @@ _ZH = register({
         "训练模式下你的输出用运行统计量归一化了：训练时要用当前批次的均值和有偏方差归一化，运行统计量只负责更新",
     "for a (B, C, L) input your statistics are taken over the batch axis only, one per (channel, position): "
     "BatchNorm1d pools the batch AND the length, mean over dims (0, 2), one statistic per channel":
-        "对 (B, C, L) 的输入，你的统计量只在批次轴上求，每个（通道, 位置）一个：BatchNorm1d 把批次和长度合在一起，"
+        "对 (B, C, L) 的输入，你的统计量只在批次轴上求，每个（通道，位置）一个：BatchNorm1d 把批次和长度合在一起，"
         "在维度 (0, 2) 上求均值，每个通道一个统计量",
     "your output divides by sqrt(var) + eps: eps goes inside the square root, (x - mean) / sqrt(var + eps)":
         "你的输出除以的是 sqrt(var) + eps：eps 要放在平方根里面，(x - mean) / sqrt(var + eps)",
