@@ -256,8 +256,9 @@ def _compare_sequence(kit, keys):
                     given = kit.drive(batch_norm_run, {**init(c), **_DEFAULTS}, *args[1:])
                     if all(given.get(k) is not None and matches(given[k], want[k]) for k, _ in _steps(c)):
                         named = t("with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your "
-                                  "defaults differ. nn.BatchNorm1d's are eps=1e-5, momentum=0.1 (Keras's 1e-3 and "
-                                  "0.99 weigh the old running value, the other convention)")
+                                  "defaults differ. nn.BatchNorm1d's are eps=1e-5, momentum=0.1 (Keras uses eps=1e-3 "
+                                  "and momentum=0.99, where the momentum weighs the old running value, the other "
+                                  "convention)")
                 raise Fail(t("{label}: {fail}", label=c.label, fail=fail), named) from None
 
 
@@ -285,9 +286,10 @@ def evaluation(kit):
 
 _ZH = register({
     "with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your defaults differ. nn.BatchNorm1d's "
-    "are eps=1e-5, momentum=0.1 (Keras's 1e-3 and 0.99 weigh the old running value, the other convention)":
+    "are eps=1e-5, momentum=0.1 (Keras uses eps=1e-3 and momentum=0.99, where the momentum weighs the old running "
+    "value, the other convention)":
         "显式传入 eps=1e-5 和 momentum=0.1 时你的 BatchNorm 是对的：问题出在默认值。nn.BatchNorm1d 的默认值是 "
-        "eps=1e-5、momentum=0.1（Keras 的 1e-3 和 0.99 是给旧的运行值的权重，属于另一种约定）",
+        "eps=1e-5、momentum=0.1（Keras 用的是 eps=1e-3、momentum=0.99，它的 momentum 是旧运行值的权重，属于另一种约定）",
     "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) · running "
     "+ momentum · batch, so evaluation uses an estimate over many batches":
         "你的运行统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"

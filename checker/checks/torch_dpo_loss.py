@@ -284,9 +284,9 @@ def gradients(kit):
                 raise
             raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\")", label=c.label,
                          error=err.message),
-                       t("it is computed from detached values. If you compute it from the detached rewards, compute "
-                         "it from the margin before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = "
-                         "(beta * ...).detach()"), line=None) from None
+                       t("your loss is computed from detached values, e.g. from the detached rewards: compute it from "
+                         "the margin before detaching, loss = -F.logsigmoid(beta * z).mean(), and detach only the "
+                         "rewards you return, rewards = (beta * ...).detach()"), line=None) from None
         for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps")):
             u, e = got["args"][i], want["args"][i]
             if u is None:
@@ -345,10 +345,11 @@ _ZH = register({
         "{label}，不传 beta 调用：{fail}；显式传入 beta=0.1 时损失同样不对，所以问题不在默认值（见损失那一项检查）",
     "{label}: your loss has no gradient at all (backward raised \"{error}\")":
         "{label}：你的损失完全没有梯度（反向传播抛出了“{error}”）",
-    "it is computed from detached values. If you compute it from the detached rewards, compute it from the margin "
-    "before detaching: loss = -F.logsigmoid(beta * z).mean(), rewards = (beta * ...).detach()":
-        "它是从 detach 过的值算出来的。如果你用 detach 过的奖励算损失，改为在 detach 之前用间隔计算："
-        "loss = -F.logsigmoid(beta * z).mean()，rewards = (beta * ...).detach()",
+    "your loss is computed from detached values, e.g. from the detached rewards: compute it from the margin before "
+    "detaching, loss = -F.logsigmoid(beta * z).mean(), and detach only the rewards you return, "
+    "rewards = (beta * ...).detach()":
+        "你的损失是从 detach 过的值算出来的，比如用了 detach 过的奖励：请在 detach 之前用间隔计算损失，"
+        "loss = -F.logsigmoid(beta * z).mean()，只对返回的奖励做 detach，rewards = (beta * ...).detach()",
     # titles
     "dpo_loss is a function of the four log-probabilities, the two masks and beta":
         "dpo_loss 是一个函数，参数是四个对数概率、两个掩码和 beta",
