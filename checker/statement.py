@@ -14,12 +14,11 @@ import re
 
 from rich.console import Group
 from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from checker.catalogue import Kata
 from checker.lang import register, speaking, t
-from checker.terminal import Wrapped
+from checker.terminal import Hanging, Wrapped
 
 # ----------------------------------------------------------------------------- reading
 
@@ -501,7 +500,9 @@ def inline(line: str, style: str = "") -> Text:
     return text
 
 
-def _table(rows: list[str]) -> Table:
+def _table(rows: list[str]):
+    from rich.table import Table  # only a statement with a table pays for it
+
     cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows]
     body = [r for r in cells[1:] if not all(set(c) <= set("-: ") for c in r)]
     table = Table(show_lines=False)
@@ -557,12 +558,7 @@ def render(markdown: str) -> Group:
             bullet = re.match(r"(\s*)(- |\d+\. )", joined)
             if bullet:
                 marker = "• " if bullet.group(2) == "- " else bullet.group(2)
-                body = Wrapped(inline(joined[bullet.end():]))
-                grid = Table.grid(padding=(0, 0))
-                grid.add_column(width=indent + len(marker))
-                grid.add_column(ratio=1)
-                grid.add_row(" " * indent + marker, body)
-                parts.append(grid)
+                parts.append(Hanging(" " * indent + marker, inline(joined[bullet.end():])))
             else:
                 parts.append(Wrapped(inline(joined)))
             i = end

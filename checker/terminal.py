@@ -156,6 +156,29 @@ class Wrapped:
         return Measurement(min(longest, 8), longest)
 
 
+
+class Hanging:
+    """A list item: its marker ("• ", "2. "), then its text wrapped as Wrapped does, the later lines
+    indented under the text (what a two-column grid draws, at a fraction of its cost)."""
+
+    def __init__(self, marker: str, text: Text):
+        self.marker, self.text = marker, text
+
+    def __rich_console__(self, console, options):
+        pad = cell_len(self.marker)
+        out = Text()
+        for i, line in enumerate(wrap(self.text, max(1, options.max_width - pad))):
+            out.append("\n" if i else "")
+            out.append(" " * pad if i else self.marker)
+            out.append_text(line)
+        out.no_wrap, out.overflow = True, "crop"
+        yield out
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        inner = Wrapped(self.text).__rich_measure__(console, options)
+        pad = cell_len(self.marker)
+        return Measurement(inner.minimum + pad, inner.maximum + pad)
+
 # ----------------------------------------------------------------------------- a kata's status, a duration
 
 STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "not_started": "bold yellow",
