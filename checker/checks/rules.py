@@ -19,7 +19,7 @@ def scan(source: str, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
         tree = ast.parse(source)
     except SyntaxError:
         return []  # the loader reports syntax errors with file, line and caret
-    aliases: dict[str, str] = {}  # local name -> dotted name it stands for
+    aliases = _aliases(tree)
     found: list[tuple[int, str]] = []
 
     def hit(line: int, dotted: str) -> None:
@@ -31,19 +31,28 @@ def scan(source: str, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
                 hit(node.lineno, a.name)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for a in node.names:
-                dotted = f"{node.module}.{a.name}"
-                aliases[a.asname or a.name] = dotted
-                hit(node.lineno, dotted)
+                hit(node.lineno, f"{node.module}.{a.name}")
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) or isinstance(node, ast.Name):
             dotted = _dotted(node, aliases)
             if dotted:
                 hit(node.lineno, dotted)
     return sorted(found)
+
+
+def _aliases(tree) -> dict[str, str]:
+    """Local name -> the dotted name it stands for, from the imports (import torch.nn.functional as F)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    return aliases
 
 
 def _dotted(node, aliases: dict[str, str]) -> str | None:
@@ -94,18 +103,13 @@ def makes_tensors(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return True
-    aliases: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            if any(a.name.split(".")[0] not in PURE_MODULES for a in node.names):
-                return True
-            aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
-                            for a in node.names})
-        elif isinstance(node, ast.ImportFrom):
-            if node.level or (node.module or "").split(".")[0] not in PURE_MODULES or any(
-                    a.name in MAKERS for a in node.names):
-                return True
-            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] not in PURE_MODULES for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] not in PURE_MODULES
+                                                 or any(a.name in MAKERS for a in node.names)):
+            return True
+    aliases = _aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in BY_NAME:
             return True
@@ -152,7 +156,7 @@ def _registered(call, parents: dict, aliases: dict[str, str]) -> bool:
             registered = not plain and all(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                                            and t.value.id == "self" for t in targets)
             break
-        if isinstance(node, (ast.stmt,)):
+        if isinstance(node, ast.stmt):
             registered = False
             break
     else:
