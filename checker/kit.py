@@ -104,6 +104,13 @@ def at_line(err: UserError) -> str:
     return t(" (line {line})", line=line) if line else ""
 
 
+def raised(label: str, err: UserError, diagnosis: str | None = None) -> Fail:
+    """The Fail of a check whose call into the user's code raised, with the line it raised on and, when
+    the check knows why, the diagnosis."""
+    return Fail(t("{label}: your code raised {err}{where}", label=label, err=err, where=at_line(err)), diagnosis,
+                line=user_line(err))
+
+
 def _size_names(size: int, dims: dict) -> str:
     """'5 (T)', '8 (d_k, D)', '4 (d_k / 2)', '24 (H × d_k)' or '7': what a size is in a case, when certain."""
     dims = {k: v for k, v in dims.items() if k != "seed" and v > 0}  # an int setting is no dimension
@@ -408,7 +415,8 @@ def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:
 class Kit:
     """Handed to every check: calls the user's code (in the child) and the reference (here)."""
 
-    def __init__(self, spec, sandbox, solution):
+    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True):
+        """makes_tensors: rules.makes_tensors of the user's source; False skips the meta-device run."""
         self.spec, self.sandbox, self.solution = spec, sandbox, solution
         self.options = options(spec)
         self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
@@ -417,7 +425,7 @@ class Kit:
         self.reference_seconds: float | None = None
         self.diagnosis: str | None = None
         self.general_diagnosis: str | None = None  # shown only when no check named the mistake
-        self.makes_tensors = True  # the engine sets rules.makes_tensors(source): False skips the meta-device run
+        self.makes_tensors = makes_tensors
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
 
     # -- the module or function under test
@@ -831,7 +839,7 @@ def _kwargs(init: dict) -> str:
 
 def standard_checks(spec) -> list:
     """Shapes on every case, numerics in float64 and float32, and hygiene: the same for every kata."""
-    outputs = spec.OUTPUTS
+    outputs, opts = spec.OUTPUTS, options(spec)
 
     def run_all(kit: Kit, dtype: str, stage_shapes_only: bool, tol=None, widened: list | None = None):
         """Compare every case. widened collects the NumPy outputs that came back float64 from float32
@@ -938,7 +946,7 @@ def standard_checks(spec) -> list:
                 raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
 
     @check("properties", "tensors made inside follow the inputs' device (run on the meta device)",
-           followup=options(spec).DEVICE == "followup")
+           followup=opts.DEVICE == "followup")
     def device(kit):
         if not kit.makes_tensors:  # every tensor the code holds comes from its inputs: none can end up elsewhere
             try:
@@ -972,7 +980,6 @@ def standard_checks(spec) -> list:
                        t("the result is built on a fixed device, not the inputs' one: create it with device=x.device "
                          "or from the inputs (x.new_zeros(...), torch.zeros_like(x))"), general=True)
 
-    opts = options(spec)
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
     if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
@@ -1134,6 +1141,7 @@ def dropout_checks(spec) -> list:
 
 
 _ZH = register({
+    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     # check titles
     "returns {legends} on every case": "每组输入都返回 {legends}",
     " and ": " 和 ",

@@ -7,7 +7,8 @@ import numpy as np
 import torch
 
 from checker.lang import register, t
-from checker.kit import ATOL_F32, Accepted, Fail, Mistake, RTOL_F32, UserError, at_line, case, check, expect_structure, matches
+from checker.kit import (ATOL_F32, Accepted, Fail, Mistake, RTOL_F32, UserError, case, check, expect_structure, matches,
+                         raised)
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "feed_forward_network"
@@ -172,8 +173,7 @@ def weight_layout(kit):
             else:
                 why = t("{layout}: x (..., d_model) @ W1 gives (..., d_ff), (+ b1 of d_ff), then @ W2 gives "
                         "(..., d_model) (+ b2)", layout=layout)
-            raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
-                       why) from None
+            raise raised(c.label, err, why) from None
         if not isinstance(got, np.ndarray) or got.shape != x.shape:
             shape = got.shape if isinstance(got, np.ndarray) else t("a {kind}", kind=type(got).__name__)
             hint = t("an axis was reduced away: ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the "
@@ -279,7 +279,6 @@ _ZH = register({
         "你在第一层用了 W2、第二层用了 W1：{layout}，所以要先算 x @ W1 + b1，再算 hidden @ W2 + b2",
     "{layout}: x (..., d_model) @ W1 gives (..., d_ff), (+ b1 of d_ff), then @ W2 gives (..., d_model) (+ b2)":
         "{layout}：x (..., d_model) @ W1 得到 (..., d_ff)（加上长度为 d_ff 的 b1），再 @ W2 得到 (..., d_model)（加上 b2）",
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "a {kind}": "一个 {kind}",
     "an axis was reduced away: ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the maximum over "
     "axis 0": "有一个维度被归约掉了：ReLU 是逐元素的 np.maximum(h, 0)，而 np.max(h, 0) 是在 axis 0 上取最大值",

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from checker.lang import register, t
-from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, raised
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "layer_norm"
@@ -131,8 +131,7 @@ def ranks(kit):
         except UserError as err:
             if err.not_implemented or "broadcast" not in err.message:
                 raise
-            raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
-                       t("the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, "
+            raise raised(c.label, err, t("the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, "
                          "to broadcast against x: use keepdims=True (or mean[..., None])",
                          shape=args[0].shape[:-1] + (1,))) from None
         if not isinstance(got, np.ndarray) or got.shape != args[0].shape:
@@ -222,7 +221,6 @@ _ZH = register({
     "a constant row (variance 0) comes out finite, not NaN": "常数行（方差为 0）的结果是有限值，而不是 NaN",
     "adding 10⁶ to every input leaves the output unchanged (variance computed stably)":
         "每个输入都加上 10⁶，输出不变（方差的计算数值稳定）",
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, to broadcast "
     "against x: use keepdims=True (or mean[..., None])":
         "在最后一维上求的均值和方差必须保留这一维（大小为 1），形状为 {shape}，才能和 x 广播：请用 keepdims=True"

@@ -13,7 +13,7 @@ import math
 import torch
 
 from checker.checks.child.beam_search import TableModel, beam_search_calls
-from checker.kit import Fail, Mistake, UserError, at_line, case, check, expect_structure
+from checker.kit import Fail, Mistake, UserError, case, check, expect_structure, raised
 from checker.lang import register, t
 
 TARGET = "beam_search"
@@ -218,7 +218,7 @@ def _explained(err: UserError, label: str) -> Fail | UserError:
     """The Fail that names a raised error's cause when it is certain (_RAISED), else the error itself."""
     for needle, why in _RAISED:
         if needle in err.message:
-            return Fail(t("{label}: your code raised {err}{where}", label=label, err=err, where=at_line(err)), t(why))
+            return raised(label, err, t(why))
     return err
 
 
@@ -383,7 +383,6 @@ _ZH = register({
     "index f extends hypothesis f // V with token f % V, V the vocabulary size (logp.size(-1)), not beam_size":
         "你的扩展保留了正确的分数，却接在了错误的前缀上：在展平的 (N * V,) 候选中，下标 f 应由第 f // V 个假设接上 "
         "token f % V，这里的 V 是词表大小（logp.size(-1)），不是 beam_size",
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "your beam grows past beam_size: keep only the beam_size best extensions of all N * V at every step (one global "
     "topk)": "你的束超过了 beam_size：每一步都只保留全部 N * V 个扩展中最好的 beam_size 个（一次全局 topk）",
     "torch.topk was asked for more entries than there are candidates: take k = min(beam_size, candidates.numel())":

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from checker.checks.child import transformer as fixtures
 from checker.checks.child.copy_task import train_step_order, train_step_twice
-from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
+from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure, matches, raised
 from checker.lang import register, t
 
 TARGET = "make_copy_batch"
@@ -237,8 +237,7 @@ def _step(kit, c, module=None):
         order = _order_mistake(kit, c)
         if order is None:
             raise
-        raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
-                   order) from None
+        raise raised(c.label, err, order) from None
 
 
 _STEP_FIRST = ("your train_step calls optimizer.step() before loss.backward(), so the update cannot use this batch's "
@@ -363,7 +362,6 @@ def training_run(kit):
 
 
 _ZH = register({
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     _STEP_FIRST: "你的 train_step 在 loss.backward() 之前调用了 optimizer.step()，这次更新用不上这个 batch 的梯度"
                  "（而且原地修改权重的 step 会破坏还要用到这些权重的反向传播）：应依次调用 optimizer.zero_grad()、"
                  "loss.backward()、optimizer.step()",

@@ -5,7 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure, matches, raised
 from checker.lang import register, t
 
 TARGET = "cross_entropy"
@@ -265,8 +265,7 @@ def ignored_logits_unused(kit):
         except UserError as err:
             if f"index {ignore_index} is out of bounds" not in err.message:
                 raise
-            raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
-                       t("you index the logits with ignore_index ({ignore_index}), which is no class: replace the "
+            raise raised(c.label, err, t("you index the logits with ignore_index ({ignore_index}), which is no class: replace the "
                          "ignored targets with a valid class first, target.masked_fill(target == ignore_index, 0), "
                          "then gather, and leave those positions out of the mean", ignore_index=ignore_index)) from None
         if not isinstance(before, torch.Tensor) or not isinstance(after, torch.Tensor) or before.shape != after.shape:
@@ -322,7 +321,6 @@ def limits(kit):
 
 
 _ZH = register({
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     "you index the logits with ignore_index ({ignore_index}), which is no class: replace the ignored targets with a "
     "valid class first, target.masked_fill(target == ignore_index, 0), then gather, and leave those positions out of "
     "the mean":

@@ -11,7 +11,7 @@ from collections import Counter
 import torch
 
 from checker.checks.child import vocab as child_vocab
-from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, describe, expect_structure
+from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure, raised
 from checker.lang import register, t
 
 TARGET = "pad_batch"
@@ -348,8 +348,7 @@ def _pad_batch(kit, c, args):
                 why = t(_FIRST_LONGEST)
         if why is None:
             raise
-        raise Fail(t("{label}: your code raised {err}{where}", label=c.label, err=err, where=at_line(err)),
-                   why) from None
+        raise raised(c.label, err, why) from None
 
 
 _NOT_LONG = ("your encode gives {dtype} ids: the contract's ids are a LongTensor (int64), the dtype F.cross_entropy "
@@ -604,7 +603,6 @@ def unchanged(kit):
 
 
 _ZH = register({
-    "{label}: your code raised {err}{where}": "{label}：你的代码抛出了 {err}{where}",
     _SAME_LENGTH: "你的 pad_batch 在句子长度不同时会报错，所有句子一样长时才正常：先把每个句子填充到最长的长度 T_max，"
                   "再拼到一起（用 torch.full((B, T_max), pad_idx, dtype=torch.long) 逐行填入，或者 "
                   "pad_sequence(encoded, batch_first=True, padding_value=pad_idx)）",
