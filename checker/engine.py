@@ -28,7 +28,7 @@ torch.set_num_threads(1)
 DEFAULT_TIMEOUT = 10.0  # seconds for one call into the user's code
 
 
-_meta_runs = 0  # checks in this process that ran the user's code on the meta device
+_meta_runs = 0  # checks in this process whose user code may run on the meta device (the device check)
 
 
 def warm_up() -> None:
