@@ -3,10 +3,10 @@
 Never imports torch: `kata check` starts a spawn child before it imports torch itself.
 
 Three start methods, one behaviour (KATA_SANDBOX=fork|forkserver|spawn overrides the default):
-  fork        Linux: the child is a copy of the checker, torch already imported.
+  fork        Linux without an accelerator: the child is a copy of the checker, torch already imported.
   forkserver  macOS: forking a process whose numpy/torch/Accelerate threads have run is unsafe
               there, so a server that imported torch (checker._preload) but ran nothing forks
-              each child.
+              each child. Linux too where torch may see an accelerator (see accelerator()).
   spawn       Windows (no fork): a fresh interpreter; one is started ahead of time (the spare),
               so the user does not wait for torch to be imported twice in a row.
 Whatever runs in the child is imported by name (serve, checker.sandbox), never a closure.
@@ -33,7 +33,9 @@ def start_method() -> str:
     """KATA_SANDBOX if set, else the system's safe default."""
     chosen = os.environ.get("KATA_SANDBOX", "").strip().lower()
     if not chosen:
-        return {"linux": "fork", "darwin": "forkserver"}.get(sys.platform, "spawn")
+        if sys.platform.startswith("linux"):
+            return "forkserver" if accelerator() else "fork"
+        return {"darwin": "forkserver"}.get(sys.platform, "spawn")
     available = multiprocessing.get_all_start_methods()
     if chosen not in METHODS or chosen not in available:
         from checker.terminal import UsageError
@@ -41,6 +43,54 @@ def start_method() -> str:
         raise UsageError(f"KATA_SANDBOX={chosen} is not a start method this system has; "
                          f"use one of {', '.join(m for m in METHODS if m in available)}")
     return chosen
+
+
+def accelerator() -> bool:
+    """Whether torch may see an accelerator in this process; then no sandbox is forked from the checker.
+
+    Once a backward pass has run while an accelerator is visible, torch's autograd engine has started a
+    thread per device, and a child forked afterwards cannot run backward at all ("Unable to handle
+    autograd's threading in combination with fork-based multiprocessing"). The checker runs the
+    references' backward passes, so there every child comes from a fork server that runs none.
+    Known before torch is imported: a CUDA, ROCm or XPU build (torch/version.py, read as text). Once it
+    is imported, also any device torch reports (a backend it loads by itself, such as Ascend's torch_npu).
+    """
+    global _accelerator
+    if _accelerator is None:
+        _accelerator = _accelerator_build()
+    if not _accelerator and "torch" in sys.modules and not _asked_torch:
+        _accelerator = _accelerator_reported(sys.modules["torch"])
+    return _accelerator
+
+
+_accelerator = None  # None: not known yet
+_asked_torch = False
+
+
+def _accelerator_build() -> bool:
+    import re
+
+    try:
+        with open(_torch_version_file(), encoding="utf-8") as f:
+            text = f.read()
+    except Exception:  # noqa: BLE001 - no torch, or an unusual one: decided once torch is imported
+        return False
+    return re.search(r"^(cuda|hip|xpu)\b[^=\n]*=\s*['\"]", text, re.MULTILINE) is not None
+
+
+def _torch_version_file() -> str:
+    import importlib.util
+
+    return os.path.join(importlib.util.find_spec("torch").submodule_search_locations[0], "version.py")
+
+
+def _accelerator_reported(torch) -> bool:
+    global _asked_torch
+    _asked_torch = True
+    try:
+        return bool(torch.accelerator.is_available())
+    except Exception:  # noqa: BLE001 - a torch without torch.accelerator (before 2.6): its build said it
+        return False
 
 
 def launch():

@@ -37,6 +37,23 @@ sys.meta_path.insert(0, _Missing())
 """
 
 
+# What a CUDA build does with a GPU, on a CPU build: a device that torch's autograd engine counts, so that
+# a backward pass starts its device threads and a process forked afterwards cannot run backward.
+ACCELERATOR = """
+import torch
+import torch.utils.backend_registration as registration
+
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self):
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+    def deviceCount(self):
+        return 1
+
+registration._setup_privateuseone_for_python_backend(rename="fakegpu", device_guard=_Guard())
+"""
+
+
 def _inject(line: str) -> str:
     return SOLUTION.replace(HOOK, f"        {line}\n{HOOK}")
 
@@ -58,6 +75,14 @@ def without_posix_modules(tmp_path):
     folder = tmp_path / "site"
     folder.mkdir()
     (folder / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture
+def with_an_accelerator(tmp_path):
+    folder = tmp_path / "accelerator"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(ACCELERATOR, encoding="utf-8")
     return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -187,6 +212,41 @@ def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
     assert not any(_running(pid) for pid in pids), "the child outlived the checker"
 
 
+GRADIENT_KATAS = ("attention", "layer_norm", "dropout", "lora")  # each runs backward, in both processes
+
+
+def test_no_sandbox_is_forked_from_a_process_that_ran_backward_with_an_accelerator_visible(with_an_accelerator):
+    """On a CUDA build with a GPU, a child forked after the checker's first backward pass cannot run
+    backward; the default start method never does that, and every reference passes."""
+    proc, doc = run_json("check", *GRADIENT_KATAS, "--solution", env=with_an_accelerator)
+    assert proc.returncode == 0, [(k["name"], _messages(k)) for k in doc["katas"] if k["status"] != "pass"]
+    # The simulated device is real enough: forking anyway breaks the later katas' gradient checks.
+    proc, doc = run_json("check", *GRADIENT_KATAS, "--solution", env={**with_an_accelerator, "KATA_SANDBOX": "fork"})
+    assert proc.returncode == 1 and "autograd's threading" in "".join(_messages(k) for k in doc["katas"])
+
+
+def test_an_accelerator_build_of_torch_or_a_device_it_reports_rules_out_fork(monkeypatch, tmp_path):
+    from checker import processes
+
+    monkeypatch.delenv("KATA_SANDBOX", raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    version = tmp_path / "version.py"
+    monkeypatch.setattr(processes, "_torch_version_file", lambda: str(version))
+    for build, method in (("cuda: Optional[str] = None\nhip: Optional[str] = None", "fork"),
+                          ("cuda: Optional[str] = '12.8'", "forkserver"), ("hip: Optional[str] = '6.4'", "forkserver"),
+                          ("xpu: Optional[str] = '20250101'", "forkserver")):
+        version.write_text(f"__version__ = '2.13.0'\n{build}\n", encoding="utf-8")
+        monkeypatch.setattr(processes, "_accelerator", None)
+        monkeypatch.setattr(processes, "_asked_torch", False)
+        assert processes.start_method() == method, build
+    monkeypatch.setattr(processes, "_accelerator", None)
+    monkeypatch.setattr(processes, "_asked_torch", False)
+    import torch
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)  # e.g. torch_npu, which torch loads itself
+    assert processes.start_method() == "forkserver"
+
+
 def test_an_unknown_start_method_is_a_usage_error(workspace):
     proc = run_kata("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": "thread"})
     assert proc.returncode == 2 and "KATA_SANDBOX=thread" in proc.stderr
@@ -289,6 +349,7 @@ def test_start_method_follows_the_system_and_kata_sandbox(monkeypatch):
     from checker import processes
 
     monkeypatch.delenv("KATA_SANDBOX", raising=False)
+    monkeypatch.setattr(processes, "_accelerator", False)  # a CPU build of torch, as on this machine
     for platform, method in (("linux", "fork"), ("darwin", "forkserver"), ("win32", "spawn")):
         monkeypatch.setattr(sys, "platform", platform)
         assert processes.start_method() == method

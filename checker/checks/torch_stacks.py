@@ -48,7 +48,7 @@ def decoder_init(c):
 def _seeded(layer_class, c):
     """The layer with the same initial weights on every call: the stacks copy these weights, and Kit.state
     builds init(case) before it seeds torch, so a randomly initialised layer would change every time."""
-    with torch.random.fork_rng():
+    with torch.random.fork_rng(devices=[]):  # the CPU generator only: no accelerator is touched
         torch.manual_seed(c.id)
         return layer_class(c.D, c.H, c.d_ff)
 
