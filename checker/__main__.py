@@ -1,3 +1,3 @@
-from checker.cli import run
+from checker.environment import run
 
 run()

@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.cells import cell_len
 from rich.text import Text
 
-from checker import __version__, catalogue, workspace
+from checker import __version__, catalogue, environment, workspace
 from checker.catalogue import UnknownKata
-from checker.lang import LANGUAGES, language, register, say, speaking, t
+from checker.lang import LANGUAGES, chosen_language, language, register, say, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
 from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
@@ -622,19 +622,6 @@ def _suggest_command(argv: list[str]) -> None:
         raise UsageError(t("unknown command '{name}'. Commands: {commands}.", name=first, commands=commands))
 
 
-def _chosen_language(argv: list[str]) -> str:
-    """The language to speak before argparse has run (its own usage and errors speak it too):
-    --lang zh or --lang=zh on the command line, else KATA_LANG, else the locale."""
-    for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else arg.partition("=")[2]
-        if arg.startswith("--lang") and value in LANGUAGES:
-            return value
-    try:
-        return language()
-    except UsageError:  # a bad KATA_LANG: said by the command itself
-        return "en"
-
-
 @contextmanager
 def _argparse_speaking():
     """argparse's own words ("usage:", "error:", "invalid choice"...) through t(), as gettext would give them."""
@@ -650,7 +637,7 @@ def _argparse_speaking():
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     safe_streams()
-    with speaking(_chosen_language(argv)), _argparse_speaking():
+    with speaking(chosen_language(argv)), _argparse_speaking():
         return _main(argv)
 
 
@@ -696,7 +683,12 @@ def _main(argv: list[str]) -> int:
 
 def _internal_or_refused(err: Exception, args, show_trace: bool) -> int:
     """A read-only folder or a full disk, wherever kata had to write, is said with its real cause;
-    anything else is a bug in kata itself, which must still end cleanly."""
+    a missing or broken dependency (torch that fails to import) is the user's environment, said with
+    the install line; anything else is a bug in kata itself, which must still end cleanly."""
+    if environment.broken_dependency(err):
+        Console(stderr=True, highlight=False).print(Text(f"kata: {environment.message(err)}", style="bold red"),
+                                                    soft_wrap=True)  # the command stays whole, to copy
+        return EXIT_USAGE
     why = workspace.reason(err) if isinstance(err, OSError) else None
     if why:
         folder = Path(err.filename).parent if err.filename else Path.cwd()

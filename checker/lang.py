@@ -172,6 +172,19 @@ def language(choice: str | None = None) -> str:
     return "zh" if _chinese(_system_locale()) else "en"
 
 
+def chosen_language(argv: list[str]) -> str:
+    """The language to speak before the command line is parsed (argparse's own usage and errors speak it
+    too): --lang zh or --lang=zh in argv, else KATA_LANG, else the locale."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else arg.partition("=")[2]
+        if arg.startswith("--lang") and value in LANGUAGES:
+            return value
+    try:
+        return language()
+    except Exception:  # noqa: BLE001 - a bad KATA_LANG: said by the command itself
+        return "en"
+
+
 def _chinese(name: str) -> bool:
     """zh_CN, zh-Hans, Chinese (Simplified)_China: the names locales go by on the three systems."""
     return name.lower().startswith(("zh", "chinese"))

@@ -247,6 +247,40 @@ def test_an_accelerator_build_of_torch_or_a_device_it_reports_rules_out_fork(mon
     assert processes.start_method() == "forkserver"
 
 
+MISSING = """
+import sys
+
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == {name!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+@pytest.mark.parametrize("package, broken", [("torch", False), ("torch", True), ("rich", False), ("numpy", True)])
+def test_a_missing_or_broken_dependency_is_the_environment_not_a_bug_in_kata(tmp_path, package, broken):
+    """Exit 2 and the install line, in the language chosen; never exit 3 ("report a bug in kata")."""
+    if broken:  # as a torch whose DLL does not load on Windows: it raises inside its own files
+        folder = tmp_path / "site-packages"
+        (folder / package).mkdir(parents=True)
+        (folder / package / "__init__.py").write_text(
+            'raise OSError("[WinError 126] Error loading c10.dll or one of its dependencies.")\n', encoding="utf-8")
+    else:
+        folder = tmp_path / "site"
+        folder.mkdir()
+        (folder / "sitecustomize.py").write_text(MISSING.format(name=package), encoding="utf-8")
+    env = {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+    for lang, words in (("en", "not a bug in kata"), ("zh", "不是 kata 的缺陷")):
+        proc = run_kata("check", "attention", "--solution", "--lang", lang, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert words in proc.stderr and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+        assert f"pip install {'--force-reinstall ' if broken else ''}{package}" in proc.stderr, proc.stderr
+        if package == "torch":
+            assert "--index-url https://download.pytorch.org/whl/cpu" in proc.stderr, "the CPU build, not gigabytes"
+
+
 def test_an_unknown_start_method_is_a_usage_error(workspace):
     proc = run_kata("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": "thread"})
     assert proc.returncode == 2 and "KATA_SANDBOX=thread" in proc.stderr
