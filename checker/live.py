@@ -31,7 +31,7 @@ from checker import catalogue, practice, workspace
 from checker.lang import language, register, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
 from checker.report import _without_diagnosis, heatmap, kata_panel, stage_bar, where
-from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, duration,
+from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, duration, marks,
                               open_progress, open_workspace, print_json, status_text, warn, writable)
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
@@ -331,9 +331,10 @@ def _result_top(result, where: str) -> list:
     if not result.checks:
         return [Wrapped(title)]
     bar = stage_bar(result)
-    for mark in "✓✗·":  # each mark stays with its stage: the bar breaks only after a ▸
-        bar.plain = bar.plain.replace(mark + " ", mark + NO_BREAK)
-    bar.plain = bar.plain.replace(" ▸", NO_BREAK + "▸")
+    mark_of = marks()
+    for mark in (mark_of["pass"], mark_of["fail"], mark_of["skipped"]):  # each mark stays with its stage:
+        bar.plain = bar.plain.replace(mark + " ", mark + NO_BREAK)  # the bar breaks only after the next mark
+    bar.plain = bar.plain.replace(" " + mark_of["next"], NO_BREAK + mark_of["next"])
     return [Wrapped(title), Wrapped(bar)]
 
 
@@ -347,13 +348,13 @@ def _result_middle(result) -> list:
     shown = [c for c in result.checks if not c.skipped]
     passed = sum(c.passed for c in shown)
     if passed:
-        rows.append(Text.assemble(("✓ ", "green"), (t("{count} check(s) passed", count=passed), "green")))
+        rows.append(Text.assemble((marks()["pass"] + " ", "green"), (t("{count} check(s) passed", count=passed), "green")))
     failed = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
-    failed.add_column(width=1)
+    failed.add_column(width=len(marks()["fail"]))
     failed.add_column(ratio=1)
     for c in shown:
         if not c.passed:
-            failed.add_row(Text("✗", style="red"), Wrapped(Text(c.name, style="bold")))
+            failed.add_row(Text(marks()["fail"], style="red"), Wrapped(Text(c.name, style="bold")))
             if c.message:
                 failed.add_row(Text(""), Wrapped(Text(_without_diagnosis(c.message), style="red")))
             if c.line:
@@ -374,8 +375,8 @@ def _result_middle(result) -> list:
             rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
     if result.weights:
         rows.append(Text(""))
-        rows.append(Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where "
-                              "the expected one is 0):", case=result.weights["case"]), style="bold"))
+        rows.append(Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where "
+                              "the expected one is 0):", case=result.weights["case"], leak=marks()["fail"]), style="bold"))
         rows.append(heatmap(result))
     if result.error and result.status != "not_started":
         rows.append(Text(""))

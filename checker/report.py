@@ -12,34 +12,34 @@ from rich.table import Table
 from rich.text import Text
 
 from checker.lang import register, say, spoken, t
-from checker.terminal import STATUS_STYLE, Wrapped, duration, status_text
+from checker.terminal import STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 
 
 def stage_bar(result) -> Text:
     """structure ▸ shapes ▸ masking ▸ numerics ▸ hygiene, each coloured by how it went."""
     bar = Text()
+    mark_of = marks()
     present = [s for s in STAGES if any(c.stage == s for c in result.checks)]
     for i, stage in enumerate(present):
         checks = [c for c in result.checks if c.stage == stage]
         if all(c.passed for c in checks):
-            style, mark = "green", "✓"
+            style, mark = "green", mark_of["pass"]
         elif all(c.skipped for c in checks):
-            style, mark = "dim", "·"
+            style, mark = "dim", mark_of["skipped"]
         else:
-            style, mark = "red", "✗"
+            style, mark = "red", mark_of["fail"]
         bar.append(f"{mark} {say(spoken(), 'stage.' + stage)}", style=style)
         if i < len(present) - 1:
-            bar.append(" ▸ ", style="dim")
+            bar.append(f" {mark_of['next']} ", style="dim")
     return bar
-
-
-SHADES = "░▒▓█"
 
 
 def heatmap(result) -> Table:
     """Your attention weights beside the expected ones: one query per line, darker = more weight."""
     maps = result.weights
+    mark_of = marks()
+    shades = mark_of["shades"]
     grid = Table.grid(padding=(0, 3))
     grid.add_column()
     grid.add_column()
@@ -54,9 +54,9 @@ def heatmap(result) -> Table:
                     text.append("NaN", style="bold white on red")
                     continue
                 level = max(0.0, min(1.0, w))
-                glyph = " · " if level == 0 else SHADES[min(len(SHADES) - 1, int(level * len(SHADES)))] * 3
+                glyph = f" {mark_of['skipped']} " if level == 0 else shades[min(len(shades) - 1, int(level * len(shades)))] * 3
                 shade = int(255 - 200 * level)
-                text.append(" ✗ " if leaked else glyph,
+                text.append(f" {mark_of['fail']} " if leaked else glyph,
                             style="bold white on red" if leaked else f"rgb(40,40,160) on rgb({shade},{shade},255)")
             if i < len(matrix) - 1:
                 text.append("\n")
@@ -95,10 +95,11 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
         checks = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
         checks.add_column(width=2, justify="right")
         checks.add_column(ratio=1)
+        mark_of = marks()
         for c in result.checks:
             if c.skipped and not verbose:
                 continue
-            mark = ("✓", "green") if c.passed else ("✗", "red")
+            mark = (mark_of["pass"], "green") if c.passed else (mark_of["fail"], "red")
             if c.passed and c.message and c.kind != "core":
                 mark = ("?", "yellow")  # accepted, with a note below
             checks.add_row(Text(mark[0], style=mark[1]), Wrapped(c.name, style="" if c.passed else "bold"))
@@ -121,8 +122,8 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
             label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
             rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
     if result.weights:
-        rows.append(Text("\n" + t("Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where "
-                                "the expected one is 0):", case=result.weights["case"]), style="bold"))
+        rows.append(Text("\n" + t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where "
+                                "the expected one is 0):", case=result.weights["case"], leak=marks()["fail"]), style="bold"))
         rows.append(heatmap(result))
     if result.error and result.status != "not_started":
         rows.append(Text("\n" + (t("Your code raised:") if result.checks else t("Your file could not be loaded:")),
@@ -178,8 +179,8 @@ _ZH = register({
         "可以接受，但面试官接下来会追问（--strict 会把这些判为不通过）：",
     "? accepted variant: ": "? 可接受的写法：",
     "? follow-up: ": "? 追问：",
-    "Attention weights, batch 0, head 0, {case} (darker = more weight; ✗ = weight where the expected one is 0):":
-        "注意力权重，批次 0，第 0 个头，{case}（颜色越深权重越大；✗ = 期望为 0 的位置却有权重）：",
+    "Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where the expected one is 0):":
+        "注意力权重，批次 0，第 0 个头，{case}（颜色越深权重越大；{leak} = 期望为 0 的位置却有权重）：",
     "Your code raised:": "你的代码抛出了：",
     "Your file could not be loaded:": "你的文件无法加载：",
     "Your code printed:": "你的代码打印了：",

@@ -5,6 +5,7 @@ Never imports torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import unicodedata
@@ -38,6 +39,30 @@ def safe_streams() -> None:
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError, OSError):  # replaced, closed, or not a text stream
             pass
+
+
+# A report's marks, each the first of its candidates the console can encode: passed and failed lines stay
+# distinct on a GBK console (√ ×), a cp1252 one and plain ASCII. "?" (accepted, with a question) is ASCII.
+_MARKS = {"pass": ("✓", "√", "ok"), "fail": ("✗", "×", "x"), "skipped": ("·", "-"), "next": ("▸", "→", ">"),
+          "shades": ("░▒▓█", ".-=#")}
+
+
+def marks(stream=None) -> dict[str, str]:
+    """The marks for the stream the report goes to (stdout by default)."""
+    encoding = getattr(stream or sys.stdout, "encoding", None) or "utf-8"
+    return _marks(encoding)
+
+
+@functools.lru_cache(maxsize=None)
+def _marks(encoding: str) -> dict[str, str]:
+    def fits(text: str) -> bool:
+        try:
+            text.encode(encoding)
+        except (UnicodeError, LookupError):
+            return False
+        return True
+
+    return {name: next((c for c in candidates if fits(c)), candidates[-1]) for name, candidates in _MARKS.items()}
 
 
 def _utf(stream) -> bool:

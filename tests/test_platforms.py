@@ -298,12 +298,24 @@ def _run_encoded(encoding, *args):
     return proc.returncode, proc.stdout.decode(encoding), proc.stderr.decode(encoding)
 
 
+def test_a_gbk_console_shows_distinct_marks_in_chinese(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    code, out, err = _run_encoded("gbk", "check", "attention", "--lang", "zh", "--workspace", workspace)
+    assert code == 1, err
+    assert "√ 结构 → √ 形状" in out and "× 数值" in out, out
+
+
 @pytest.mark.parametrize("encoding", ["gbk", "cp1252", "ascii"])
 def test_a_console_that_cannot_encode_gets_replacements_not_a_crash(workspace, encoding):
     """√, ᵀ and ✓ on a GBK or cp1252 console, or a pipe with such an encoding."""
     _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
     code, out, err = _run_encoded(encoding, "check", "attention", "--workspace", workspace)
     assert code == 1 and "d_k scale" in out, err
+    passed, failed = {"gbk": ("√", "×"), "cp1252": ("ok", "×"), "ascii": ("ok", "x")}[encoding]
+    lines = [line.strip("|│ ") for line in out.splitlines()]
+    assert any(line.startswith(f"{passed} shapes:") for line in lines), out
+    assert any(line.startswith(f"{failed} numerics:") for line in lines), out
+    assert not any(line.startswith("? ") and ":" in line for line in lines), "a mark the console cannot show"
     code, out, err = _run_encoded(encoding, "check", "attention", "--json", "--workspace", workspace)
     assert code == 1, err
     assert "without the 1/√d_k scale" in json.loads(out)["katas"][0]["diagnosis"], "JSON escapes, never loses"
