@@ -426,6 +426,7 @@ class Sandbox:
         self._ready = False
         self._memory_limit = None  # bytes, where the checker itself watches the child's memory
         self._ended = ""  # why the child was stopped, for every later request
+        self._settled = []  # the requests that set the child up (traps, the import): replayed in a new one
 
     def __enter__(self):
         return self
@@ -478,8 +479,11 @@ class Sandbox:
             except Exception:  # noqa: BLE001 - gone: the next poll sees the pipe closed
                 continue
             if used > self._memory_limit:
+                # As a system that caps the memory would: this call raises MemoryError and the next one runs,
+                # in a new child set up as this one was (where the cap is the system's, the child lives on).
                 self.close()
-                self._ended = t("the process running your code was stopped: {why}", why=_memory_message(self.memory_gb))
+                self._proc, self._conn = processes.take()
+                self._ready = False
                 raise UserError("MemoryError", _memory_message(self.memory_gb), "")
         return True
 
@@ -489,12 +493,20 @@ class Sandbox:
             raise Crashed(self._ended)
         if not self._ready:
             self._setup()
+            for settled in self._settled:  # a new child after the last one was stopped for its memory
+                self._send(settled)
+                if not self._answered() or not self._receive()["ok"]:
+                    self.close()
+                    self._ended = t("the process running your code did not start")
+                    raise Crashed(self._ended)
         self._send({"op": op, **req})
         if not self._answered():
             self.close()
             self._ended = t("timed out after {seconds:g} s", seconds=self.timeout)
             raise Timeout(self._ended)
         reply = self._receive()
+        if reply["ok"] and op in ("trap", "load"):
+            self._settled.append({"op": op, **req})
         if not reply.pop("ok"):
             error = reply["error"]
             if error["kind"] == "MemoryError":  # said again here, in the language spoken (the child may not know it)

@@ -186,6 +186,26 @@ def test_a_check_runs_under_spawn_without_resource_termios_fcntl_and_tty(workspa
     assert "more than 4 GB of memory" in _messages(katas["numpy/attention"])
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_a_runaway_allocation_gets_one_verdict_with_and_without_a_system_memory_cap(workspace, method,
+                                                                                   without_posix_modules):
+    """Linux caps the child's address space, and the call raises MemoryError; elsewhere the checker watches
+    the child's memory and stops it. Either way: the same checks fail on memory, the others still run."""
+    _write(workspace, "torch/attention.py", _inject("_hog = torch.ones(3 * 2**30 // 8, dtype=torch.float64)"))
+    verdicts = []
+    for env in ({}, without_posix_modules):
+        proc, doc = run_json("check", "attention", "--memory", "1", "--workspace", workspace,
+                             env={"KATA_SANDBOX": method, **env})
+        kata = doc["katas"][0]
+        assert proc.returncode == 1 and kata["status"] == "fail", _messages(kata)
+        verdicts.append([(c["name"], c["passed"], c.get("skipped", False), "more than 1 GB of memory" in c["message"])
+                         for c in kata["checks"]])
+    assert verdicts[0] == verdicts[1]
+    assert any(memory for *_, memory in verdicts[0]), "a failure that names the memory"
+    assert all(passed for name, passed, *_ in verdicts[0] if "source" in name), "the source checks still run"
+    assert not any(skipped for _, _, skipped, _ in verdicts[0])
+
+
 def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
     """As on macOS and Windows (no prctl): the child's own watch ends it and what it started."""
     marker = tmp_path / "grandchild.pid"
