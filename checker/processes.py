@@ -27,6 +27,7 @@ PARENT_CHECK_SECONDS = 0.2  # how often a child looks whether the checker still 
 
 _spare = None  # a _Starting: the next child, started ahead of time (spawn, forkserver)
 _keep_spare = False  # start the next spare whenever one is taken (watch, drill, several katas)
+_recycled = None  # (process, pipe): a child that served a file and came back clean (spawn)
 
 
 def start_method() -> str:
@@ -134,9 +135,35 @@ def prestart(keep: bool = False) -> None:
         _spare = _Starting()
 
 
+def recycles() -> bool:
+    """Whether a child released clean serves the next file: under spawn, where a new one imports torch again
+    (seconds); a forked child costs milliseconds and is always new."""
+    return start_method() == "spawn"
+
+
+def recycle(child) -> None:
+    """Keep a child that served a file and came back clean (checker.sandbox: nothing it imported changed a
+    library, a setting, a thread or a process) for the next file."""
+    global _recycled
+    if _recycled is not None:
+        _end(_recycled)
+    _recycled = child
+
+
+def _end(child) -> None:
+    kill_tree(child[0].pid)
+    child[1].close()
+
+
 def take():
-    """The spare child if there is a live one, else a new child: (process, the checker's end of its pipe)."""
-    global _spare
+    """A released child, else the spare if there is a live one, else a new child: (process, the checker's end
+    of its pipe)."""
+    global _spare, _recycled
+    if _recycled is not None:
+        child, _recycled = _recycled, None
+        if child[0].is_alive():
+            return child
+        child[1].close()
     starting, _spare = _spare, None
     spare = None
     if starting is not None:
@@ -230,21 +257,23 @@ def _death_signal(signum=signal.SIGKILL if hasattr(signal, "SIGKILL") else None)
         return False
 
 
-def guard_group() -> None:
+def guard_group() -> int | None:
     """In the child, once it leads its own process group: kill the group when the child dies.
 
     Linux's death signal kills the child at once when the checker dies, before its own watch could
     end what the user's code started; a small forked guard, told by the same signal, does that.
+    Returns the guard's pid (None where there is none).
     """
     if not sys.platform.startswith("linux"):
-        return  # elsewhere the child's watch (die_with) ends its descendants itself
+        return None  # elsewhere the child's watch (die_with) ends its descendants itself
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the guard runs no Python of theirs
         child = os.getpid()
-        if os.fork():
-            return
+        guard = os.fork()
+        if guard:
+            return guard
     try:
         signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
         if not _death_signal(signal.SIGTERM):

@@ -42,6 +42,8 @@ CHILD_PACKAGE = "checker.checks.child"
 MEMORY_CHECK_SECONDS = 0.05
 # A child still importing torch (spawn) may take this long to become ready; no user code runs yet.
 READY_SECONDS = 300
+# A released child says within this time whether it can serve another file; else it is ended.
+RELEASE_SECONDS = 2
 
 
 class Timeout(Exception):
@@ -307,7 +309,7 @@ def _trapped(req):
 
 
 _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive, "trap": _trap,
-             "trapped": _trapped}
+             "trapped": _trapped}  # and "release", answered by the child's loop itself
 
 
 _warm = False  # torch's meta kernels imported in this process (a forked child inherits it)
@@ -351,61 +353,141 @@ def _settled() -> None:
 
 
 def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
-    """Get ready while nobody waits (a spare child), then serve one user file: setup, then requests.
+    """Get ready while nobody waits (a spare child), then serve user files: setup, then requests, until the
+    checker releases the child (then, if it is as clean as before, the next file's setup) or goes away.
 
     warm_up: a spare of a long-lived process (watch, drill) imports the meta kernels while it waits;
     a single check does not pay for them unless its checks need them.
     """
-    global _user_path, _memory_gb
+    global _memory_gb
     if inherited is not None:
         inherited.close()  # the checker's end (fork): once it is gone, recv() below sees EOF and the child exits
     torch.set_num_threads(1)  # one thread: the user's time and the reference's time stay comparable
     if warm_up:
         warm()
-    try:
-        setup = pickle.loads(conn.recv_bytes())
-    except (EOFError, OSError):
-        os._exit(0)
+    setup = _next(conn)
     if hasattr(os, "setsid"):
         os.setsid()  # one process group: everything the user's code spawns is killed with it
     _memory_gb = setup["memory_gb"]
-    if setup.get("warm"):
-        _warm_in_background()
     try:
         capped = processes.cap_memory(_memory_gb)
     except (OSError, ValueError):
         capped = False
+    sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
+    guard = None
+    while True:
+        _memory_gb = setup["memory_gb"]
+        if setup.get("warm"):
+            _warm_in_background()
+        _streams(setup["capture"])
+        _serve(conn, setup, capped)
+        if guard is None:  # before any of the user's code runs; after the reply, while the checker works
+            guard = processes.guard_group() or 0
+        pristine = _state()
+        while True:
+            req = _next(conn)
+            if req["op"] == "release":
+                clean = _release(pristine, guard)
+                conn.send_bytes(pickle.dumps({"ok": True, "reusable": clean}))
+                if not clean:
+                    os._exit(0)
+                break
+            _answer(conn, req)
+        setup = _next(conn)
+
+
+def _next(conn) -> dict:
+    """The checker's next request; its end closed means it is gone, and so is this child."""
+    try:
+        return pickle.loads(conn.recv_bytes())
+    except (EOFError, OSError):
+        os._exit(0)
+
+
+def _streams(capture_path: str) -> None:
+    """stdin from nowhere, stdout and stderr into this file's capture."""
     devnull = os.open(os.devnull, os.O_RDONLY)
-    capture = os.open(setup["capture"], os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
+    capture = os.open(capture_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
     os.dup2(devnull, 0)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
+    os.close(devnull)
+    os.close(capture)
     # Fresh streams, UTF-8 on every system and console: what the user prints never fails to encode.
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
                       closefd=False)  # noqa: SIM115 - line by line: a crash loses little
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1,
                       closefd=False)  # noqa: SIM115 - line by line: a crash loses little
-    sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
+
+
+def _serve(conn, setup: dict, capped: bool) -> None:
+    global _user_path
     _user_path = setup["path"]
     torch.manual_seed(0)
     conn.send_bytes(pickle.dumps({"capped": capped, "baseline": processes.memory_used(os.getpid())}))
-    processes.guard_group()  # before any of the user's code runs; after the reply, while the checker works
-    while True:
-        try:
-            req = pickle.loads(conn.recv_bytes())
-        except (EOFError, OSError):
-            os._exit(0)
-        try:
-            reply = {"ok": True, **_HANDLERS[req["op"]](req)}
-        except BaseException as exc:  # noqa: BLE001 - every failure of the user's code is a verdict
-            reply = {"ok": False, "error": _describe(exc)}
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:  # noqa: BLE001 - the user may have closed or replaced them
-            pass
-        conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _answer(conn, req: dict) -> None:
+    try:
+        reply = {"ok": True, **_HANDLERS[req["op"]](req)}
+    except BaseException as exc:  # noqa: BLE001 - every failure of the user's code is a verdict
+        reply = {"ok": False, "error": _describe(exc)}
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - the user may have closed or replaced them
+        pass
+    conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# What a user's file could change that the next file served by the same child would feel: the namespaces
+# of the libraries a kata uses (a name replaced or removed, not one added: torch adds its lazy submodules),
+# and the process-wide settings and threads.
+def _state() -> tuple:
+    import builtins
+    import math
+    import threading
+
+    spaces = (builtins, math, np, np.random, torch, torch.nn, torch.nn.functional, torch.nn.init, torch.Tensor,
+              torch.nn.Module, torch.nn.Linear, torch.linalg, torch.autograd, torch.random)
+    names = tuple({k: id(v) for k, v in vars(space).items()} for space in spaces)
+    settings = (tuple(sys.path), os.getcwd(), torch.get_default_dtype(), torch.is_grad_enabled(),
+                torch.get_num_threads(), tuple(sorted(np.geterr().items())), sys.getrecursionlimit(),
+                torch.are_deterministic_algorithms_enabled())
+    threads = frozenset(t.ident for t in threading.enumerate() if t.name != "kata-warm")
+    return spaces, names, settings, threads
+
+
+def _release(pristine: tuple, guard: int) -> bool:
+    """Forget the file served, and say whether this child is as it was before it imported that file."""
+    global _user
+    from checker.checks import rules
+
+    rules.remove_traps()
+    sys.modules.pop("kata_user_module", None)
+    _user = None
+    _settled()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        spaces, names, settings, threads = pristine
+        now = _state()
+        replaced = any(any(k not in vars(space) or id(vars(space)[k]) != v for k, v in before.items())
+                       for space, before in zip(spaces, names))
+        return not replaced and now[2] == settings and now[3] <= threads and not _descendants(guard)
+    except Exception:  # noqa: BLE001 - a namespace the user made unreadable: not reused
+        return False
+
+
+def _descendants(guard: int) -> bool:
+    """Whether a process the user's code started still runs (the Linux group guard excepted)."""
+    try:
+        import psutil
+
+        return any(p.pid != guard for p in psutil.Process().children(recursive=True))
+    except Exception:  # noqa: BLE001 - cannot tell: not reused
+        return True
 
 
 # ----------------------------------------------------------------------------- parent side
@@ -432,12 +514,26 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        if not self._release():
+            self.close()
         self._capture.close()
         try:
             os.unlink(self._capture_path)
         except OSError:
             pass
+
+    def _release(self) -> bool:
+        """Under spawn, hand a child that comes back clean to the next file instead of ending it."""
+        if not (processes.recycles() and self._ready and not self._ended and self._proc.is_alive()):
+            return False
+        try:
+            self._send({"op": "release"})
+            if not self._conn.poll(RELEASE_SECONDS) or not self._receive().get("reusable"):
+                return False
+        except (Crashed, OSError, EOFError, pickle.UnpicklingError):
+            return False
+        processes.recycle((self._proc, self._conn))
+        return True
 
     def _setup(self) -> None:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""

@@ -206,6 +206,31 @@ def test_a_runaway_allocation_gets_one_verdict_with_and_without_a_system_memory_
     assert not any(skipped for _, _, skipped, _ in verdicts[0])
 
 
+def test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not(workspace, monkeypatch):
+    """A new spawned child imports torch again (seconds): one that comes back as it was serves the next
+    file. Traps are taken off in between (layer_norm traps nn.LayerNorm, which add_norm may use); a file
+    that replaced a library function, or left a process running, ends its child."""
+    from checker import catalogue, engine, processes
+
+    monkeypatch.setenv("KATA_SANDBOX", "spawn")
+    monkeypatch.setattr(processes, "_recycled", None)
+    solution = lambda name: ROOT / "solutions" / "torch" / f"{name}.py"  # noqa: E731
+    assert engine.check_file(catalogue.find("layer_norm"), solution("layer_norm")).status == "pass"
+    clean = processes._recycled
+    assert clean is not None and clean[0].is_alive()
+    assert engine.check_file(catalogue.find("add_norm"), solution("add_norm")).status == "pass"
+    assert processes._recycled is not None and processes._recycled[0].pid == clean[0].pid, "the same child"
+    patched = workspace / "torch" / "attention.py"
+    patched.write_text(SOLUTION + "\ntorch.nn.functional.softmax = torch.softmax\n", encoding="utf-8")
+    assert engine.check_file(catalogue.find("attention"), patched).status == "pass"
+    assert processes._recycled is None and not clean[0].is_alive(), "a child whose torch was changed is ended"
+    started = workspace / "torch" / "rms_norm.py"
+    started.write_text("import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                       + solution("rms_norm").read_text(encoding="utf-8"), encoding="utf-8")
+    assert engine.check_file(catalogue.find("rms_norm"), started).status == "pass"
+    assert processes._recycled is None, "a child that left a process running is ended"
+
+
 def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
     """As on macOS and Windows (no prctl): the child's own watch ends it and what it started."""
     marker = tmp_path / "grandchild.pid"

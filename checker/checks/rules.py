@@ -170,6 +170,7 @@ def _registered(call, parents: dict, aliases: dict[str, str]) -> bool:
 # ----------------------------------------------------------------------------- run time (in the child)
 
 TRAPPED: list[tuple[int, str]] = []  # (line in the user's file, name), filled by the wrappers
+_INSTALLED: list[tuple[object, str, object]] = []  # (owner, attribute, original): what remove_traps puts back
 
 
 def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
@@ -188,9 +189,23 @@ def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
         except (ImportError, AttributeError):
             continue  # a whole module (e.g. `torch` in the NumPy track) is caught by the source scan
         if isinstance(original, type):
+            _INSTALLED.append((original, "__init__", original.__dict__.get("__init__")))
             _trap_class(original, name, user_path)
         elif callable(original):
+            _INSTALLED.append((owner, attr, original))
             setattr(owner, attr, _wrap(original, name, user_path))
+
+
+def remove_traps() -> None:
+    """Put every trapped function and class back as it was, and forget what was recorded (a child that
+    serves another file next)."""
+    while _INSTALLED:
+        owner, attr, original = _INSTALLED.pop()
+        if original is None:  # a class that inherited its __init__
+            delattr(owner, attr)
+        else:
+            setattr(owner, attr, original)
+    TRAPPED.clear()
 
 
 def _importable(module_name: str) -> bool:
