@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from checker import boundary, processes
 from checker import kit as kitmod
-from checker import processes
 from checker.checks import rules
 from checker.catalogue import Kata
 from checker.lang import register, speaking, t
@@ -85,6 +85,7 @@ def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weight
     # Read once: the user may save (or delete) the file while the check runs.
     source = path.read_text(encoding="utf-8", errors="replace")
     checks += forbidden_checks(kata, source)
+    checks.append(stays_inside)
     # The device check runs the user's code on the meta device, when the code may make a tensor
     # itself: the child imports the meta kernels meanwhile.
     makes_tensors = rules.makes_tensors(source)
@@ -166,6 +167,18 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True
     return [in_source, at_run_time]
+
+
+@kitmod.check("hygiene", "stays inside kata's sandbox")
+def stays_inside(kit):
+    """What the boundary refused (checker.boundary): a process, a signal, native code, kata's own files or the
+    workspace's history and files. Each attempt already raised PermissionError in the user's code."""
+    refused = [boundary.says(kind, detail) for what, kind, detail in kit.boundary() if what == "refused"]
+    if refused:
+        raise kitmod.Fail(t("{attempts}; a kata computes its result from its inputs and needs none of this",
+                            attempts="; ".join(refused)),
+                          t("the code reaches outside the kata, and kata's sandbox refused it: remove that part; the "
+                            "reference answers and your history stay out of its reach"), general=True)
 
 
 def _off_limits() -> str:  # a function: the sentence is spoken in the language of the run
@@ -405,6 +418,11 @@ _ZH = register({
     "{path} does not exist. `kata init` puts a fresh stub back.": "{path} 不存在。`kata init` 会放回一份新的空白模板。",
     "while importing your file: {error}": "导入你的文件时：{error}",
     "uses no off-limits shortcut in the source": "源代码里没有用本题禁止的捷径",
+    "stays inside kata's sandbox": "不越出 kata 的沙箱",
+    "{attempts}; a kata computes its result from its inputs and needs none of this":
+        "{attempts}；一道题只用输入算出结果，这些都用不着",
+    "the code reaches outside the kata, and kata's sandbox refused it: remove that part; the reference answers and "
+    "your history stay out of its reach": "代码越出了题目本身，kata 的沙箱拒绝了它：删掉这一部分；参考答案和你的历史记录都不在它的能及范围内",
     "calls no off-limits shortcut at run time": "运行时没有调用本题禁止的捷径",
     "line {line}: uses {name}": "第 {line} 行：用了 {name}",
     "{uses}, which is off limits in this kata (off limits: {listed})": "{uses}，本题禁止使用（禁止：{listed}）",

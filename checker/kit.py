@@ -503,9 +503,14 @@ class Kit:
         return self.sandbox.request("call", target=target or self.spec.TARGET, init=init, state=None, dtype=dtype,
                                     args=tuple(args), device=device)["value"]
 
+    def boundary(self) -> list[tuple]:
+        """What the sandbox's boundary recorded so far (checker.boundary): ("trapped", line, name) for an
+        off-limits call, ("refused", kind, detail) for what it refused the user's code."""
+        return [tuple(entry) for entry in self.sandbox.request("report")["value"]]
+
     def trapped(self) -> list:
         """[(line, name)] of the off-limits calls the user's code made so far."""
-        return self.sandbox.request("trapped")["value"]
+        return [(line, name) for what, line, name in self.boundary() if what == "trapped"]
 
     def time(self, case: Case, repeat: int = 3) -> None:
         """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""

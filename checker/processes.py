@@ -180,6 +180,9 @@ def take():
 
 def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     """The child's entry point, imported by name under every start method."""
+    from checker import boundary, catalogue
+
+    boundary.install(str(catalogue.PACKAGE), [str(catalogue.SOLUTIONS)], serve.__code__)  # before any code of the user's
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
     from checker import sandbox
 
@@ -232,6 +235,9 @@ def die_with(checker_pid: int) -> None:
             return False
 
     def watch():
+        from checker import boundary
+
+        boundary.trust_this_thread()
         while alive():
             threading.Event().wait(PARENT_CHECK_SECONDS)
         for p in psutil.Process().children(recursive=True):

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from checker import processes
+from checker import boundary, processes
 from checker.checks.child import load_state
-from checker.lang import register, t
+from checker.lang import register, speak, spoken, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
@@ -302,14 +302,13 @@ def _trap(req):
     return {}
 
 
-def _trapped(req):
-    from checker.checks import rules
-
-    return {"value": encode([list(entry) for entry in rules.TRAPPED])}
+def _report(req):
+    """What the boundary recorded for this file: ("refused", kind, detail) and ("trapped", line, name)."""
+    return {"value": encode([list(entry) for entry in boundary.report()])}
 
 
 _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive, "trap": _trap,
-             "trapped": _trapped}  # and "release", answered by the child's loop itself
+             "report": _report}  # and "release", answered by the child's loop itself
 
 
 _warm = False  # torch's meta kernels imported in this process (a forked child inherits it)
@@ -328,6 +327,7 @@ def warm() -> None:
 
 
 def _warm_quietly() -> None:
+    boundary.trust_this_thread()
     try:
         warm()
     except Exception:  # noqa: BLE001 - then the device check imports them itself
@@ -377,6 +377,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     guard = None
     while True:
         _memory_gb = setup["memory_gb"]
+        speak(setup["lang"])  # what the child says itself (a refusal, a memory limit) is in the user's language
         if setup.get("warm"):
             _warm_in_background()
         _streams(setup["capture"])
@@ -541,7 +542,7 @@ class Sandbox:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""
         self._ready = True
         self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
-                    "warm": self.warm})
+                    "warm": self.warm, "lang": spoken()})
         if not self._conn.poll(READY_SECONDS):
             self.close()
             raise Crashed(t("the process that runs your code did not start"))

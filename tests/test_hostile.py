@@ -37,7 +37,8 @@ def _messages(kata) -> str:
     ("import numpy; return numpy.float64(1.0), Q", "got a float64"),  # a float subclass: once an internal error
     ("return type('Half', (float,), {})(0.5), Q", "got a Half"),
     ("return Q * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)", "NaN"),
-    ("import ctypes; ctypes.string_at(0)", "SIGSEGV"),
+    ("import ctypes; ctypes.string_at(0)", "through ctypes"),
+    ("import os; os.abort()", "SIGABRT"),
     ("torch.zeros(200_000, 200_000)", "GB of memory"),
 ])
 def test_broken_call_is_a_clear_verdict_not_a_pass(workspace, line, expect):
@@ -86,9 +87,10 @@ def test_megabytes_of_output_are_captured_and_cut(workspace):
 
 def test_spawned_processes_do_not_outlive_the_check(workspace, tmp_path):
     marker = tmp_path / "alive"
-    line = (f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', "
-            f"'import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text(\"x\")'])")
+    code = f"import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text('x')"
+    line = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {code!r}])"
     proc, kata = _check(workspace, _inject(line))
+    assert kata["status"] == "fail" and "tried to start a process (subprocess.Popen)" in _messages(kata)
     import time
 
     time.sleep(4)

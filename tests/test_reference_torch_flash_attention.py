@@ -137,6 +137,6 @@ def test_probe_and_traps_together_in_the_sandbox():
         sandbox.request("load")
         reply = sandbox.request("drive", driver="checker.checks.child.memory_probe:flash_attention_memory",
                                 args=(q, k, v, True, BLOCK))["value"]
-        trapped = sandbox.request("trapped")["value"]
+        trapped = [entry[1:] for entry in sandbox.request("report")["value"] if entry[0] == "trapped"]
     assert reply["largest"] > BOUND
     assert [name for _, name in trapped] == ["torch.nn.functional.scaled_dot_product_attention"]

@@ -8,7 +8,6 @@ A kata's `forbidden` list (catalogue.toml) holds dotted names: a function or cla
 from __future__ import annotations
 
 import ast
-import functools
 import importlib
 import sys
 
@@ -169,14 +168,16 @@ def _registered(call, parents: dict, aliases: dict[str, str]) -> bool:
 
 # ----------------------------------------------------------------------------- run time (in the child)
 
-TRAPPED: list[tuple[int, str]] = []  # (line in the user's file, name), filled by the wrappers
 _INSTALLED: list[tuple[object, str, object]] = []  # (owner, attribute, original): what remove_traps puts back
 
 
 def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
     """Wrap each forbidden function or class that can be imported, so calls are recorded.
 
-    The call still runs (the user sees their result); the kata fails with the name and line.
+    The call still runs (the user sees their result); the kata fails with the name and line. A function
+    is wrapped under every name a loaded module of its package gives it (F.scaled_dot_product_attention
+    is also torch._C._nn.scaled_dot_product_attention), and the wrapper keeps no __wrapped__. Each call
+    is told to the sandbox's audit hook (checker.boundary), which keeps the record out of the user's reach.
     Installed before the user's file is imported, so `from x import f` picks up the wrapper.
     """
     for name in forbidden:
@@ -192,20 +193,23 @@ def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
             _INSTALLED.append((original, "__init__", original.__dict__.get("__init__")))
             _trap_class(original, name, user_path)
         elif callable(original):
-            _INSTALLED.append((owner, attr, original))
-            setattr(owner, attr, _wrap(original, name, user_path))
+            wrapper = _wrap(original, name, user_path)
+            package = module_name.partition(".")[0]
+            for module in [m for n, m in list(sys.modules.items()) if n.partition(".")[0] == package and m is not None]:
+                for alias, value in list(vars(module).items()):
+                    if value is original:
+                        _INSTALLED.append((module, alias, original))
+                        setattr(module, alias, wrapper)
 
 
 def remove_traps() -> None:
-    """Put every trapped function and class back as it was, and forget what was recorded (a child that
-    serves another file next)."""
+    """Put every trapped function and class back as it was (a child that serves another file next)."""
     while _INSTALLED:
         owner, attr, original = _INSTALLED.pop()
         if original is None:  # a class that inherited its __init__
             delattr(owner, attr)
         else:
             setattr(owner, attr, original)
-    TRAPPED.clear()
 
 
 def _importable(module_name: str) -> bool:
@@ -220,28 +224,36 @@ def _record(name: str, user_path: str) -> None:
     frame = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename == user_path:
-            entry = (frame.f_lineno, name)
-            if entry not in TRAPPED:
-                TRAPPED.append(entry)
+            sys.audit("kata.trapped", frame.f_lineno, name)
             return
         frame = frame.f_back
 
 
 def _wrap(fn, name: str, user_path: str):
-    @functools.wraps(fn)
     def trapped(*args, **kwargs):
         _record(name, user_path)
         return fn(*args, **kwargs)
 
+    _look_like(trapped, fn)
     return trapped
+
+
+def _look_like(wrapper, fn) -> None:
+    """The wrapped function's name and docstring (help() and tracebacks read the same), not functools.wraps:
+    its __wrapped__ would hand the user's code the function itself."""
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
 
 
 def _trap_class(cls: type, name: str, user_path: str) -> None:
     original_init = cls.__init__
 
-    @functools.wraps(original_init)
     def trapped_init(self, *args, **kwargs):
         _record(name, user_path)
         original_init(self, *args, **kwargs)
 
+    _look_like(trapped_init, original_init)
     cls.__init__ = trapped_init
