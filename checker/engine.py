@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from checker import boundary, processes
+from checker import boundary, processes, workspace
 from checker import kit as kitmod
 from checker.checks import rules
 from checker.catalogue import Kata
@@ -67,23 +67,26 @@ def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show
 def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict) -> KataResult:
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
-    if not path.is_file():
+    try:
+        # Read once: the user may save (or delete) the file while the check runs.
+        source = workspace.read_source(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
         result.error = t("{path} does not exist. `kata init` puts a fresh stub back.", path=path)
+    except (OSError, workspace.WorkspaceError) as err:
+        result.error = str(err)
     else:
-        _run(kata, path, timeout, result, show_weights, memory_gb, fail_fast, strict)
+        _run(kata, path, source, timeout, result, show_weights, memory_gb, fail_fast, strict)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
-def _run(kata: Kata, path: Path, timeout: float, result: KataResult, show_weights: bool, memory_gb: float,
-         fail_fast: bool, strict: bool) -> None:
+def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult, show_weights: bool,
+         memory_gb: float, fail_fast: bool, strict: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
     opts = kitmod.options(spec)
     checks += kitmod.standard_checks(spec) if opts.OUTPUTS is not None else []
     checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
-    # Read once: the user may save (or delete) the file while the check runs.
-    source = path.read_text(encoding="utf-8", errors="replace")
     checks += forbidden_checks(kata, source)
     checks.append(stays_inside)
     # The device check runs the user's code on the meta device, when the code may make a tensor

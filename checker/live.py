@@ -557,8 +557,8 @@ def cmd_drill(args, console: Console) -> int:
 
 def _content(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return workspace.read_source(path)
+    except (OSError, workspace.WorkspaceError):
         return None
 
 

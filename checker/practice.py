@@ -127,7 +127,7 @@ def make_drill_folder(ws: Path, katas: list[Kata]) -> Path:
     for kata in katas:
         target = workspace.kata_file(folder, kata)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(KATAS / kata.file, target)
+        workspace.write_atomically(target, (KATAS / kata.file).read_bytes())
     return folder
 
 
@@ -141,14 +141,9 @@ def active_drill(progress) -> dict | None:
 
 def _alive(pid: int | None) -> bool:
     """Whether the process pid runs (psutil: os.kill(pid, 0) would send Ctrl-C on Windows)."""
-    if not pid:
-        return False
-    import psutil
+    from checker import processes  # psutil: only when a drill is looked at
 
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    return bool(pid) and processes.alive(pid)
 
 
 def _deadline(drill: dict) -> datetime:
@@ -313,6 +308,13 @@ def cmd_solution(args, console: Console) -> int:
 # ----------------------------------------------------------------------------- kata reset
 
 
+def _same_as_stub(path: Path, kata) -> bool:
+    try:
+        return workspace.read_source(path) == (KATAS / kata.file).read_bytes()
+    except (OSError, workspace.WorkspaceError):
+        return False
+
+
 def cmd_reset(args, console: Console) -> int:
     katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
     if not katas:
@@ -324,7 +326,7 @@ def cmd_reset(args, console: Console) -> int:
     changed = []
     for kata in katas:
         path = workspace.kata_file(ws, kata)
-        if path.exists() and path.read_bytes() == (KATAS / kata.file).read_bytes():
+        if _same_as_stub(path, kata):
             console.print(Text(say(lang, "reset.blank", kata=kata.id), style="dim"))
         else:
             changed.append((kata, path))
@@ -337,13 +339,16 @@ def cmd_reset(args, console: Console) -> int:
     backups = None
     for kata, path in changed:
         backup = None
-        if path.exists():
+        if path.exists() or path.is_symlink():
             backups = backups or fresh_folder(ws / "backups")
             backup = workspace.kata_file(backups, kata)
             backup.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, backup)  # kept before anything is overwritten
+            if path.is_symlink() or not path.is_file():  # a link or a pipe: kept as it is, never read
+                os.replace(path, backup)
+            else:
+                shutil.copy2(path, backup)  # kept before anything is overwritten
         path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(KATAS / kata.file, path)
+        workspace.write_atomically(path, (KATAS / kata.file).read_bytes())
         progress.add_event(kata.id, "reset", str(backup) if backup else None)
         key = "reset.done" if backup else "reset.restored"
         console.print(Text(say(lang, key, kata=kata.id, backup=backup), style="green"))

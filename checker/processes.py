@@ -312,6 +312,29 @@ def cap_memory(gigabytes: float) -> bool:
     return True
 
 
+def cap_files(megabytes: int) -> bool:
+    """In the child: no file it writes grows past megabytes (RLIMIT_FSIZE, Linux and macOS); a write past it
+    raises OSError (EFBIG) in the user's code instead of the signal that would kill the child. Windows has
+    no such limit: there the boundary's refusal of writes in the workspace is what holds."""
+    try:
+        import resource
+    except ImportError:
+        return False
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = megabytes * 2**20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return True
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this pid runs (a zombie does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def memory_used(pid: int) -> int:
     """Bytes of memory a process has reserved (virtual size; on Windows, its private commit)."""
     return psutil.Process(pid).memory_info().vms

@@ -87,9 +87,11 @@ class NotRecorded(ProgressError):
 
 def file_hash(path) -> str | None:
     """sha256 of the file's bytes; None if there is no such file."""
+    from checker.workspace import WorkspaceError, read_source
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except (OSError, TypeError):
+        return hashlib.sha256(read_source(Path(path))).hexdigest()
+    except (OSError, TypeError, WorkspaceError):
         return None
 
 

@@ -6,6 +6,8 @@ in Text objects, never parsed as markup, so `[mask]` in a message stays `[mask]`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -75,10 +77,12 @@ def _without_diagnosis(message: str) -> str:
 
 def where(path: str, line: int) -> str:
     """'→ line 18: out = x + sublayer(h)': the line of the user's file a failed check points at."""
+    from checker.workspace import WorkspaceError, read_source
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as source:
-            code = next((text.strip() for n, text in enumerate(source, 1) if n == line), "")
-    except OSError:
+        lines = read_source(Path(path)).decode("utf-8", errors="replace").splitlines()
+        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    except (OSError, WorkspaceError):
         code = ""
     return t("→ line {line}: {code}", line=line, code=code) if code else t("→ line {line}", line=line)
 

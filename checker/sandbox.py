@@ -34,6 +34,8 @@ from checker.lang import register, speak, spoken, t
 MAX_ELEMENTS = 20_000_000
 # Memory the user's code may allocate on top of what the child holds after importing torch.
 DEFAULT_MEMORY_GB = 4.0
+# No file the user's code writes (its printed output included) grows past this, where the system can say so.
+MAX_FILE_MB = 256
 # Captured output of the user's code kept for the report.
 MAX_OUTPUT_CHARS = 4_000
 # The only package whose functions the child runs as drivers (see Kit.drive).
@@ -373,6 +375,10 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
         capped = processes.cap_memory(_memory_gb)
     except (OSError, ValueError):
         capped = False
+    try:
+        processes.cap_files(MAX_FILE_MB)
+    except (OSError, ValueError):
+        pass
     sys.dont_write_bytecode = True  # leave no __pycache__ in the workspace
     guard = None
     while True:
@@ -496,6 +502,30 @@ def _descendants(guard: int) -> bool:
 # ----------------------------------------------------------------------------- parent side
 
 
+CAPTURE_PREFIX = "kata-output-"  # then the checker's pid: what a killed checker left is found and removed
+_swept = False
+
+
+def _sweep_captures() -> None:
+    """Once per process: remove the captured output that checkers killed midway left in the temporary folder."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    folder = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(CAPTURE_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(CAPTURE_PREFIX):].partition("-")[0]
+        if pid.isdigit() and not processes.alive(int(pid)):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
 class Sandbox:
     """One child process serving one user file. Use as a context manager."""
 
@@ -505,7 +535,8 @@ class Sandbox:
         self.warm = warm
         self.timeout = timeout
         self.memory_gb = memory_gb
-        fd, self._capture_path = tempfile.mkstemp(prefix="kata-output-")
+        _sweep_captures()
+        fd, self._capture_path = tempfile.mkstemp(prefix=f"{CAPTURE_PREFIX}{os.getpid()}-")
         self._capture = os.fdopen(fd, "rb")
         self._proc, self._conn = processes.take()
         self._ready = False

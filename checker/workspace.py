@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from checker.catalogue import Kata, all_katas
 from checker.catalogue import KATAS
+from checker.lang import register, t
 
 MARKER = ".kata"
 
@@ -93,11 +95,10 @@ def init(path: Path) -> list[Path]:
         created = []
         for kata in all_katas():
             target = kata_file(path, kata)
-            if not target.exists():
+            stub = (KATAS / kata.file).read_bytes()
+            if not target.exists() and not target.is_symlink() or _cut_short(target, stub):
                 target.parent.mkdir(parents=True, exist_ok=True)
-                import shutil  # only when a stub is copied: kata list does not pay for it
-
-                shutil.copyfile(KATAS / kata.file, target)
+                write_atomically(target, stub)
                 created.append(target)
     except OSError as err:
         why = reason(err)
@@ -107,9 +108,62 @@ def init(path: Path) -> list[Path]:
     return created
 
 
+def write_atomically(target: Path, data: bytes) -> None:
+    """target holds data in full, or stays as it was: written beside it, then renamed over it (a full disk or
+    a kill midway leaves no half-written stub)."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _cut_short(target: Path, stub: bytes) -> bool:
+    """A stub copy that an earlier init left cut short (empty, or the stub's first bytes only): never the
+    user's work, which would differ from the stub somewhere."""
+    try:
+        data = read_source(target)
+    except (OSError, WorkspaceError):
+        return False
+    return len(data) < len(stub) and stub.startswith(data)
+
+
+MAX_SOURCE_BYTES = 1_000_000  # a kata file is a few kilobytes; past a megabyte it is not one
+
+
+def read_source(path: Path) -> bytes:
+    """A kata file's bytes, read only if it is a regular file of at most MAX_SOURCE_BYTES: never a device
+    (a link to /dev/zero would be read without end), a pipe (which waits for a writer) or a huge file."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise WorkspaceError(t("{path} is not a plain file (a folder, a device or a pipe): a kata file is a Python "
+                               "file; move it away and run `kata init` to put the stub back", path=path))
+    with open(path, "rb") as source:
+        data = source.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise WorkspaceError(t("{path} is larger than {megabytes} MB, which no kata file is: move it away and run "
+                               "`kata init` to put the stub back", path=path, megabytes=MAX_SOURCE_BYTES // 10**6))
+    return data
+
+
 def kata_file(workspace: Path, kata: Kata) -> Path:
     return workspace / kata.file
 
 
 def database(workspace: Path) -> Path:
     return workspace / MARKER / "progress.db"
+
+
+_ZH = register({
+    "{path} is not a plain file (a folder, a device or a pipe): a kata file is a Python file; move it away and run "
+    "`kata init` to put the stub back": "{path} 不是普通文件（而是文件夹、设备或管道）：练习文件应该是一个 Python 文件；"
+                                        "把它移走，再运行 `kata init` 放回空白模板",
+    "{path} is larger than {megabytes} MB, which no kata file is: move it away and run `kata init` to put the stub "
+    "back": "{path} 超过 {megabytes} MB，不可能是练习文件：把它移走，再运行 `kata init` 放回空白模板",
+})
