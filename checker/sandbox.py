@@ -518,12 +518,12 @@ def _sweep_captures() -> None:
     except OSError:
         return
     for name in names:
-        pid = name[len(CAPTURE_PREFIX):].partition("-")[0]
-        if pid.isdigit() and not processes.alive(int(pid)):
-            try:
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
+        pid, path = name[len(CAPTURE_PREFIX):].partition("-")[0], os.path.join(folder, name)
+        try:
+            if not processes.alive(int(pid)) if pid.isdigit() else time.time() - os.path.getmtime(path) > 86400:
+                os.unlink(path)  # a name without a pid: an earlier version's, a day old
+        except OSError:
+            pass
 
 
 class Sandbox:
