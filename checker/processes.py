@@ -184,27 +184,41 @@ def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
 
     boundary.install(str(catalogue.PACKAGE), [str(catalogue.SOLUTIONS)], serve.__code__)  # before any code of the user's
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
+    adopt_orphans()
+    _let_go_of_the_console()
     from checker import sandbox
 
     sandbox._child(conn, inherited, checker_pid, warm_up)
+
+
+def _let_go_of_the_console() -> None:
+    """The child holds no end of kata's own output (a spawned or fork-server child inherits it): `kata check
+    | cat` ends when kata does. The child's output goes to its capture file once it serves a file."""
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 # ----------------------------------------------------------------------------- ending processes
 
 
 def kill_tree(pid: int) -> None:
-    """Kill a process and everything it started: its process group on POSIX, its descendants on Windows."""
+    """Kill a process and everything it started: its descendants (psutil, every system; on Linux the child
+    is a subreaper, so a daemon that left its process group is still among them), its process group on
+    POSIX, and itself. The descendants are listed first: once the process is gone, its orphans are not."""
+    try:
+        family = psutil.Process(pid).children(recursive=True)
+    except Exception:  # noqa: BLE001 - already gone, or psutil cannot see it
+        family = []
     if hasattr(os, "killpg"):  # the child leads its own process group (os.setsid)
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        family = []
-    else:
-        try:
-            family = psutil.Process(pid).children(recursive=True)
-        except Exception:  # noqa: BLE001 - already gone, or psutil cannot see it
-            family = []
     for p in family:
         try:
             p.kill()
@@ -214,6 +228,20 @@ def kill_tree(pid: int) -> None:
         os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
     except OSError:
         pass
+
+
+def adopt_orphans() -> bool:
+    """In the child (Linux): become a subreaper, so that a process its user's code started and orphaned
+    (a daemon: setsid, then a double fork) stays its descendant, for kill_tree to find. False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        PR_SET_CHILD_SUBREAPER = 36
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def die_with(checker_pid: int) -> None:
