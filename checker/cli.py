@@ -24,8 +24,8 @@ from checker.catalogue import UnknownKata
 from checker.lang import LANGUAGES, chosen_language, language, register, say, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
-from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError,
-                              open_progress, open_workspace, print_json, safe_streams, warn)
+from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, KataConsole,
+                              UsageError, open_progress, open_workspace, print_json, safe_streams, warn)
 from checker.workspace import WorkspaceError
 
 EPILOG = """\
@@ -80,6 +80,7 @@ _ZH = register({
         '输出 shell 补全脚本：在 ~/.bashrc 里写 eval "$(kata completion bash)"',
     # the options
     "show kata's version and exit": "显示 kata 的版本并退出",
+    "kata: could not write its output: {error}": "kata：无法写出它的输出：{error}",
     "show kata's own stack trace on internal errors": "内部错误时显示 kata 自身的调用栈",
     "language (default: from your locale)": "语言（默认：跟随系统区域设置）",
     "print one JSON document and nothing else": "只输出一个 JSON 文档，别的都不输出",
@@ -177,7 +178,7 @@ _ZH = register({
 
 def cmd_init(args, console: Console) -> int:
     lang = language(args.lang)
-    path = Path(args.dir or ".").expanduser().resolve()
+    path = workspace.resolved(args.dir or ".")
     created = workspace.init(path)
     console.print(Text(say(lang, "init.ready", path=path), style="bold green"))
     if created:
@@ -330,17 +331,26 @@ def cmd_check(args, console: Console) -> int:
             except ProgressError as err:
                 warn(console, str(err))
                 progress = None
-    if args.json or args.format == "json":
-        print_json({"katas": [r.to_json() for r in results]})
-    elif args.format == "problems":
-        for line in problems(results):
-            print(line)
-    else:
-        from checker.report import print_results
+    status = EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
+    try:
+        if args.json or args.format == "json":
+            print_json({"katas": [r.to_json() for r in results]})
+        elif args.format == "problems":
+            for line in problems(results):
+                print(line)
+        else:
+            from checker.report import print_results
 
-        with speaking(lang):
-            print_results(console, results, verbose=args.verbose)
-    return EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
+            with speaking(lang):
+                print_results(console, results, verbose=args.verbose)
+    except BrokenPipeError:  # `kata check ... | head`: the reader left; the verdict is still the verdict
+        _silence_stdout()
+    return status
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout has gone: what is left to print goes nowhere, and no error follows at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -642,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    console = Console(highlight=False)
+    console = KataConsole(highlight=False)
     show_trace = "--traceback" in argv
     args = None
     try:
@@ -667,7 +677,7 @@ def _main(argv: list[str]) -> int:
         Console(stderr=True).print(Text(t("interrupted"), style="yellow"))
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `kata list | head`: the reader has had enough, which is no error of kata's
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        _silence_stdout()
         return EXIT_OK
     except OSError as err:
         if err.errno != errno.EIO:
@@ -689,7 +699,14 @@ def _internal_or_refused(err: Exception, args, show_trace: bool) -> int:
         Console(stderr=True, highlight=False).print(Text(f"kata: {environment.message(err)}", style="bold red"),
                                                     soft_wrap=True)  # the command stays whole, to copy
         return EXIT_USAGE
+    if isinstance(err, OSError) and err.errno in workspace.IN_THE_WAY:
+        Console(stderr=True, highlight=False).print(Text(f"kata: {workspace.in_the_way(err)}", style="bold red"))
+        return EXIT_USAGE
     why = workspace.reason(err) if isinstance(err, OSError) else None
+    if why and isinstance(err, OSError) and err.filename is None:  # no file of kata's: its own output (> /dev/full)
+        Console(stderr=True, highlight=False).print(Text(t("kata: could not write its output: {error}",
+                                                           error=err.strerror or err), style="bold red"))
+        return EXIT_USAGE
     if why:
         folder = Path(err.filename).parent if err.filename else Path.cwd()
         Console(stderr=True, highlight=False).print(Text(
@@ -712,6 +729,9 @@ def run() -> None:
     code = main()
     if "torch" not in sys.modules:
         sys.exit(code)
+    from checker.progress import close_all
+
+    close_all()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

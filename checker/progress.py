@@ -70,6 +70,7 @@ MIGRATIONS = [
 
 
 _ZH = register({
+    "it is damaged ({finding})": "它已损坏（{finding}）",
     "cannot use the progress database {path}: {error}. It was left untouched; move it aside to start a new history.":
         "无法使用进度数据库 {path}：{error}。它没有被改动；把它移到别处就能开始新的历史记录。",
     "could not write to {path}: {error}": "无法写入 {path}：{error}",
@@ -99,6 +100,19 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+_open: list[sqlite3.Connection] = []  # every connection this process opened, for close_all
+
+
+def close_all() -> None:
+    """Close every history still open: SQLite folds its write-ahead log back into the database and removes
+    the -wal and -shm files (kata ends with os._exit, which would leave them)."""
+    while _open:
+        try:
+            _open.pop().close()
+        except sqlite3.Error:
+            pass
+
+
 class Progress:
     def __init__(self, path: Path, unwritable: str | None = None):
         """unwritable: 'readonly' or 'full' to read the history without writing anything (not even its schema)."""
@@ -109,9 +123,14 @@ class Progress:
             return
         try:
             self.db = sqlite3.connect(path, timeout=30)
+            _open.append(self.db)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA busy_timeout = 30000")
             self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
+            damage = self.db.execute("PRAGMA quick_check").fetchone()[0]
+            if damage != "ok":  # never written into: more writes would spread the damage
+                first = next((line for line in damage.splitlines() if not line.startswith("***")), damage)
+                raise sqlite3.DatabaseError(t("it is damaged ({finding})", finding=first))
             self.db.executescript(SCHEMA)
             self._migrate()
         except sqlite3.Error as err:
@@ -165,6 +184,12 @@ class Progress:
             with self.db:
                 return self.db.execute(sql, values).lastrowid
         except sqlite3.Error as err:
+            from checker.workspace import unwritable
+
+            why = unwritable(self.path.parent.parent)  # read-only or full since it was opened: said as such
+            if why:
+                self.unwritable = why
+                return self._write(sql, values)
             raise ProgressError(t("could not write to {path}: {error}", path=self.path, error=err)) from None
 
     def _read(self, sql: str, values: tuple = ()) -> list[sqlite3.Row]:

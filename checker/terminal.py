@@ -32,8 +32,23 @@ def warn(console: Console, message: str, style: str = "yellow") -> None:
     Console(stderr=True, no_color=console.no_color, highlight=False).print(Text(message, style=style))
 
 
+class KataConsole(Console):
+    """rich's Console, except when the reader has gone (`kata list | head -1`): rich would end the process
+    with status 1; the command decides instead (a verdict keeps its own status)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def safe_streams() -> None:
-    """A console or pipe that cannot encode a character (GBK, cp1252, ASCII) gets a replacement, not a traceback."""
+    """A console or pipe that cannot encode a character (GBK, cp1252, ASCII) gets a replacement, not a traceback;
+    a closed stdout or stderr (`kata list >&-`) becomes the null device."""
+    import os
+
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="replace")

@@ -20,6 +20,8 @@ class WorkspaceError(Exception):
 
 
 READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+# A file where kata keeps a folder (ws/backups, ws/torch), a folder where it keeps a file, a link that loops.
+IN_THE_WAY = (errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG)
 FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
@@ -52,6 +54,21 @@ def refusal(folder: Path, why: str, command: str) -> str:
     return say(language(), f"unwritable.{why}", folder=folder, command=command)
 
 
+def in_the_way(err: OSError) -> str:
+    """The message for an error in IN_THE_WAY: which path, and what to do."""
+    return t("{path}: {error}. Something stands where kata keeps a folder or a file (a file named like one of "
+             "its folders, for example): move it away and try again", path=err.filename, error=err.strerror or err)
+
+
+def resolved(path) -> Path:
+    """The absolute path, links followed; a link that loops (or any path the system cannot follow) is said."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError) as err:  # RuntimeError: Python before 3.13 on a symlink loop
+        raise WorkspaceError(t("{path} cannot be followed ({error}): a symbolic link that loops, or a folder that "
+                               "cannot be read; name another folder", path=path, error=err)) from None
+
+
 def is_workspace(path: Path) -> bool:
     return (path / MARKER).is_dir()
 
@@ -68,7 +85,7 @@ def locate(explicit: str | None, *, announce=print) -> Path:
     """--workspace DIR, else $KATA_WORKSPACE, else the current folder or a parent, else the default."""
     for given, source in ((explicit, "--workspace"), (os.environ.get("KATA_WORKSPACE"), "KATA_WORKSPACE")):
         if given:
-            path = Path(given).expanduser().resolve()
+            path = resolved(given)
             if not path.exists():
                 raise WorkspaceError(f"workspace {path} (from {source}) does not exist; create it with `kata init {given}`")
             if not is_workspace(path):
@@ -87,7 +104,7 @@ def locate(explicit: str | None, *, announce=print) -> Path:
 
 def init(path: Path) -> list[Path]:
     """Create (or complete) a workspace: copy every stub that is missing. Never overwrites a file."""
-    path = Path(path).expanduser().resolve()
+    path = resolved(path)
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path} exists and is not a folder")
     try:
@@ -104,7 +121,8 @@ def init(path: Path) -> list[Path]:
         why = reason(err)
         if why:
             raise WorkspaceError(refusal(path, why, "init")) from None
-        raise WorkspaceError(f"cannot create a workspace at {path}: {err.strerror or err}") from None
+        raise WorkspaceError(in_the_way(err) if err.errno in IN_THE_WAY else t(
+            "cannot create a workspace at {path}: {error}", path=path, error=err.strerror or err)) from None
     return created
 
 
@@ -161,6 +179,12 @@ def database(workspace: Path) -> Path:
 
 
 _ZH = register({
+    "cannot create a workspace at {path}: {error}": "无法在 {path} 创建工作区：{error}",
+    "{path}: {error}. Something stands where kata keeps a folder or a file (a file named like one of its folders, "
+    "for example): move it away and try again": "{path}：{error}。kata 要放文件夹或文件的地方被别的东西占了（比如一个和它的"
+                                                 "文件夹同名的文件）：把它移走再试一次",
+    "{path} cannot be followed ({error}): a symbolic link that loops, or a folder that cannot be read; name another "
+    "folder": "无法进入 {path}（{error}）：这是一个循环的符号链接，或者是无法读取的文件夹；请换一个文件夹",
     "{path} is not a plain file (a folder, a device or a pipe): a kata file is a Python file; move it away and run "
     "`kata init` to put the stub back": "{path} 不是普通文件（而是文件夹、设备或管道）：练习文件应该是一个 Python 文件；"
                                         "把它移走，再运行 `kata init` 放回空白模板",

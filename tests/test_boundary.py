@@ -137,3 +137,115 @@ def test_a_daemon_started_past_the_boundary_dies_with_the_check_and_holds_no_pip
     while psutil.pid_exists(daemon) and psutil.Process(daemon).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, "the daemon outlived kata"
         time.sleep(0.1)
+
+
+# ----------------------------------------------------------------------------- states a user can produce
+
+
+def _status(*args, **kw):
+    from conftest import run_kata
+
+    proc = run_kata(*args, input="", timeout=120, **kw)
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+    return proc
+
+
+def test_a_symlink_loop_as_workspace_is_said(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for command in (["list"], ["stats"], ["next"], ["check", "attention"], ["hint", "attention"],
+                    ["reset", "attention", "--yes"], ["drill", "attention"]):
+        proc = _status(*command, "--workspace", loop)
+        assert proc.returncode == 2 and "loops" in proc.stderr, (command, proc.stderr)
+    proc = _status("init", loop)
+    assert proc.returncode == 2 and "loops" in proc.stderr
+
+
+def test_a_file_where_kata_keeps_a_folder_is_said(workspace):
+    (workspace / "torch" / "attention.py").write_text("# mine\n", encoding="utf-8")
+    (workspace / "backups").write_text("", encoding="utf-8")
+    (workspace / "drills").write_text("", encoding="utf-8")
+    for command in (["reset", "attention", "--yes"], ["drill", "attention"]):
+        proc = _status(*command, "--workspace", workspace)
+        assert proc.returncode == 2 and "move it away" in proc.stderr, (command, proc.stderr)
+    assert (workspace / "torch" / "attention.py").read_text(encoding="utf-8") == "# mine\n", "nothing lost"
+    import shutil
+
+    shutil.rmtree(workspace / "torch")
+    (workspace / "torch").write_text("", encoding="utf-8")
+    proc = _status("init", workspace)
+    assert proc.returncode == 2 and "move it away" in proc.stderr
+
+
+def test_a_device_a_fifo_or_a_huge_kata_file_is_never_read(workspace):
+    (workspace / "torch" / "attention.py").unlink()
+    (workspace / "torch" / "attention.py").symlink_to("/dev/zero")
+    (workspace / "torch" / "layer_norm.py").unlink()
+    os.mkfifo(workspace / "torch" / "layer_norm.py")
+    (workspace / "torch" / "rms_norm.py").write_bytes(b"#" * 2_000_000)
+    proc, doc = run_json("check", "attention", "layer_norm", "rms_norm", "--workspace", workspace, timeout=60)
+    assert proc.returncode == 1
+    for kata in doc["katas"]:
+        assert kata["status"] == "error" and ("not a plain file" in kata["error"] or "larger than" in kata["error"])
+    assert _status("list", "--workspace", workspace).returncode == 0
+    proc = _status("reset", "attention", "layer_norm", "--yes", "--workspace", workspace)
+    assert proc.returncode == 0
+    kept = next((workspace / "backups").iterdir())
+    assert (kept / "torch" / "attention.py").is_symlink(), "the link itself is kept, never read"
+
+
+def test_init_repairs_a_stub_it_left_cut_short_and_keeps_the_users_file(workspace):
+    stub = (ROOT / "katas" / "torch" / "rope.py").read_bytes()
+    (workspace / "torch" / "rope.py").write_bytes(stub[:100])
+    (workspace / "torch" / "attention.py").write_bytes(b"")
+    (workspace / "torch" / "layer_norm.py").write_text("# mine\n", encoding="utf-8")
+    assert _status("init", workspace).returncode == 0
+    assert (workspace / "torch" / "rope.py").read_bytes() == stub
+    assert (workspace / "torch" / "attention.py").read_bytes() == (ROOT / "katas" / "torch" / "attention.py").read_bytes()
+    assert (workspace / "torch" / "layer_norm.py").read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_a_damaged_history_is_never_written(workspace):
+    for _ in range(3):
+        _status("hint", "attention", "--workspace", workspace)
+        _status("check", "attention", "--workspace", workspace)
+    database = workspace / ".kata" / "progress.db"
+    with open(database, "r+b") as db:
+        for offset in range(4096 + 8, database.stat().st_size, 4096):
+            db.seek(offset)
+            db.write(b"\x07" * 40)
+    damaged = database.read_bytes()
+    for command in (["hint", "attention"], ["reset", "attention", "--yes"], ["stats"], ["next"]):
+        proc = _status(*command, "--workspace", workspace)
+        assert proc.returncode == 2 and "damaged" in proc.stderr, (command, proc.stderr)
+    assert database.read_bytes() == damaged
+
+
+def test_a_finished_check_leaves_no_write_ahead_files(workspace):
+    _status("check", "attention", "--workspace", workspace)
+    assert sorted(p.name for p in (workspace / ".kata").iterdir()) == ["progress.db"]
+
+
+def test_a_reader_that_leaves_early_gets_the_verdicts_status(workspace):
+    solution = [sys.executable, "-m", "checker", "check", "attention", "--solution"]
+    for command, status in ((solution, 0), (solution + ["--json"], 0),
+                            ([sys.executable, "-m", "checker", "check", "attention", "--workspace", str(workspace)], 1),
+                            ([sys.executable, "-m", "checker", "list", "--workspace", str(workspace)], 0)):
+        kata = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "COLUMNS": "80"})
+        kata.stdout.read(10)
+        kata.stdout.close()  # as `| head -c 10` does
+        assert kata.wait(120) == status, (command, kata.stderr.read())
+        assert b"Traceback" not in kata.stderr.read()
+
+
+def test_a_closed_or_full_stdout_is_no_internal_error(workspace):
+    for command in (["list", "--workspace", str(workspace)], ["check", "attention", "--solution"]):
+        closed = subprocess.run([sys.executable, "-m", "checker", *command], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, close_fds=True,
+                                preexec_fn=lambda: os.close(1))
+        assert closed.returncode == 0 and "internal error" not in closed.stderr, closed.stderr
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "checker", *command], stdout=full, stderr=subprocess.PIPE,
+                                  text=True)
+        assert proc.returncode == 2 and "could not write its output" in proc.stderr, proc.stderr
