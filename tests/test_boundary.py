@@ -249,3 +249,74 @@ def test_a_closed_or_full_stdout_is_no_internal_error(workspace):
             proc = subprocess.run([sys.executable, "-m", "checker", *command], stdout=full, stderr=subprocess.PIPE,
                                   text=True)
         assert proc.returncode == 2 and "could not write its output" in proc.stderr, proc.stderr
+
+
+# ----------------------------------------------------------------------------- argument fuzzing
+
+
+def _fuzz_lines(tmp_path, count: int, seed: int = 2026):
+    """Seeded command lines: real commands and options with odd values, unusual paths, stray words. watch and
+    drill only on lines that stop before they start (they would wait for a terminal)."""
+    import random
+
+    rng = random.Random(seed)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    a_file = tmp_path / "a file.txt"
+    a_file.write_text("x", encoding="utf-8")
+    odd = tmp_path / "空 格 ☃"
+    odd.mkdir()
+    paths = [str(loop), str(a_file), str(odd), "/dev/null", "/nonexistent/ws", "", " ", "-", "~", "a" * 300,
+             str(tmp_path / ("deep/" * 40)), "/proc/self/fd/0", "\\\\server\\share", "C:\\kata", str(tmp_path / "new ws")]
+    names = ["attention", "numpy/attention", "torch/attention", "bpe", "attenton", "", "../../etc/passwd", "注意力",
+             "numpy/", "torch/attention.py", "ATTENTION", "x" * 200, "--all", "-"]
+    values = ["0", "-1", "nan", "inf", "-inf", "1e309", "abc", "", "99999999999999999999", "0x10", "1_000", "½"]
+    options = [["--json"], ["--lang", "zh"], ["--lang", "xx"], ["--lang="], ["--format", "problems"], ["--json"],
+               ["--lang", "zh"], ["-w", "PATH"], ["--yes"],
+               ["--format", "yaml"], ["--timeout", rng.choice(values)], ["--memory", rng.choice(values)],
+               ["--case", rng.choice(values)], ["--strict"], ["--all"], ["--solution"], ["--yes"], ["--hints"],
+               ["--minutes", rng.choice(values)], ["--count", rng.choice(values)], ["--list"], ["--verbose"],
+               ["-h"], ["--version"], ["--bogus"], ["--workspace"], ["-w", "PATH"], ["--workspace=PATH"]]
+    commands = ["list", "show", "hint", "solution", "reset", "stats", "next", "check", "init", "completion",
+                "drill", "watch", "", "chekc", "lsit", "检查", "--lang", "-w", "help"]
+    lines = []
+    while len(lines) < count:
+        line = [rng.choice(commands)]
+        for _ in range(rng.randint(0, 3)):
+            pick = rng.random()
+            if pick < 0.4:
+                line.append(rng.choice(names[:4] if rng.random() < 0.6 else names))
+            elif pick < 0.5:
+                line.append(rng.choice(paths) if line[0] == "init" else rng.choice(["bash", "zsh", "fish", "tcsh"]))
+            else:
+                line += [rng.choice(paths) if word == "PATH" else word.replace("PATH", rng.choice(paths))
+                         for word in rng.choice(options)]
+        if line[0] in ("watch", "drill") and not ({"--list", "-h", "--bogus", "--version"} & set(line)):
+            line.append("--bogus")  # a usage error: never a screen waiting for keys
+        if line[0] == "check" and rng.random() < 0.6 and "--case" not in line:
+            line.append("--format=yaml")  # most check lines stop at the options: a few run for real
+        lines.append(line)
+    return lines
+
+
+def test_a_thousand_odd_command_lines_never_end_in_an_internal_error(workspace, tmp_path, monkeypatch):
+    import contextlib
+    import io
+
+    from checker import cli
+
+    monkeypatch.setenv("KATA_WORKSPACE", str(workspace))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(tmp_path)
+    failures = []
+    for line in _fuzz_lines(tmp_path, 1000):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(line)
+            except BaseException as exc:  # noqa: BLE001 - anything escaping main is a failure
+                code, err = 3, io.StringIO(f"escaped main: {exc!r}")
+        if code == 3 or "Traceback" in err.getvalue() or "internal error" in err.getvalue():
+            failures.append((line, code, err.getvalue()[-300:]))
+    assert not failures, failures[:5]
