@@ -184,6 +184,9 @@ def stays_inside(kit):
                             "reference answers and your history stay out of its reach"), general=True)
 
 
+stays_inside.static = True  # passing it is not progress: an unwritten stub stays inside too
+
+
 def _off_limits() -> str:  # a function: the sentence is spoken in the language of the run
     return t("the code hands the part this kata asks you to write to a library routine: write that computation "
              "out yourself")

@@ -157,9 +157,10 @@ class SimpleModule:
 
 
 def test_the_package_top_level_keeps_only_the_app_and_the_engine():
-    """At most 20 modules beside the checks wing, and no per-kata support file among them."""
+    """At most 22 modules beside the checks wing (boundary.py, the child's audit hook, and environment.py, the
+    entry point that needs only the standard library, are the last two rooms), and no per-kata support file."""
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top) <= 20, f"{len(top)} top-level modules: {top}"
+    assert len(top) <= 22, f"{len(top)} top-level modules: {top}"
     kata_names = {k.name for k in KATAS_ALL}
     per_kata = [name for name in top if any(kata in name for kata in kata_names) or name.startswith(("fixtures", "drivers"))]
     assert not per_kata, f"per-kata support files belong in checker/checks/child or shared: {per_kata}"
