@@ -627,7 +627,7 @@ class Sandbox:
                 self._send(settled)
                 if not self._answered() or not self._receive()["ok"]:
                     self.close()
-                    self._ended = t("the process running your code did not start")
+                    self._ended = t("the process that runs your code did not start")
                     raise Crashed(self._ended)
         self._send({"op": op, **req})
         if not self._answered():
