@@ -390,7 +390,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
         _serve(conn, setup, capped)
         if guard is None:  # before any of the user's code runs; after the reply, while the checker works
             guard = processes.guard_group() or 0
-        pristine = _state()
+        pristine = _state() if setup["recycle"] else None  # only a child that may serve another file looks
         while True:
             req = _next(conn)
             if req["op"] == "release":
@@ -451,7 +451,7 @@ def _answer(conn, req: dict) -> None:
 # What a user's file could change that the next file served by the same child would feel: any name in a
 # module of torch, NumPy, math or builtins, or in a class of torch.nn or the tensor's, replaced or removed
 # (not added: torch adds lazy submodules), and the process-wide settings and threads. About 36,000 names
-# in 10 ms.
+# in 10 ms; taken only where a child may serve another file (spawn).
 def _state() -> tuple:
     import builtins
     import math
@@ -460,12 +460,15 @@ def _state() -> tuple:
     spaces = [builtins, math, torch.Tensor, torch._C.TensorBase]
     spaces += [m for name, m in list(sys.modules.items()) if m is not None and name.partition(".")[0] in ("torch", "numpy")]
     spaces += [c for c in vars(torch.nn).values() if isinstance(c, type)]
-    names = tuple({k: id(v) for k, v in vars(space).items()} for space in spaces)
+    names = tuple(dict(vars(space)) for space in spaces)  # the objects themselves: id() is an audited call
     settings = (tuple(sys.path), os.getcwd(), torch.get_default_dtype(), torch.is_grad_enabled(),
                 torch.get_num_threads(), tuple(sorted(np.geterr().items())), sys.getrecursionlimit(),
                 torch.are_deterministic_algorithms_enabled())
     threads = frozenset(t.ident for t in threading.enumerate() if t.name != "kata-warm")
     return spaces, names, settings, threads
+
+
+_GONE = object()
 
 
 def _release(pristine: tuple, guard: int) -> bool:
@@ -482,7 +485,7 @@ def _release(pristine: tuple, guard: int) -> bool:
         sys.stderr.flush()
         spaces, names, settings, threads = pristine
         now = _state()
-        replaced = any(any(k not in vars(space) or id(vars(space)[k]) != v for k, v in before.items())
+        replaced = any(any(vars(space).get(k, _GONE) is not v for k, v in before.items())
                        for space, before in zip(spaces, names))
         return not replaced and now[2] == settings and now[3] <= threads and not _descendants(guard)
     except Exception:  # noqa: BLE001 - a namespace the user made unreadable: not reused
@@ -573,7 +576,7 @@ class Sandbox:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""
         self._ready = True
         self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
-                    "warm": self.warm, "lang": spoken()})
+                    "warm": self.warm, "lang": spoken(), "recycle": processes.recycles()})
         if not self._conn.poll(READY_SECONDS):
             self.close()
             raise Crashed(t("the process that runs your code did not start"))

@@ -43,9 +43,9 @@ ATTACKS = {
     "sliding_window": (WORKSPACE + "import sqlite3\nsqlite3.connect(str(ws / '.kata' / 'progress.db')).execute("
                        "\"insert into checks (kata, status) values ('bpe', 'pass')\")\n", "your history"),
     "alibi": ("import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-              "        import time\n        time.sleep(60)\n    os._exit(0)\n", "start a process (os.fork)"),
+              "        import time\n        time.sleep(60.5)\n    os._exit(0)\n", "start a process (os.fork)"),
     "cross_entropy": ("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n", "send a signal"),
-    "feed_forward": ("import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n",
+    "feed_forward": ("import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60.5)'])\n",
                      "start a process (subprocess.Popen)"),
     "positional_encoding": ("import ctypes\nctypes.string_at(0)\n", "native code through ctypes"),
     "masks": ("import gc\n_all = gc.get_objects()\n", "look inside the interpreter (gc.get_objects)"),
@@ -90,13 +90,16 @@ def test_no_attack_passes_and_nothing_outside_the_kata_is_touched(workspace, met
     assert (workspace / "torch" / "bpe.py").read_bytes() == bpe_before
     assert _size(workspace) - size_before < 100 * 2**20
     time.sleep(2)
-    left = [p for p in set(psutil.pids()) - own if _runs_user_code(p)]
+    left = [p for p in set(psutil.pids()) - own if _of_this_run(p, str(workspace))]
     assert not left, "a process of the user's code outlived kata"
 
 
-def _runs_user_code(pid: int) -> bool:
+def _of_this_run(pid: int, workspace: str) -> bool:
+    """A process this run's user code started: a fork of kata's (its command line names the workspace) or one
+    the attacks would have started (the sleep is theirs alone)."""
     try:
-        return "time.sleep(60)" in " ".join(psutil.Process(pid).cmdline())
+        command = " ".join(psutil.Process(pid).cmdline())
+        return workspace in command or "time.sleep(60.5)" in command
     except psutil.Error:
         return False
 

@@ -194,12 +194,20 @@ def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
             _trap_class(original, name, user_path)
         elif callable(original):
             wrapper = _wrap(original, name, user_path)
-            package = module_name.partition(".")[0]
-            for module in [m for n, m in list(sys.modules.items()) if n.partition(".")[0] == package and m is not None]:
+            for module in _namespaces(module_name):
                 for alias, value in list(vars(module).items()):
                     if value is original:
                         _INSTALLED.append((module, alias, original))
                         setattr(module, alias, wrapper)
+
+
+def _namespaces(module_name: str) -> list:
+    """Where a function of module_name may live under other names: its module, its package's top, and the
+    package's compiled namespaces (torch._C._nn holds F.scaled_dot_product_attention, torch._C._VariableFunctions
+    torch.softmax). A few modules, not every loaded one: this runs before each file is imported."""
+    package = module_name.partition(".")[0]
+    return [m for n, m in list(sys.modules.items())
+            if m is not None and (n in (module_name, package) or n.startswith(f"{package}._C"))]
 
 
 def remove_traps() -> None:
