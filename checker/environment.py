@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 
 from checker.lang import chosen_language, register, speaking, t
 
@@ -35,6 +34,8 @@ def broken_dependency(err: BaseException) -> str | None:
     files while it was being imported (a DLL that does not load, a NumPy built for another ABI)."""
     if isinstance(err, ImportError) and err.name and err.name.partition(".")[0] in DEPENDENCIES:
         return err.name.partition(".")[0]
+    import traceback  # only on an error: every command starts through this module
+
     for frame in traceback.extract_tb(err.__traceback__):  # a module of the dependency's, while it was imported
         parts = os.path.normcase(frame.filename).split(os.sep)
         if frame.name == "<module>" and ("site-packages" in parts or "dist-packages" in parts):
