@@ -83,7 +83,7 @@ def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict)
 def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult, show_weights: bool,
          memory_gb: float, fail_fast: bool, strict: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
-    checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "title")]
+    checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "english")]
     opts = kitmod.options(spec)
     checks += kitmod.standard_checks(spec) if opts.OUTPUTS is not None else []
     checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
@@ -196,57 +196,59 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
     not_implemented = 0
     abort = None
     for fn in checks:
+        check_id = kitmod.id_of(fn)
+
+        def add(passed: bool, message: str = "", **fields) -> None:
+            """One check's result: its English title as its id, the title and message in the language spoken."""
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, passed, message, id=check_id, **fields))
+
         if fail_fast and any(not c.passed for c in result.checks):
             break
         if abort or (fn.stage != "structure" and any(not c.passed for c in result.checks if c.stage == "structure")):
-            reason = abort or t("skipped: fix the structure first")
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, reason, skipped=True))
+            add(False, abort or t("skipped: fix the structure first"), skipped=True)
             continue
         try:
             fn(kit)
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, True))
+            add(True)
         except kitmod.FollowUp as note:
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(note), kind=note.kind))
+            add(not strict, str(note), kind=note.kind)
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
-                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, str(fail), kind="followup",
-                                                 line=fail.line, column=fail.column))
+                add(not strict, str(fail), kind="followup", line=fail.line, column=fail.column,
+                    diagnosis=fail.diagnosis or None)
                 continue
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(fail), line=fail.line,
-                                             column=fail.column))
+            add(False, str(fail), line=fail.line, column=fail.column, diagnosis=fail.diagnosis or None)
             if fail.general:
                 kit.general_diagnosis = kit.general_diagnosis or fail.diagnosis
             else:
                 kit.diagnosis = kit.diagnosis or fail.diagnosis
         except UserError as err:
             if getattr(fn, "followup", False) and not err.not_implemented:
-                message = t("your code raised {error}{where} on this edge case", error=err, where=kitmod.at_line(err))
-                result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, not strict, message, kind="followup",
-                                                 line=kitmod.user_line(err)))
+                add(not strict, t("your code raised {error}{where} on this edge case", error=err,
+                                  where=kitmod.at_line(err)), kind="followup", line=kitmod.user_line(err))
                 continue
             not_implemented += err.not_implemented
             where = kitmod.at_line(err)
             text = (t("not written yet (raises NotImplementedError)") if err.not_implemented
                     else t("your code raised {error}", error=err))
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, f"{text}{where}",
-                                             line=kitmod.user_line(err)))
+            add(False, f"{text}{where}", line=kitmod.user_line(err))
             if not err.not_implemented:
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(err)))
+            add(False, str(err))
             abort, status = t("skipped: the previous check {error}", error=err), "timeout"
         except Crashed as err:
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, str(err)))
+            add(False, str(err))
             abort, status = t("skipped: the process running your code died"), "error"
         except Exception as err:  # noqa: BLE001 - a bug in a check must not hide every other verdict
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, False, t(
-                "internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__, error=err)))
+            add(False, t("internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__,
+                         error=err))
     if abort:
         return status
-    static = {kitmod.title_of(fn) for fn in checks if getattr(fn, "static", False)}
-    behavioural = [c for c in result.checks if c.stage != "structure" and c.name not in static]
+    static = {kitmod.id_of(fn) for fn in checks if getattr(fn, "static", False)}
+    behavioural = [c for c in result.checks if c.stage != "structure" and c.id not in static]
     if not_implemented and not any(c.passed for c in behavioural):
         return "not_started"
     return "pass" if all(c.passed for c in result.checks) else "fail"

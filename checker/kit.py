@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from checker.lang import register, say, spoken, t
+from checker.lang import register, say, speaking, spoken, t
 from checker.results import STAGES
 from checker.sandbox import CHILD_PACKAGE, Opaque, UserError
 
@@ -272,7 +272,6 @@ def check(stage: str, title: str, *, followup: bool = False, **values):
 
     def mark(fn):
         fn.stage, fn.followup, fn.english, fn.values = stage, followup, title, values
-        fn.title = f"{stage}: {title.format(**_filled(values)) if values else title}"  # English: its identity
         return fn
 
     return mark
@@ -283,6 +282,12 @@ def title_of(fn) -> str:
     lang = spoken()
     stage = say(lang, f"stage.{fn.stage}")
     return f"{stage}{'：' if lang == 'zh' else ': '}{t(fn.english, **_filled(fn.values))}"
+
+
+def id_of(fn) -> str:
+    """A check's identity, the same in every language: its English title."""
+    with speaking("en"):
+        return f"{fn.stage}: {t(fn.english, **_filled(fn.values))}"
 
 
 def _filled(values: dict) -> dict:

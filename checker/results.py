@@ -30,6 +30,8 @@ class CheckResult:
     kind: str = "core"  # one of KINDS; a passed variant or follow-up carries its note in message
     line: int | None = None  # where in the user's file the problem is, when a check can tell (editors read it)
     column: int | None = None
+    id: str = ""  # the check's English title, never translated: "numerics: matches the reference in float64"
+    diagnosis: str | None = None  # the mistake this check's failure names, when it names one (also in message)
 
 
 @dataclass

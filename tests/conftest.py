@@ -40,38 +40,73 @@ def workspace(tmp_path):
     return ws
 
 
-def pytest_terminal_summary(terminalreporter):
+# ----------------------------------------------------------------------------- figures of the whole run
+# Tests report their figures as user properties of their report; these hooks run where the reports are
+# collected (the main process, also under pytest -n), so the figures add up over every worker.
+#   ("variant", (kata folder, diagnosed, pointed))  tests/test_variants.py, one per wrong variant
+#   ("kill", (kata, killed, total))                  tests/test_mutation.py, one per kata
+_FIGURES: dict[str, dict[str, list[int]]] = {"variant": {}, "kill": {}}
+DIAGNOSED_AT_LEAST, POINTED_AT_LEAST = 0.90, 1.0  # issue 16's bounds on the project's own wrong variants
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call":
+        return
+    for name, value in report.user_properties:
+        if name in _FIGURES:
+            key, *counts = value
+            row = _FIGURES[name].setdefault(key, [0] * (len(counts) + (name == "variant")))
+            if name == "variant":  # one wrong variant: ran, diagnosed, pointed
+                for i, count in enumerate((1, *counts)):
+                    row[i] += count
+            else:
+                row[:] = counts
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The bound on diagnoses, once every wrong variant ran (a run of some of them cannot judge it)."""
+    rows = _FIGURES["variant"].values()
+    ran = sum(n for n, _, _ in rows)
+    if not ran or ran < len(sorted((ROOT / "tests" / "variants").glob("*/wrong_*.py"))):
+        return
+    diagnosed, pointed = sum(d for _, d, _ in rows), sum(p for _, _, p in rows)
+    if diagnosed < DIAGNOSED_AT_LEAST * ran or pointed < POINTED_AT_LEAST * ran:
+        session.config._kata_bound_missed = (f"the wrong variants are below their bound: {diagnosed} of {ran} "
+                                             f"diagnosed (at least {DIAGNOSED_AT_LEAST:.0%}), {pointed} pointed "
+                                             f"(at least {POINTED_AT_LEAST:.0%})")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config):
     _diagnosis_rates(terminalreporter)
     _kill_rates(terminalreporter)
+    missed = getattr(config, "_kata_bound_missed", None)
+    if missed:
+        terminalreporter.section("bound missed", red=True)
+        terminalreporter.write_line(missed, red=True)
 
 
 def _diagnosis_rates(terminalreporter):
-    """Per kata, the share of wrong variants diagnosed and named (filled by tests/test_variants.py)."""
-    try:
-        from test_variants import FIGURES
-    except ImportError:
-        return
-    if not FIGURES:
+    """Per kata, the share of wrong variants diagnosed and named."""
+    figures = _FIGURES["variant"]
+    if not figures:
         return
     terminalreporter.section("wrong variants: diagnosed, pointed")
     terminalreporter.write_line(f"{'kata':32} {'n':>4} {'diagnosed':>11} {'pointed':>11}")
-    for kata, (n, d, p) in sorted(FIGURES.items()):
+    for kata, (n, d, p) in sorted(figures.items()):
         terminalreporter.write_line(f"{kata:32} {n:4} {d:4} {100 * d / n:5.1f}% {p:4} {100 * p / n:5.1f}%")
-    n, d, p = (sum(f[i] for f in FIGURES.values()) for i in range(3))
+    n, d, p = (sum(f[i] for f in figures.values()) for i in range(3))
     terminalreporter.write_line(f"{'all':32} {n:4} {d:4} {100 * d / n:5.1f}% {p:4} {100 * p / n:5.1f}%")
 
 
 def _kill_rates(terminalreporter):
-    """Print the mutation kill rate per kata (filled by tests/test_mutation.py)."""
-    try:
-        from test_mutation import KILL_RATES
-    except ImportError:
-        return
-    if not KILL_RATES:
+    """The mutation kill rate per kata."""
+    figures = _FIGURES["kill"]
+    if not figures:
         return
     terminalreporter.section("mutation kill rate")
-    killed = sum(k for k, _ in KILL_RATES.values())
-    total = sum(t for _, t in KILL_RATES.values())
-    for kata, (k, t) in KILL_RATES.items():
+    killed = sum(k for k, _ in figures.values())
+    total = sum(t for _, t in figures.values())
+    for kata, (k, t) in sorted(figures.items()):
         terminalreporter.write_line(f"{kata:32} {k:4}/{t:<4} {100 * k / max(t, 1):5.1f}%")
     terminalreporter.write_line(f"{'all':32} {killed:4}/{total:<4} {100 * killed / max(total, 1):5.1f}%")

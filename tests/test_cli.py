@@ -47,6 +47,20 @@ def test_json_is_the_only_thing_on_stdout_even_when_user_code_prints(workspace):
     assert "[debug] hi" in doc["katas"][0]["output"]
 
 
+def test_each_check_has_an_english_id_in_every_language_and_its_own_diagnosis(workspace):
+    _write(workspace, "torch/attention.py", SOLUTION.replace("/ math.sqrt(d_k)", ""))
+    ids = {}
+    for lang in ("en", "zh"):
+        proc, doc = run_json("check", "attention", "--lang", lang, "--workspace", workspace)
+        checks = doc["katas"][0]["checks"]
+        ids[lang] = [c["id"] for c in checks]
+        failed = next(c for c in checks if c["id"] == "numerics: matches the reference in float64")
+        assert not failed["passed"] and failed["diagnosis"] and failed["diagnosis"] in failed["message"]
+        assert all(c["diagnosis"] is None for c in checks if c["passed"])
+    assert ids["en"] == ids["zh"] and all(i.isascii() for i in ids["zh"] if "√" not in i)
+    assert ids["zh"] != [c["name"] for c in doc["katas"][0]["checks"]], "names are translated, ids are not"
+
+
 def test_syntax_error_names_file_and_line(workspace):
     _write(workspace, "torch/attention.py", "import torch\n\ndef broken(:\n    pass\n")
     proc, doc = run_json("check", "attention", "--workspace", workspace)

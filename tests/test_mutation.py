@@ -2,7 +2,7 @@
 
 Each reference is mutated mechanically (tests/mutation.py); a mutant that still passes every
 hidden check must be listed in tests/equivalent_mutants.toml with the reason it is equivalent.
-The kill rate per kata is printed at the end of the run.
+The kill rate per kata is printed at the end of the run (tests/conftest.py).
 """
 
 import tomllib
@@ -15,7 +15,6 @@ from checker.catalogue import SOLUTIONS
 from mutation import mutants
 
 EQUIVALENT = tomllib.loads((Path(__file__).parent / "equivalent_mutants.toml").read_text(encoding="utf-8"))
-KILL_RATES: dict[str, tuple[int, int]] = {}
 MUTANT_TIMEOUT = 3.0  # seconds per call: a mutant that loops forever is killed by the time limit
 
 
@@ -26,7 +25,7 @@ def meta_kernels_imported_once():
 
 
 @pytest.mark.parametrize("kata", catalogue.all_katas(), ids=lambda k: k.id)
-def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path):
+def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path, record_property):
     allowed = EQUIVALENT.get(f"{kata.track}_{kata.name}", {})
     survivors, total = [], 0
     for mutant in mutants((SOLUTIONS / kata.file).read_text(encoding="utf-8")):
@@ -35,7 +34,7 @@ def test_every_behaviour_changing_mutant_is_rejected(kata, tmp_path):
         path.write_text(mutant.source, encoding="utf-8")
         if engine.check_file(kata, path, timeout=MUTANT_TIMEOUT, fail_fast=True, strict=True).status == "pass":
             survivors.append(mutant)
-    KILL_RATES[kata.id] = (total - len(survivors), total)
+    record_property("kill", (kata.id, total - len(survivors), total))  # printed by tests/conftest.py
     unexplained = [f"line {m.line}: {m.what}" for m in survivors if m.key not in allowed]
     assert not unexplained, "mutants that pass the hidden checks:\n" + "\n".join(unexplained)
     stale = set(allowed) - {m.key for m in survivors}
