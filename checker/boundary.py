@@ -23,6 +23,7 @@ import sysconfig
 import threading
 
 from checker.lang import register, t
+from checker.workspace import MARKER as _MARKER
 
 _PROCESS = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
             "os.startfile", "pty.spawn", "_winapi.CreateProcess", "_posixsubprocess.fork_exec"}
@@ -32,7 +33,8 @@ _LOOK_INSIDE = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.s
 _READ = {"open", "sqlite3.connect", "os.listdir", "os.scandir", "shutil.copyfile"}  # the first argument is a path
 _WRITE = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.utime", "os.truncate",
           "os.link", "os.symlink", "shutil.rmtree", "shutil.copyfile", "shutil.copytree", "shutil.move"}
-_MARKER = ".kata"  # a workspace's own folder (checker.workspace.MARKER)
+_KIND = {**dict.fromkeys(_PROCESS, "process"), **dict.fromkeys(_SIGNAL, "signal"),
+         **dict.fromkeys(_LOOK_INSIDE, "inspect")}  # what is refused outright, by event; ctypes.* is "native"
 _MAX_RECORDS = 50
 
 _ours: set[int] = set()  # threads kata started in this process (besides the main one)
@@ -83,18 +85,10 @@ def install(checker_dir: str, secret_dirs: list[str], entry) -> None:
         if event == "kata.report":
             args[0].extend(records)
             return
-        if event in _PROCESS:
+        kind = _KIND.get(event) or ("native" if event.startswith("ctypes.") else None)
+        if kind:
             if users_code():
-                refuse("process", event)
-        elif event in _SIGNAL:
-            if users_code():
-                refuse("signal", event)
-        elif event.startswith("ctypes."):
-            if users_code():
-                refuse("native", event)
-        elif event in _LOOK_INSIDE:
-            if users_code():
-                refuse("inspect", event)
+                refuse(kind, event)
         elif event in _READ or event in _WRITE:
             paths = [p for p in args[:2] if isinstance(p, (str, bytes, os.PathLike))]
             if not paths or not users_code():
@@ -131,16 +125,17 @@ def _audit_fork_exec() -> None:
 
 def says(kind: str, detail: str) -> str:
     """One refusal, in the language spoken."""
-    return t(_SAYS[kind], detail=detail) + t(" (kata's sandbox refused it)")
+    return t(_SAYS[kind], detail=detail)
 
 
 _SAYS = {
-    "process": "your code tried to start a process ({detail})",
-    "signal": "your code tried to send a signal to a process ({detail})",
-    "native": "your code tried to run native code through ctypes ({detail})",
-    "inspect": "your code tried to look inside the interpreter ({detail})",
-    "secret": "your code tried to open kata's own files or your history: {detail}",
-    "workspace": "your code tried to write, remove or rename a file in your workspace: {detail}",
+    "process": "your code tried to start a process ({detail}), and kata's sandbox refused it",
+    "signal": "your code tried to send a signal to a process ({detail}), and kata's sandbox refused it",
+    "native": "your code tried to run native code through ctypes ({detail}), and kata's sandbox refused it",
+    "inspect": "your code tried to look inside the interpreter ({detail}), and kata's sandbox refused it",
+    "secret": "your code tried to open kata's own files or your history ({detail}), and kata's sandbox refused it",
+    "workspace": "your code tried to write, remove or rename a file in your workspace ({detail}), and kata's "
+                 "sandbox refused it",
 }
 
 
@@ -175,12 +170,16 @@ def _in_workspace(path: str) -> bool:
 
 
 _ZH = register({
-    "your code tried to start a process ({detail})": "你的代码试图启动一个进程（{detail}）",
-    "your code tried to send a signal to a process ({detail})": "你的代码试图给一个进程发信号（{detail}）",
-    "your code tried to run native code through ctypes ({detail})": "你的代码试图通过 ctypes 运行原生代码（{detail}）",
-    "your code tried to look inside the interpreter ({detail})": "你的代码试图窥探解释器内部（{detail}）",
-    "your code tried to open kata's own files or your history: {detail}": "你的代码试图打开 kata 自己的文件或你的历史记录：{detail}",
-    "your code tried to write, remove or rename a file in your workspace: {detail}":
-        "你的代码试图在你的工作区里写入、删除或重命名文件：{detail}",
-    " (kata's sandbox refused it)": "（kata 的沙箱拒绝了）",
+    "your code tried to start a process ({detail}), and kata's sandbox refused it":
+        "你的代码试图启动一个进程（{detail}），kata 的沙箱拒绝了",
+    "your code tried to send a signal to a process ({detail}), and kata's sandbox refused it":
+        "你的代码试图给一个进程发信号（{detail}），kata 的沙箱拒绝了",
+    "your code tried to run native code through ctypes ({detail}), and kata's sandbox refused it":
+        "你的代码试图通过 ctypes 运行原生代码（{detail}），kata 的沙箱拒绝了",
+    "your code tried to look inside the interpreter ({detail}), and kata's sandbox refused it":
+        "你的代码试图窥探解释器内部（{detail}），kata 的沙箱拒绝了",
+    "your code tried to open kata's own files or your history ({detail}), and kata's sandbox refused it":
+        "你的代码试图打开 kata 自己的文件或你的历史记录（{detail}），kata 的沙箱拒绝了",
+    "your code tried to write, remove or rename a file in your workspace ({detail}), and kata's sandbox refused it":
+        "你的代码试图在你的工作区里写入、删除或重命名文件（{detail}），kata 的沙箱拒绝了",
 })
