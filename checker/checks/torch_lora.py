@@ -165,6 +165,13 @@ def structure(kit):
                      init=init(CASES[0]))
 
 
+_A_NOT_DRAWN = ("a fresh lora_A is not drawn from torch's random generator: the same seed should give the same A "
+                "and another seed another A")
+_A_UNINITIALISED = ("lora_A is left uninitialised (torch.empty, or nn.Parameter(torch.Tensor(r, D_in)) without an "
+                    "init): it holds whatever memory held before. A starts at random: "
+                    "nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))")
+
+
 @check("structure", "a fresh wrapper equals its base layer: B starts at zero, A at random")
 def fresh_equals_base(kit):
     c = CASES[0]
@@ -173,6 +180,8 @@ def fresh_equals_base(kit):
     A, B = got["A"], got["B"]
     if not isinstance(B, torch.Tensor) or not isinstance(A, torch.Tensor):
         raise Fail(t("a fresh LoRALinear has no parameters lora_A and lora_B"))
+    if not bool(torch.isfinite(A).all()):  # before the output: uninitialised memory may hold NaN, and B A = NaN
+        raise Fail(t(_A_NOT_DRAWN), t(_A_UNINITIALISED))
     if not matches(got["out"], got["base_out"]):
         b_zero = bool((B == 0).all())
         raise Fail(t("a fresh LoRALinear(base, r={r}, alpha={alpha}) does not compute base(x)", r=c.r, alpha=c.alpha),
@@ -184,12 +193,8 @@ def fresh_equals_base(kit):
                      "a=math.sqrt(5))), only B at zero"))
     again = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED)["A"]
     other = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED + 1)["A"]
-    if not bool(torch.isfinite(A).all()) or not torch.equal(A, again) or torch.equal(A, other):
-        raise Fail(t("a fresh lora_A is not drawn from torch's random generator: the same seed should give the same A "
-                     "and another seed another A"),
-                   t("lora_A is left uninitialised (torch.empty, or nn.Parameter(torch.Tensor(r, D_in)) without an "
-                     "init): it holds whatever memory held before. A starts at random: nn.init.kaiming_uniform_(self.lora_A, "
-                     "a=math.sqrt(5))"))
+    if not torch.equal(A, again) or torch.equal(A, other):
+        raise Fail(t(_A_NOT_DRAWN), t(_A_UNINITIALISED))
 
 
 @check("structure", "lora_A starts as PEFT's kaiming_uniform_(a=√5): U(-1/√D_in, 1/√D_in)", followup=True)
