@@ -40,11 +40,23 @@ def workspace(tmp_path):
     return ws
 
 
+def pytest_collection_modifyitems(items):
+    """The longest tests first: the mutants of each kata, the largest reference first. Under pytest -n a
+    worker then never starts a minute of mutants when the others have finished."""
+    def weight(item):
+        kata = getattr(item, "callspec", None) and item.callspec.params.get("kata")
+        if item.originalname != "test_every_behaviour_changing_mutant_is_rejected" or kata is None:
+            return 0
+        return -(ROOT / "solutions" / kata.file).stat().st_size
+
+    items.sort(key=weight)  # stable: the rest keep their order
+
+
 # ----------------------------------------------------------------------------- figures of the whole run
 # Tests report their figures as user properties of their report; these hooks run where the reports are
 # collected (the main process, also under pytest -n), so the figures add up over every worker.
 #   ("variant", (kata folder, diagnosed, pointed))  tests/test_variants.py, one per wrong variant
-#   ("kill", (kata, killed, total))                  tests/test_mutation.py, one per kata
+#   ("kill", (kata, killed, total))                  tests/test_mutation.py, one per part of a kata's mutants
 _FIGURES: dict[str, dict[str, list[int]]] = {"variant": {}, "kill": {}}
 DIAGNOSED_AT_LEAST, POINTED_AT_LEAST = 0.90, 1.0  # issue 16's bounds on the project's own wrong variants
 
@@ -55,12 +67,11 @@ def pytest_runtest_logreport(report):
     for name, value in report.user_properties:
         if name in _FIGURES:
             key, *counts = value
-            row = _FIGURES[name].setdefault(key, [0] * (len(counts) + (name == "variant")))
             if name == "variant":  # one wrong variant: ran, diagnosed, pointed
-                for i, count in enumerate((1, *counts)):
-                    row[i] += count
-            else:
-                row[:] = counts
+                counts = (1, *counts)
+            row = _FIGURES[name].setdefault(key, [0] * len(counts))
+            for i, count in enumerate(counts):
+                row[i] += count
 
 
 def pytest_sessionfinish(session, exitstatus):

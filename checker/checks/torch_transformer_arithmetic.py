@@ -67,7 +67,17 @@ class _SeedTransformer(nn.Module):
             self.out_proj.weight = self.tgt_embed.weight
 
 
+_COUNTED: dict = {}  # torch's own counts, by (what, case id, bias, tie): built once on the meta device, not per check
+
+
 def _torch_count(what, c, bias, tie=False) -> int:
+    key = (what, c.id, bias, tie)
+    if key not in _COUNTED:
+        _COUNTED[key] = _build_and_count(what, c, bias, tie)
+    return _COUNTED[key]
+
+
+def _build_and_count(what, c, bias, tie) -> int:
     if what == "mha_params":
         return _numel(nn.MultiheadAttention(c.D, c.H, bias=bias, device="meta"))
     if what == "encoder_layer_params":
