@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import threading
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.workspace import MARKER as _MARKER
 
 _PROCESS = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
@@ -167,19 +167,3 @@ def _in_workspace(path: str) -> bool:
         if parent == folder:
             return False
         folder = parent
-
-
-_ZH = register({
-    "your code tried to start a process ({detail}), and kata's sandbox refused it":
-        "你的代码试图启动一个进程（{detail}），kata 的沙箱拒绝了",
-    "your code tried to send a signal to a process ({detail}), and kata's sandbox refused it":
-        "你的代码试图给一个进程发信号（{detail}），kata 的沙箱拒绝了",
-    "your code tried to run native code through ctypes ({detail}), and kata's sandbox refused it":
-        "你的代码试图通过 ctypes 运行原生代码（{detail}），kata 的沙箱拒绝了",
-    "your code tried to look inside the interpreter ({detail}), and kata's sandbox refused it":
-        "你的代码试图窥探解释器内部（{detail}），kata 的沙箱拒绝了",
-    "your code tried to open kata's own files or your history ({detail}), and kata's sandbox refused it":
-        "你的代码试图打开 kata 自己的文件或你的历史记录（{detail}），kata 的沙箱拒绝了",
-    "your code tried to write, remove or rename a file in your workspace ({detail}), and kata's sandbox refused it":
-        "你的代码试图在你的工作区里写入、删除或重命名文件（{detail}），kata 的沙箱拒绝了",
-})

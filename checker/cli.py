@@ -21,12 +21,13 @@ from rich.text import Text
 
 from checker import __version__, catalogue, environment, workspace
 from checker.catalogue import UnknownKata
-from checker.lang import LANGUAGES, chosen_language, language, register, say, speaking, t
+from checker.lang import LANGUAGES, chosen_language, language, say, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
-from checker.terminal import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, KataConsole,
-                              UsageError, open_progress, open_workspace, print_json, safe_streams, warn)
-from checker.workspace import WorkspaceError
+from checker.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError
+from checker.progress import open_progress
+from checker.terminal import KataConsole, print_json, safe_streams, warn
+from checker.workspace import WorkspaceError, open_workspace
 
 EPILOG = """\
 exit status:
@@ -40,137 +41,6 @@ mask convention (every kata): a boolean mask, True = this query may attend to th
 """
 
 
-_ZH = register({
-    EPILOG: """\
-退出状态：
-  0  检查的练习全部通过（其他命令：成功）
-  1  有练习没有通过（未通过、未开始、出错或超时）
-  2  用法错误：未知的练习或命令、错误的选项、无法使用的工作区
-  3  kata 自身的内部错误（请报告；--traceback 显示详情）
-  130 被中断（Ctrl-C）
-
-掩码约定（所有练习）：布尔掩码，True = 这个查询可以看到这个键。
-""",
-    "Hand-write the Transformer, part by part, and get a strict, truthful verdict.":
-        "手写 Transformer，一块一块来，得到严格而如实的判定。",
-    # the commands
-    "make a practice folder holding fresh copies of every stub (never overwrites)":
-        "建一个练习文件夹，放入每个空白模板的新副本（从不覆盖）",
-    "the catalogue in learning order, with your status and your code's fastest run":
-        "按学习顺序列出所有练习，附上你的状态和你的代码最快的一次运行",
-    "print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)":
-        "显示练习的题目：要写什么、公式、形状、易错点（提示用 kata hint）",
-    "run the hidden checks on your file(s) and report what is right and wrong":
-        "对你的文件运行隐藏的检查，报告哪里对、哪里错",
-    "re-check your file on every save (r or Enter: re-check, q: quit)":
-        "每次保存都重新检查你的文件（r 或回车：重新检查，q：退出）",
-    "a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report":
-        "计时模拟面试：新的空白模板、倒计时、保存即检查、打分报告",
-    "the next hint for a kata: concept, then shapes and steps, then near-code":
-        "练习的下一级提示：先讲概念，再讲形状与步骤，最后是接近代码的提示",
-    "the reference answer, highlighted, with why it is written that way":
-        "参考答案，带语法高亮，并说明为什么这样写",
-    "put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups":
-        "换回空白模板；你的文件按日期备份在 WORKSPACE/backups",
-    "your history: attempts, pass rate, time to green, hints and solutions used, drills":
-        "你的历史：尝试次数、通过率、通过用时、用过的提示和答案、计时练习",
-    "what to practise now: work in progress, reviews that are due, then new katas in order":
-        "现在练什么：进行中的练习、到期的复习，然后按顺序的新练习",
-    'print a shell completion script: eval "$(kata completion bash)" in ~/.bashrc':
-        '输出 shell 补全脚本：在 ~/.bashrc 里写 eval "$(kata completion bash)"',
-    # the options
-    "show kata's version and exit": "显示 kata 的版本并退出",
-    "kata: could not write its output: {error}": "kata：无法写出它的输出：{error}",
-    "show kata's own stack trace on internal errors": "内部错误时显示 kata 自身的调用栈",
-    "language (default: from your locale)": "语言（默认：跟随系统区域设置）",
-    "print one JSON document and nothing else": "只输出一个 JSON 文档，别的都不输出",
-    "seconds one call into your code may take (default: 10)": "调用一次你的代码最多可以用几秒（默认：10）",
-    "memory your code may use on top of torch itself (default: 4)":
-        "torch 本身之外你的代码最多可以用的内存，单位 GB（默认：4）",
-    "the full contract: accepted variants and follow-up questions fail too":
-        "完整要求：可接受的变体和追问也判为不通过",
-    "the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
-    "else a default workspace in your data folder)":
-        "要用的工作区（默认：$KATA_WORKSPACE、当前文件夹或它的上级，否则是数据文件夹里的默认工作区）",
-    "folder to create or complete (default: the current one)": "要新建或补全的文件夹（默认：当前文件夹）",
-    "kata, e.g. attention or numpy/softmax": "练习名，例如 attention 或 numpy/softmax",
-    "also print the hint levels you have already taken": "同时显示你已经看过的各级提示",
-    "kata(s), e.g. attention or numpy/attention": "练习名（可以多个），例如 attention 或 numpy/attention",
-    "check every kata": "检查所有练习",
-    "check the reference answers instead of your files": "检查参考答案，而不是你的文件",
-    "print Python that rebuilds case N and compares your code with the reference":
-        "打印一段 Python 代码：重建第 N 组输入，并把你的代码和参考答案对比",
-    "draw your attention weights beside the expected ones (also shown when masking fails)":
-        "把你的注意力权重和期望的权重并排画出来（掩码检查失败时也会显示）",
-    "also list skipped checks and every stub": "同时列出跳过的检查和每个还没动过的模板",
-    "problems: one path:line:col: error|warning: stage: message line per problem, for editors":
-        "problems：每个问题一行 path:line:col: error|warning: stage: message，供编辑器读取",
-    "the kata to watch (default: every kata file, starting with the first not passed)":
-        "要监视的练习（默认：所有练习文件，从第一个没通过的开始）",
-    "only poll the files' times, without file events (network drives, some containers)":
-        "只轮询文件的修改时间，不用文件事件（网络盘、某些容器）",
-    "only poll the files' times, without file events": "只轮询文件的修改时间，不用文件事件",
-    "a preset (see --list) or the katas to drill, e.g. attention multi_head_attention":
-        "一个预设（见 --list），或要练的练习，例如 attention multi_head_attention",
-    "list the presets": "列出预设",
-    "time allowed (default: the preset's, or 10 minutes per star of difficulty)":
-        "允许的时间，单位分钟（默认：预设的时间，或者难度每颗星 10 分钟）",
-    "allow `kata hint` and `kata solution` during the drill (they cost points)":
-        "练习期间允许 `kata hint` 和 `kata solution`（会扣分）",
-    "do not ask first (needed without a terminal)": "不先询问（没有终端时必须加）",
-    "kata(s) to reset": "要重置的练习",
-    "reset every kata": "重置所有练习",
-    "how many suggestions (default: 3)": "给出几条建议（默认：3）",
-    "bash, zsh or fish": "bash、zsh 或 fish",
-    # errors
-    "name a kata to check (for example `kata check attention`) or use --all":
-        "请指定要检查的练习（例如 `kata check attention`），或者用 --all",
-    "--case needs exactly one kata": "--case 只能配一个练习",
-    "'{text}' is not a number": "“{text}”不是数字",
-    "'{text}' must be a number above 0 and at most 1000000": "“{text}”必须是大于 0、不超过 1000000 的数",
-    "unknown command '{name}'. Did you mean '{close}'? Commands: {commands}.":
-        "没有“{name}”这个命令。你是想用“{close}”吗？命令有：{commands}。",
-    "unknown command '{name}'. Commands: {commands}.": "没有“{name}”这个命令。命令有：{commands}。",
-    "No Chinese statement for {kata} yet; showing English.": "{kata} 还没有中文题目，先显示英文的。",
-    "interrupted": "已中断",
-    "kata: internal error: {error} (run again with --traceback for details)":
-        "kata：内部错误：{error}（加 --traceback 再运行一次可以看到详情）",
-    # kata list
-    "kata": "练习",
-    "level": "难度",
-    "status": "状态",
-    "run time": "运行耗时",
-    "title": "题目",
-    "Workspace: {workspace}.": "工作区：{workspace}。",
-    "Check one with `kata check NAME`; NumPy katas are numpy/NAME.":
-        "用 `kata check NAME` 检查一个练习；NumPy 练习写作 numpy/NAME。",
-    "run time: the fastest passing run of your code.": "运行耗时：你的代码通过时最快的一次运行。",
-    "{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).":
-        "{passed} ? = 已通过，但还有追问没有回答（检查报告里会列出；--strict 会判为不通过）。",
-    "* = the file changed since its last check.": "* = 上次检查之后文件改过。",
-    # argparse's own words (its gettext msgids), spoken through t() while kata runs (_argparse_speaking)
-    "usage: ": "用法：",
-    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
-    "positional arguments": "位置参数",
-    "options": "选项",
-    "show this help message and exit": "显示这条帮助并退出",
-    "unrecognized arguments: %s": "无法识别的参数：%s",
-    "invalid choice: %(value)r (choose from %(choices)s)": "无效的选择：%(value)r（可选：%(choices)s）",
-    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
-    "the following arguments are required: %s": "缺少必需的参数：%s",
-    "one of the arguments %s is required": "参数 %s 中必须给出一个",
-    "expected one argument": "需要一个值",
-    "expected at most one argument": "最多需要一个值",
-    "expected at least one argument": "至少需要一个值",
-    "expected %s argument": "需要 %s 个值",
-    "expected %s arguments": "需要 %s 个值",
-    "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
-    "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可以匹配 %(matches)s",
-    "not allowed with argument %s": "不能和参数 %s 一起用",
-    "ignored explicit argument %r": "忽略了显式给出的参数 %r",
-    "unexpected option string: %s": "意外的选项：%s",
-    "unknown parser %(parser_name)r (choices: %(choices)s)": "未知的命令 %(parser_name)r（可选：%(choices)s）",
-})
 
 
 # ----------------------------------------------------------------------------- commands

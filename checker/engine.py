@@ -15,7 +15,7 @@ from checker import boundary, processes, workspace
 from checker import kit as kitmod
 from checker.checks import rules
 from checker.catalogue import Kata
-from checker.lang import register, speaking, t
+from checker.lang import speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
@@ -406,43 +406,3 @@ def _first(value, count: int = 4) -> str:
     flat = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value).reshape(-1)[:count]
     more = ", ..." if np.asarray(value.shape).prod() > count else ""
     return "[" + ", ".join(f"{float(x):.4g}" if flat.dtype.kind == "f" else str(x) for x in flat) + more + "]"
-
-
-_ZH = register({
-    "{kata} has cases {cases}; there is no case {number}": "{kata} 的输入组编号是 {cases}；没有第 {number} 组",
-    "this kata's checks call it in several ways; compare by hand with the reference":
-        "本题的检查用多种方式调用它；请自己和参考答案对照",
-    "{name}: matches the reference": "{name}：与参考答案一致",
-    "{name}: differs from item {index} on (length {got}, expected {want}): got {value}, expected {wanted}":
-        "{name}：从第 {index} 项起不同（长度 {got}，应为 {want}）：得到 {value}，应为 {wanted}",
-    "{name}: got {value}, expected {wanted}": "{name}：得到 {value}，应为 {wanted}",
-    "Run it in Python started in the folder of your file {file}.": "在你的文件 {file} 所在的文件夹里启动 Python 再运行。",
-    "your code": "你的代码",
-    "the checks' weights, set by attribute path": "检查所用的权重，按属性路径设置",
-    "the inputs and weights the hidden checks use (seeded, float64)": "隐藏检查用的输入和权重（固定随机种子，float64）",
-    "the reference's weights, by name": "参考答案的权重，按名字加载",
-    "expected: {outputs}": "期望输出：{outputs}",
-    "says, output by output, whether it matches and where it differs": "逐个输出说明是否一致、在哪里不同",
-    "{path} does not exist. `kata init` puts a fresh stub back.": "{path} 不存在。`kata init` 会放回一份新的空白模板。",
-    "while importing your file: {error}": "导入你的文件时：{error}",
-    "uses no off-limits shortcut in the source": "源代码里没有用本题禁止的捷径",
-    "stays inside kata's sandbox": "不越出 kata 的沙箱",
-    "{attempts}; a kata computes its result from its inputs and needs none of this":
-        "{attempts}；一道题只用输入算出结果，这些都用不着",
-    "the code reaches outside the kata, and kata's sandbox refused it: remove that part; the reference answers and "
-    "your history stay out of its reach": "代码越出了题目本身，kata 的沙箱拒绝了它：删掉这一部分；参考答案和你的历史记录都不在它的能及范围内",
-    "calls no off-limits shortcut at run time": "运行时没有调用本题禁止的捷径",
-    "line {line}: uses {name}": "第 {line} 行：用了 {name}",
-    "{uses}, which is off limits in this kata (off limits: {listed})": "{uses}，本题禁止使用（禁止：{listed}）",
-    "line {line}: called {name}": "第 {line} 行：调用了 {name}",
-    "{calls}, which is off limits in this kata: write it yourself": "{calls}，本题禁止使用：请自己实现",
-    "the code hands the part this kata asks you to write to a library routine: write that computation out yourself":
-        "代码把本题要你亲手写的部分交给了库函数：请自己把这段计算写出来",
-    "skipped: fix the structure first": "已跳过：先修好结构",
-    "your code raised {error}{where} on this edge case": "你的代码在这个边界情况下抛出了 {error}{where}",
-    "not written yet (raises NotImplementedError)": "还没写（抛出 NotImplementedError）",
-    "your code raised {error}": "你的代码抛出了 {error}",
-    "skipped: the previous check {error}": "已跳过：上一项检查{error}",  # {error}: "timed out after 10 s"
-    "skipped: the process running your code died": "已跳过：运行你代码的进程已经退出",
-    "internal error of this check, please report it: {kind}: {error}": "这项检查自身出错，请报告：{kind}: {error}",
-})

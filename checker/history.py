@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from checker.catalogue import Kata
-from checker.lang import register, say, speaking, t
+from checker.lang import say, speaking, t
 from checker.results import STAGES
 
 
@@ -208,9 +208,6 @@ INTERVALS = (1, 3, 7, 21, 60)  # days until the next review after 0, 1, 2, 3, 4+
 # A kata whose last check did not pass is work in progress; why, in words
 IN_PROGRESS = {"fail": "in progress: your last check failed", "error": "in progress: your last check stopped on an error",
                "timeout": "in progress: your last check ran out of time"}
-_ZH = register({"in progress: your last check failed": "进行中：上次检查没有通过",
-                "in progress: your last check stopped on an error": "进行中：上次检查出错中断了",
-                "in progress: your last check ran out of time": "进行中：上次检查超时了"})
 
 
 def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datetime) -> list[dict]:

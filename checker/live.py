@@ -28,11 +28,13 @@ from rich.table import Table
 from rich.text import Text
 
 from checker import catalogue, practice, workspace
-from checker.lang import language, register, say, speak, spoken, t
+from checker.lang import language, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
 from checker.report import _without_diagnosis, heatmap, kata_panel, stage_bar, where
-from checker.terminal import (EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, NO_BREAK, UsageError, Wrapped, duration, marks,
-                              open_progress, open_workspace, print_json, status_text, warn, writable)
+from checker.errors import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError
+from checker.progress import open_progress
+from checker.terminal import NO_BREAK, Wrapped, duration, marks, print_json, status_text, warn
+from checker.workspace import open_workspace, writable
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish
@@ -666,25 +668,3 @@ class _Drill:
         bottom += [Wrapped(note, style="yellow") for note in self.notes]
         keys = t("saving re-checks · r re-check the changed files · q end the drill") if self.keys else None
         return top, middle, bottom, keys
-
-
-_ZH = register({
-    "{error}; this goes on without recording": "{error}；接下来不再记录",
-    "{error}; watching without recording": "{error}；监视照常进行，但不记录",
-    "no kata files in {folder}; `kata init {folder}` puts the stubs back":
-        "{folder} 里没有练习文件；`kata init {folder}` 会放回空白模板",
-    "stage {stage}": "阶段 {stage}",
-    "{preset} · {minutes:g} min": "{preset} · {minutes:g} 分钟",
-    "{count} check(s) passed": "{count} 项检查通过",
-    "lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page":
-        "第 {first}–{last} 行，共 {total} 行：↑↓ j k 滚动一行，PgUp PgDn 空格 b 翻一页",
-    "attempts": "尝试次数",
-    "first green": "首次通过",
-    "Your files: {folder}": "你的文件：{folder}",
-    "r: no file changed since its last check, so nothing was re-checked":
-        "r：上次检查之后没有文件改动，所以没有重新检查",
-    "r: re-checking only what changed since its last check: {files}":
-        "r：只重新检查上次检查之后改动过的文件：{files}",
-    "saving re-checks · r re-check the changed files · q end the drill":
-        "保存即检查 · r 重新检查改动过的文件 · q 结束练习",
-})

@@ -20,7 +20,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from checker import catalogue, workspace
-from checker.lang import language, register, speaking, t
+from checker.lang import language, speaking, t
 from checker.results import CheckResult, KataResult
 
 
@@ -196,15 +196,3 @@ def load_ipython_extension(ipython) -> None:
             return None
 
     ipython.register_magics(KataMagics)
-
-
-_ZH = register({
-    "check() needs the class or function to check, or source=the code as text":
-        "check() 需要要检查的类或函数，或者用 source= 传入代码文本",
-    "kata check gave no verdict (exit {code}): {error}": "kata check 没有给出结论（退出码 {code}）：{error}",
-    "cannot find the code of {obj}: pass it as text, check(NAME, source=...)":
-        "找不到 {obj} 的代码：请把代码作为文本传入，check(NAME, source=...)",
-    "no cell defines {name}: run the cell that defines it first, or pass source=...":
-        "没有哪个单元格定义了 {name}：请先运行定义它的单元格，或者传入 source=...",
-    "%%kata needs the kata's name, e.g. %%kata attention": "%%kata 需要练习的名字，例如 %%kata attention",
-})

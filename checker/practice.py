@@ -20,11 +20,13 @@ from rich.text import Text
 
 from checker import catalogue, history, statement, workspace
 from checker.catalogue import Kata
-from checker.lang import language, register, say, speaking, t
+from checker.lang import language, say, speaking, t
 from checker.catalogue import KATAS, SOLUTIONS
 from checker.progress import NotRecorded
-from checker.terminal import (EXIT_OK, UsageError, Wrapped, confirm, open_progress, open_workspace, print_json,
-                              status_text, warn, writable)
+from checker.errors import EXIT_OK, UsageError
+from checker.progress import open_progress
+from checker.terminal import Wrapped, confirm, print_json, status_text, warn
+from checker.workspace import open_workspace, writable
 
 # ----------------------------------------------------------------------------- drill presets
 
@@ -35,26 +37,25 @@ class Preset:
     minutes: float
     katas: tuple[str, ...] = ()
     difficulties: tuple[int, ...] = ()  # a random mix: one kata of each difficulty
-    title_zh: str = ""
 
 
 PRESETS = {
-    "attention-core": Preset("Attention core", 30, ("attention", "multi_head_attention"), title_zh="注意力核心"),
-    "full-transformer": Preset("Full Transformer", 60, ("encoder_layer", "decoder_layer", "transformer"),
-                               title_zh="完整的 Transformer"),
-    "numpy-basics": Preset("NumPy basics", 30, ("numpy/softmax", "numpy/attention", "numpy/layer_norm"),
-                           title_zh="NumPy 基础"),
-    "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3), title_zh="按难度随机组合"),
-    "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache"),
-                          title_zh="大模型解码器"),
-    "fine-tune-serve": Preset("Fine-tune & serve", 60, ("lora", "moe", "mla", "speculative_decoding"),
-                              title_zh="微调与推理部署"),
-    "rlhf-objectives": Preset("RLHF objectives", 40, ("dpo_loss", "grpo_loss"), title_zh="RLHF 目标函数"),
-    "training-by-hand": Preset("Training by hand", 40, ("dropout", "batch_norm", "adamw"), title_zh="手写训练组件"),
-    "efficient-attention": Preset("Efficient attention", 50, ("linear_attention", "flash_attention", "relative_position_bias"),
-                                  title_zh="高效注意力"),
+    "attention-core": Preset("Attention core", 30, ("attention", "multi_head_attention")),
+    "full-transformer": Preset("Full Transformer", 60, ("encoder_layer", "decoder_layer", "transformer")),
+    "numpy-basics": Preset("NumPy basics", 30, ("numpy/softmax", "numpy/attention", "numpy/layer_norm")),
+    "random-mix": Preset("Random mix by difficulty", 45, difficulties=(1, 2, 3)),
+    "llm-decoder": Preset("LLM decoder", 45, ("rms_norm", "rope", "swiglu", "grouped_query_attention", "kv_cache")),
+    "fine-tune-serve": Preset("Fine-tune & serve", 60, ("lora", "moe", "mla", "speculative_decoding")),
+    "rlhf-objectives": Preset("RLHF objectives", 40, ("dpo_loss", "grpo_loss")),
+    "training-by-hand": Preset("Training by hand", 40, ("dropout", "batch_norm", "adamw")),
+    "efficient-attention": Preset("Efficient attention", 50, ("linear_attention", "flash_attention", "relative_position_bias")),
 }
 MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of difficulty
+
+
+def _titled(preset: Preset, lang: str) -> str:
+    with speaking(lang):
+        return t(preset.title)  # the titles' Chinese is in checker/zh.toml
 
 
 def preset_katas(preset: Preset) -> list[Kata]:
@@ -69,7 +70,7 @@ def preset_katas(preset: Preset) -> list[Kata]:
 
 def print_presets(console: Console, lang: str, as_json: bool) -> int:
     known = {k.id for k in catalogue.all_katas()}
-    rows = [{"name": name, "title": p.title_zh if lang == "zh" else p.title, "minutes": p.minutes,
+    rows = [{"name": name, "title": _titled(p, lang), "minutes": p.minutes,
              "katas": [k for k in p.katas if k in known],
              "difficulties": list(p.difficulties)} for name, p in PRESETS.items()]
     if as_json:
@@ -439,38 +440,6 @@ def _print_drills(console: Console, drills: list[dict]) -> None:
                               scores=" → ".join(map(str, scores[-8:])))))
 
 
-_ZH = register({
-    # kata stats
-    "Per kata": "每个练习", "Drills": "计时练习",
-    "kata": "练习", "tries": "次数", "pass": "通过率", "to green": "通过用时", "last": "上次", "trend": "趋势",
-    "hints": "提示", "sol.": "答案", "practised": "练习于",
-    "#": "#", "started": "开始于", "preset": "预设", "minutes": "分钟", "green": "通过", "score": "得分", "end": "结束",
-    "to green: your shortest time from the start of a round (a drill's start, a reset, "
-    "or else the kata's first check) to its first pass; last: the latest round's; "
-    "tries: checks; pass: the share that passed; sol.: solutions seen.":
-        "通过用时：一轮练习从开始（计时练习开始、reset，否则是这个练习的第一次检查）到第一次通过的最短用时；"
-        "上次：最近一轮的用时；次数：检查次数；通过率：通过的比例；答案：看答案的次数。",
-    "time is up": "时间到", "all green": "全部通过", "quit": "中途退出", "interrupted": "已中断", "killed": "被终止",
-    "running": "进行中",
-    "custom: {katas}": "自选：{katas}",
-    # the drill report
-    "{report} · {drill} · {minutes} min": "{report} · {drill} · {minutes} 分钟",
-    "status": "状态", "stage": "阶段",
-    "{hints} + sol.": "{hints} + 答案",
-    "{score} ({change} vs last)": "{score}（比上次 {change}）",
-    "{preset}: {trend}  (scores {scores})": "{preset}：{trend}  （得分 {scores}）",
-    # kata next
-    "run: {command}": "运行：{command}",
-    # usage errors
-    "name a preset (`kata drill --list` shows them) or the katas to drill, e.g. `kata drill attention --minutes 20`":
-        "请指定一个预设（`kata drill --list` 会列出）或要练的练习，例如 `kata drill attention --minutes 20`",
-    "--minutes must be more than 0": "--minutes 必须大于 0",
-    "none of the katas of '{preset}' is in the catalogue yet": "“{preset}”里的练习目录中一个都还没有",
-    "give either one preset or some katas, not both": "要么给一个预设，要么给几个练习，不能两样都给",
-    "cannot make a new folder in {parent}": "无法在 {parent} 里新建文件夹",
-    "name the kata(s) to reset (for example `kata reset attention`) or use --all":
-        "请指定要重置的练习（例如 `kata reset attention`），或者用 --all",
-})
 
 
 # ----------------------------------------------------------------------------- kata next

@@ -14,6 +14,7 @@ Whatever runs in the child is imported by name (serve, checker.sandbox), never a
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -39,7 +40,7 @@ def start_method() -> str:
         return {"darwin": "forkserver"}.get(sys.platform, "spawn")
     available = multiprocessing.get_all_start_methods()
     if chosen not in METHODS or chosen not in available:
-        from checker.terminal import UsageError
+        from checker.errors import UsageError
 
         raise UsageError(f"KATA_SANDBOX={chosen} is not a start method this system has; "
                          f"use one of {', '.join(m for m in METHODS if m in available)}")
@@ -178,6 +179,11 @@ def take():
     return current
 
 
+# What the child does once it is set up: named, not imported, as the fork server's preload is. That module
+# imports torch, which the checker starts children before importing, and it uses this one.
+CHILD_WORK = "checker.sandbox:_child"
+
+
 def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     """The child's entry point, imported by name under every start method."""
     from checker import boundary, catalogue
@@ -186,9 +192,8 @@ def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
     adopt_orphans()
     _let_go_of_the_console()
-    from checker import sandbox
-
-    sandbox._child(conn, inherited, checker_pid, warm_up)
+    module, _, function = CHILD_WORK.partition(":")
+    getattr(importlib.import_module(module), function)(conn, inherited, checker_pid, warm_up)
 
 
 def _let_go_of_the_console() -> None:

@@ -12,7 +12,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
-from checker.lang import register, t
+from checker.lang import t
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checks (
@@ -69,13 +69,6 @@ MIGRATIONS = [
 ]
 
 
-_ZH = register({
-    "it is damaged ({finding})": "它已损坏（{finding}）",
-    "cannot use the progress database {path}: {error}. It was left untouched; move it aside to start a new history.":
-        "无法使用进度数据库 {path}：{error}。它没有被改动；把它移到别处就能开始新的历史记录。",
-    "could not write to {path}: {error}": "无法写入 {path}：{error}",
-    "cannot read the progress database {path}: {error}": "无法读取进度数据库 {path}：{error}",
-})
 
 
 class ProgressError(Exception):
@@ -257,3 +250,20 @@ class Progress:
 
     def close(self) -> None:
         self.db.close()
+
+
+def open_progress(ws: Path) -> Progress:
+    """The workspace's history; a ProgressError (exit status 2) if it cannot be used.
+
+    In a workspace that cannot be written (read-only, a full disk) the history is still read;
+    recording then raises NotRecorded, whose message says so.
+    """
+    from checker import workspace
+
+    try:
+        return Progress(workspace.database(ws))
+    except ProgressError:
+        why = workspace.unwritable(ws)
+        if why is None:
+            raise
+        return Progress(workspace.database(ws), unwritable=why)

@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from checker.lang import register, say, spoken, t
+from checker.lang import say, spoken, t
 from checker.terminal import STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 
@@ -167,30 +167,3 @@ def print_results(console: Console, results, *, verbose: bool = False) -> None:
         console.print(kata_panel(r, verbose=verbose))
     if len(results) > 1:
         console.print(summary_table(results))
-
-
-_ZH = register({
-    "→ line {line}: {code}": "→ 第 {line} 行：{code}",
-    "→ line {line}": "→ 第 {line} 行",
-    "your weights": "你的权重",
-    "expected": "期望",
-    "Not started: ": "未开始：",
-    "the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` prints the task).":
-        "文件仍然抛出 NotImplementedError。写好函数体后再检查一次（`kata show {kata}` 会显示题目）。",
-    " · {count} more check(s) skipped until the ones above pass": " · 另有 {count} 项检查要等上面的通过后才会运行",
-    "Diagnosis: ": "诊断：",
-    "Accepted, with what an interviewer would ask next (--strict fails these):":
-        "可以接受，但面试官接下来会追问（--strict 会把这些判为不通过）：",
-    "? accepted variant: ": "? 可接受的写法：",
-    "? follow-up: ": "? 追问：",
-    "Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where the expected one is 0):":
-        "注意力权重，批次 0，第 0 个头，{case}（颜色越深权重越大；{leak} = 期望为 0 的位置却有权重）：",
-    "Your code raised:": "你的代码抛出了：",
-    "Your file could not be loaded:": "你的文件无法加载：",
-    "Your code printed:": "你的代码打印了：",
-    " ({ratio:.1f}× the reference)": "（参考答案的 {ratio:.1f} 倍）",
-    "Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s":
-        "你的代码用时 {user}，参考答案 {reference}{ratio}；整个检查 {seconds:.2f} 秒",
-    "Summary": "汇总",
-    "kata": "练习", "status": "状态", "checks": "检查", "stage reached": "到达的阶段", "seconds": "秒",
-})

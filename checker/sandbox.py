@@ -28,7 +28,7 @@ import torch
 
 from checker import boundary, processes
 from checker.checks.child import load_state
-from checker.lang import register, speak, spoken, t
+from checker.lang import speak, spoken, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
@@ -675,18 +675,3 @@ class Sandbox:
             processes.kill_tree(self._proc.pid)
         self._proc.join(5)
         self._conn.close()
-
-
-_ZH = register({
-    "your code used more than {gigabytes:g} GB of memory, the limit of a check (raise it with --memory GB); is "
-    "something T x T or bigger than it should be?": "你的代码用了超过 {gigabytes:g} GB 内存，这是一次检查的上限（可用 --memory GB "
-                                                    "调高）；是不是有什么东西达到了 T x T 或者更大？",
-    "the process running your code was stopped: {why}": "运行你代码的进程被停止了：{why}",
-    "timed out after {seconds:g} s": "{seconds:g} 秒后超时",
-    "the process running your code stopped answering": "运行你代码的进程不再响应",
-    "the process running your code was killed by signal {name}": "运行你代码的进程被信号 {name} 终止",
-    " (a segmentation fault)": "（段错误）",
-    "the process running your code exited with status {code} (os._exit or a crash)":
-        "运行你代码的进程以状态 {code} 退出（os._exit 或崩溃）",
-    "the process that runs your code did not start": "运行你代码的进程没有启动",
-})

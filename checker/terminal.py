@@ -1,4 +1,4 @@
-"""What every command shares: exit codes, usage errors, notes on stderr, JSON on stdout, yes/no questions.
+"""What every command shares on the terminal: notes on stderr, JSON on stdout, yes/no questions, Chinese wrapping.
 
 Never imports torch.
 """
@@ -9,22 +9,14 @@ import functools
 import json
 import sys
 import unicodedata
-from pathlib import Path
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.text import Text
 
-from checker import workspace
-from checker.lang import register, t
-from checker.progress import Progress, ProgressError
-
-EXIT_OK, EXIT_NOT_PASSED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit status 2 with this message."""
+from checker.errors import UsageError
+from checker.lang import t
 
 
 def warn(console: Console, message: str, style: str = "yellow") -> None:
@@ -87,32 +79,6 @@ def _utf(stream) -> bool:
 def print_json(document) -> None:
     """One JSON document on stdout: characters the stream cannot encode are escaped (\\uXXXX), never lost."""
     sys.stdout.write(json.dumps(document, ensure_ascii=not _utf(sys.stdout), indent=2) + "\n")
-
-
-def open_workspace(args, console: Console) -> Path:
-    return workspace.locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"))
-
-
-def open_progress(ws: Path) -> Progress:
-    """The workspace's history; a ProgressError (exit status 2) if it cannot be used.
-
-    In a workspace that cannot be written (read-only, a full disk) the history is still read;
-    recording then raises NotRecorded, whose message says so.
-    """
-    try:
-        return Progress(workspace.database(ws))
-    except ProgressError:
-        why = workspace.unwritable(ws)
-        if why is None:
-            raise
-        return Progress(workspace.database(ws), unwritable=why)
-
-
-def writable(ws: Path, command: str) -> None:
-    """Refuse (exit status 2, the real cause) a command that must write in a workspace that cannot be written."""
-    why = workspace.unwritable(ws)
-    if why:
-        raise UsageError(workspace.refusal(ws, why, command))
 
 
 def confirm(console: Console, question: str, *, yes: bool, refusal: str) -> bool:
@@ -234,6 +200,3 @@ def duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
     return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
-
-
-_ZH = register({"PASS": "通过", "FAIL": "未通过", "NOT STARTED": "未开始", "ERROR": "出错", "TIMEOUT": "超时"})

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from checker.catalogue import Kata, all_katas
 from checker.catalogue import KATAS
-from checker.lang import register, t
+from checker.errors import UsageError
+from checker.lang import t
 
 MARKER = ".kata"
 
@@ -174,20 +175,20 @@ def kata_file(workspace: Path, kata: Kata) -> Path:
     return workspace / kata.file
 
 
+def open_workspace(args, console) -> Path:
+    """The workspace a command works in (--workspace, KATA_WORKSPACE, the current folder, the default); where it
+    was found is said on stderr, so that --json stays one document."""
+    from checker.terminal import warn
+
+    return locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"))
+
+
+def writable(ws: Path, command: str) -> None:
+    """Refuse (exit status 2, the real cause) a command that must write in a workspace that cannot be written."""
+    why = unwritable(ws)
+    if why:
+        raise UsageError(refusal(ws, why, command))
+
+
 def database(workspace: Path) -> Path:
     return workspace / MARKER / "progress.db"
-
-
-_ZH = register({
-    "cannot create a workspace at {path}: {error}": "无法在 {path} 创建工作区：{error}",
-    "{path}: {error}. Something stands where kata keeps a folder or a file (a file named like one of its folders, "
-    "for example): move it away and try again": "{path}：{error}。kata 要放文件夹或文件的地方被别的东西占了（比如一个和它的"
-                                                 "文件夹同名的文件）：把它移走再试一次",
-    "{path} cannot be followed ({error}): a symbolic link that loops, or a folder that cannot be read; name another "
-    "folder": "无法进入 {path}（{error}）：这是一个循环的符号链接，或者是无法读取的文件夹；请换一个文件夹",
-    "{path} is not a plain file (a folder, a device or a pipe): a kata file is a Python file; move it away and run "
-    "`kata init` to put the stub back": "{path} 不是普通文件（而是文件夹、设备或管道）：练习文件应该是一个 Python 文件；"
-                                        "把它移走，再运行 `kata init` 放回空白模板",
-    "{path} is larger than {megabytes} MB, which no kata file is: move it away and run `kata init` to put the stub "
-    "back": "{path} 超过 {megabytes} MB，不可能是练习文件：把它移走，再运行 `kata init` 放回空白模板",
-})

@@ -157,10 +157,56 @@ class SimpleModule:
 
 
 def test_the_package_top_level_keeps_only_the_app_and_the_engine():
-    """At most 22 modules beside the checks wing (boundary.py, the child's audit hook, and environment.py, the
-    entry point that needs only the standard library, are the last two rooms), and no per-kata support file."""
+    """At most 23 modules beside the checks wing (boundary.py, the child's audit hook, environment.py, what is
+    said when a dependency is missing, and errors.py, the exit statuses at the bottom of the imports, are the
+    last three rooms), and no per-kata support file."""
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top) <= 22, f"{len(top)} top-level modules: {top}"
+    assert len(top) <= 23, f"{len(top)} top-level modules: {top}"
     kata_names = {k.name for k in KATAS_ALL}
     per_kata = [name for name in top if any(kata in name for kata in kata_names) or name.startswith(("fixtures", "drivers"))]
     assert not per_kata, f"per-kata support files belong in checker/checks/child or shared: {per_kata}"
+
+
+def _imports_of_kata(path: Path, modules: set[str]) -> set[str]:
+    """The checker modules a file imports anywhere in it, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != "checker":  # the package itself: its own imports are lazy, its API
+                found.add(name)
+    return found
+
+
+def test_no_circle_of_imports_among_the_checkers_modules():
+    """Counting imports inside functions too: a lazy import upwards is a circle all the same. errors.py,
+    the exit statuses, imports nothing of kata's: every module may raise a UsageError."""
+    files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    graph = {name: _imports_of_kata(path, set(files)) - {name} for name, path in files.items()}
+    assert graph["checker.errors"] == set()
+    state: dict[str, str] = {}
+
+    def circle_from(name, path):  # depth first; a module met again while on the path closes a circle
+        state[name] = "open"
+        for other in sorted(graph[name]):
+            if state.get(other) == "open":
+                return path[path.index(other):] + [other]
+            if other not in state:
+                found = circle_from(other, path + [other])
+                if found:
+                    return found
+        state[name] = "done"
+        return None
+
+    for name in sorted(graph):
+        if name not in state:
+            circle = circle_from(name, [name])
+            assert circle is None, "a circle of imports: " + " -> ".join(circle)

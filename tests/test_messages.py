@@ -1,5 +1,9 @@
 """One message mechanism (checker/lang.py): every sentence written through it exists in English and
-Chinese, with the same named placeholders; and a check run speaks the language asked for."""
+Chinese, with the same named placeholders; and a check run speaks the language asked for.
+
+The Chinese is data (checker/zh.toml, checker/checks/TRACK_NAME.zh.toml): the tests below extract every
+English template the code writes (t("..."), check titles, the explanations of Mistakes and Conventions)
+and look each up there."""
 
 import ast
 import importlib
@@ -10,7 +14,10 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from checker.lang import STRINGS, ZH, register, speaking, t
+import tomllib
+
+from checker import lang
+from checker.lang import STRINGS, catalogues, chinese, speaking, t
 from conftest import ROOT, run_json, run_kata
 
 PACKAGE = ROOT / "checker"
@@ -23,10 +30,8 @@ def _fields(template: str) -> set[str]:
 
 def _english(path: Path) -> list[str]:
     """The English templates a module writes through the mechanism: t("..."), check titles, and the
-    explanations of its Mistakes and Conventions, once the module keeps a table (_ZH)."""
+    explanations of its Mistakes and Conventions."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    has_table = any(isinstance(n, ast.Assign) and any(getattr(x, "id", "") == "_ZH" for x in n.targets)
-                    for n in tree.body)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -35,11 +40,13 @@ def _english(path: Path) -> list[str]:
         literal = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         if name == "t" and node.args and isinstance(node.args[0], ast.Constant):
             found.append(node.args[0].value)
-        elif has_table and name == "check" and len(literal) >= 2:
+        elif name == "Preset" and literal:
+            found.append(literal[0])
+        elif name == "check" and len(literal) >= 2:
             found.append(literal[1])
-        elif has_table and name == "Mistake" and len(literal) >= 2:
+        elif name == "Mistake" and len(literal) >= 2:
             found.append(literal[-1])
-        elif has_table and name == "Convention":
+        elif name == "Convention":
             found += [k.value.value for k in node.keywords if k.arg == "explain" and isinstance(k.value, ast.Constant)]
             found += literal[1:2]
     return found
@@ -55,18 +62,21 @@ def _import_all():
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_sentence_through_the_mechanism_has_chinese_with_the_same_placeholders(path):
     _import_all()
-    missing = [e for e in _english(path) if e not in ZH]
+    missing = [e for e in _english(path) if e not in chinese()]
     assert not missing, f"{path.name}: no Chinese for:\n" + "\n".join(missing)
 
 
-def test_tables_keep_placeholders_and_are_really_chinese():
-    _import_all()
-    for english, chinese in ZH.items():
-        assert _fields(english) == _fields(chinese), f"placeholders differ:\n{english}\n{chinese}"
-        assert english.strip() == "" or chinese != english or not re.search(r"[A-Za-z]{4}", english), \
-            f"not translated: {english}"
-    for key, (english, chinese) in STRINGS.items():
-        assert chinese and _fields(english) == _fields(chinese), key
+@pytest.mark.parametrize("path", catalogues(), ids=lambda p: p.name)
+def test_catalogues_keep_placeholders_and_are_really_chinese(path):
+    for english, chinese_ in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        assert _fields(english) == _fields(chinese_), f"{path.name}: placeholders differ:\n{english}\n{chinese_}"
+        assert english.strip() == "" or chinese_ != english or not re.search(r"[A-Za-z]{4}", english), \
+            f"{path.name}: not translated: {english}"
+
+
+def test_every_screen_sentence_has_chinese_with_the_same_placeholders():
+    for key, english in STRINGS.items():
+        assert english in chinese() and _fields(english) == _fields(chinese()[english]), key
 
 
 def test_every_case_label_speaks_chinese():
@@ -85,8 +95,8 @@ def test_every_case_label_speaks_chinese():
     assert not left, "\n".join(left)
 
 
-def test_t_speaks_the_language_of_the_block_and_falls_back_to_english():
-    register({"{n} apples": "{n} 个苹果"})
+def test_t_speaks_the_language_of_the_block_and_falls_back_to_english(monkeypatch):
+    monkeypatch.setitem(chinese(), "{n} apples", "{n} 个苹果")
     assert t("{n} apples", n=3) == "3 apples"
     with speaking("zh"):
         assert t("{n} apples", n=3) == "3 个苹果"
@@ -140,11 +150,52 @@ def test_stats_and_init_speak_chinese_and_stats_cuts_nothing_at_80_columns(tmp_p
 
 
 def test_no_english_sentence_has_two_different_chinese_translations():
-    """Every table feeds one lookup, so a template two modules translate differently would depend on import order."""
-    _import_all()
+    """The catalogues feed one lookup, so a template two of them translate differently would depend on which is
+    read last."""
+    seen: dict[str, tuple[str, str]] = {}
+    clashes = []
+    for path in catalogues():
+        for english, chinese_ in tomllib.loads(path.read_text(encoding="utf-8")).items():
+            if english in seen and seen[english][1] != chinese_:
+                clashes.append(f"{english!r}: {seen[english]} vs {(path.name, chinese_)}")
+            seen.setdefault(english, (path.name, chinese_))
+    assert not clashes, "\n".join(clashes)
+
+
+def _han(value) -> bool:
+    return isinstance(value, str) and re.search(r"[\u4e00-\u9fff]", value) is not None
+
+
+def _tables(path: Path) -> list[str]:
+    """Translation tables in a module: a dict from English to Chinese or to a pair (English, Chinese), or a
+    Chinese string passed as a keyword ending in _zh. (Chinese as test data, or a heading the statement
+    parser looks for, is no table.)"""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+                    key, value = value.elts
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) and not _han(key.value) \
+                        and _han(value.value):
+                    found.append(f"line {node.lineno}: {{{key.value!r}: ...}}")
+                    break
+        elif isinstance(node, ast.keyword) and (node.arg or "").endswith("_zh") and isinstance(node.value, ast.Constant):
+            found.append(f"line {node.value.lineno}: {node.arg}=")
+    return found
+
+
+def test_the_checkers_python_holds_no_translation_table():
+    """Chinese sentences live in the catalogues and in the statements (.zh.md), never beside their English in code."""
+    found = [f"{p.relative_to(ROOT)} {where}" for p in MODULES for where in _tables(p)]
+    assert not found, "translation tables in the code (move them to the catalogues):\n" + "\n".join(found)
+
+
+def test_english_is_spoken_without_reading_a_catalogue():
+    """The catalogues are read the first time Chinese is spoken, not at import: English costs nothing."""
+    import subprocess
     import sys
 
-    tables = {name: m._ZH for name, m in sys.modules.items() if name.startswith("checker") and hasattr(m, "_ZH")}
-    clashes = [f"{english!r}: {ZH[english]!r} vs {chinese!r} ({name})"
-               for name, table in tables.items() for english, chinese in table.items() if ZH[english] != chinese]
-    assert not clashes, "\n".join(clashes)
+    code = ("import checker.cli, checker.lang as l; from checker.lang import t; t('x');"
+            "assert l._catalogued is None, 'read at import'")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0

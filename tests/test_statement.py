@@ -54,7 +54,7 @@ def test_every_step_of_every_reference_answer_has_chinese():
         english, chinese = statement.steps(source, "en"), statement.steps(source, "zh")
         assert english and len(english) == len(chinese), kata.id
         missing += [f"{kata.id}: {e}" for e, z in zip(english, chinese) if e == z and not e.endswith(":")]
-    assert not missing, "no Chinese for these steps (add them to statement._ZH):\n" + "\n".join(missing)
+    assert not missing, "no Chinese for these steps (add them to checker/checks/TRACK_NAME.zh.toml):\n" + "\n".join(missing)
 
 
 def test_steps_are_numbered_and_headed_by_their_function_when_several_have_steps():

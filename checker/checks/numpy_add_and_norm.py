@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 
 TARGET = "add_and_norm"
@@ -218,88 +218,3 @@ def layer_norm_hygiene(kit):
             except Fail as fail:
                 raise Fail(t("{label}: layer_norm modified its input ({fail}); compute x - mean into a new array (no "
                              "x -= mean)", label=c.label, fail=fail)) from None
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "variance about 1e-5": "方差约为 1e-5",
-    "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), and no "
-    "NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)":
-        "数值是对的，但 float32 的输入得到了 float64 的输出：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "
-        "np.float64(epsilon) 这样的 NumPy float64 标量）",
-    "your output equals layer_norm(x) + sublayer_output: you normalise before adding. Add & Norm adds the residual "
-    "first and normalises the sum: layer_norm(x + sublayer_output, gamma, beta)":
-        "你的输出等于 layer_norm(x) + sublayer_output：你在相加之前就做了归一化。Add & Norm 要先加上残差连接，再对和做"
-        "层归一化：layer_norm(x + sublayer_output, gamma, beta)",
-    "your output equals x + layer_norm(sublayer_output): the residual is added after the norm of the sublayer only. "
-    "Normalise the sum: layer_norm(x + sublayer_output, gamma, beta)":
-        "你的输出等于 x + layer_norm(sublayer_output)：只对子层输出做了归一化，之后才加上残差。要对和做归一化："
-        "layer_norm(x + sublayer_output, gamma, beta)",
-    "your output equals layer_norm(sublayer_output): the residual x is missing; add it before the norm, "
-    "layer_norm(x + sublayer_output, gamma, beta)": "你的输出等于 layer_norm(sublayer_output)：缺少残差 x；要在归一化"
-                                                    "之前加上它，layer_norm(x + sublayer_output, gamma, beta)",
-    "your output equals layer_norm(x): sublayer_output is missing; normalise the sum x + sublayer_output":
-        "你的输出等于 layer_norm(x)：缺少 sublayer_output；要对和 x + sublayer_output 做归一化",
-    "your output equals x + sublayer_output: the layer normalization is missing; return "
-    "layer_norm(x + sublayer_output, gamma, beta)": "你的输出等于 x + sublayer_output：缺少层归一化；请返回 "
-                                                    "layer_norm(x + sublayer_output, gamma, beta)",
-    "your output equals Add & Norm with the unbiased variance (divide by D - 1, ddof=1): layer norm divides by D, "
-    "np.var's default ddof=0": "你的输出等于用无偏方差（除以 D - 1，ddof=1）的 Add & Norm：层归一化除以 D，即 np.var "
-                               "默认的 ddof=0",
-    "your output equals (a - mean) / (std + epsilon) with a = x + sublayer_output, seed 002's LayerNorm: epsilon goes "
-    "inside the square root, (a - mean) / np.sqrt(var + epsilon)":
-        "你的输出等于 (a - mean) / (std + epsilon)，其中 a = x + sublayer_output，这是 seed 002 的 LayerNorm：epsilon "
-        "要放在平方根里面，(a - mean) / np.sqrt(var + epsilon)",
-    "your output equals (a - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated Transformer's "
-    "LayerNorm: use the biased variance and np.sqrt(var + epsilon)":
-        "你的输出等于用无偏标准差（ddof=1）的 (a - mean) / (std + epsilon)，这是 Annotated Transformer 的 LayerNorm："
-        "请用有偏方差和 np.sqrt(var + epsilon)",
-    "your epsilon is 1e-5 (nn.LayerNorm's default): this kata follows seed 000, layer_norm's default epsilon=1e-6, and "
-    "add_and_norm uses that default": "你的 epsilon 是 1e-5（nn.LayerNorm 的默认值）：本题沿用 seed 000，layer_norm 的"
-                                      "默认值 epsilon=1e-6，add_and_norm 用的就是这个默认值",
-    "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon)":
-        "你的输出等于没有 epsilon 的层归一化：要除以 np.sqrt(var + epsilon)",
-    "your output equals beta * a_hat + gamma: gamma and beta are swapped, y = gamma * a_hat + beta":
-        "你的输出等于 beta * a_hat + gamma：gamma 和 beta 弄反了，y = gamma * a_hat + beta",
-    "your layer_norm uses the unbiased variance (ddof=1): divide by D, np.var's default ddof=0":
-        "你的 layer_norm 用的是无偏方差（ddof=1）：要除以 D，即 np.var 默认的 ddof=0",
-    "your layer_norm divides by std + epsilon, seed 002's version: epsilon goes inside the square root, "
-    "np.sqrt(var + epsilon)": "你的 layer_norm 除以 std + epsilon，这是 seed 002 的写法：epsilon 要放在平方根里面，"
-                              "np.sqrt(var + epsilon)",
-    "your layer_norm divides by the unbiased std + epsilon (the Annotated Transformer's): use the biased variance and "
-    "np.sqrt(var + epsilon)": "你的 layer_norm 除以无偏标准差 + epsilon（Annotated Transformer 的写法）：请用有偏方差和 "
-                              "np.sqrt(var + epsilon)",
-    "your layer_norm ignores its epsilon argument (it equals epsilon=1e-6 when 0.01 was passed): use the epsilon "
-    "parameter": "你的 layer_norm 忽略了 epsilon 参数（传入 0.01 时，结果等于 epsilon=1e-6 的结果）：请使用 epsilon 参数",
-    "your layer_norm computes beta * x_hat + gamma: y = gamma * x_hat + beta":
-        "你的 layer_norm 算的是 beta * x_hat + gamma：应为 y = gamma * x_hat + beta",
-    "layer_norm(x, gamma, beta, epsilon) and add_and_norm(x, sublayer_output, gamma, beta) are functions":
-        "layer_norm(x, gamma, beta, epsilon) 和 add_and_norm(x, sublayer_output, gamma, beta) 都是函数",
-    "layer_norm on its own matches the reference, with the default and an explicit epsilon":
-        "单独的 layer_norm 与参考答案一致，无论用默认的还是显式传入的 epsilon",
-    "a constant row of x + sublayer_output comes out as beta, not NaN": "x + sublayer_output 的常数行结果是 beta，而不是 NaN",
-    "x and sublayer_output play the same role: add_and_norm(x, s) == add_and_norm(s, x)":
-        "x 和 sublayer_output 的地位相同：add_and_norm(x, s) == add_and_norm(s, x)",
-    "add_and_norm(x, s, gamma, beta) equals your layer_norm(x + s, gamma, beta)":
-        "add_and_norm(x, s, gamma, beta) 等于你自己的 layer_norm(x + s, gamma, beta)",
-    "layer_norm leaves the caller's inputs unchanged": "layer_norm 不修改调用者传入的输入",
-    "{label}, {call}, {dtype}": "{label}，{call}，{dtype}",
-    "layer_norm's output": "layer_norm 的输出",
-    "{label}: {fail}": "{label}：{fail}",
-    "{label}: the output should be a NumPy array of shape (B, T, D) = {want} first":
-        "{label}：输出首先应该是形状为 (B, T, D) = {want} 的 NumPy 数组",
-    "{label}: x[0, 0] + sublayer_output[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row}...: divide by "
-    "np.sqrt(var + epsilon), epsilon inside the square root":
-        "{label}：x[0, 0] + sublayer_output[0, 0] = [2.5, 2.5, ...] 的方差为 0，结果却是 {row}...：要除以 "
-        "np.sqrt(var + epsilon)，epsilon 放在平方根里面",
-    "{label}: compared with your add_and_norm(x, sublayer_output): {fail}. Only the sum x + sublayer_output is "
-    "normalised, so swapping the two must not change the result: add the residual first, then apply layer_norm to the "
-    "sum": "{label}：与你的 add_and_norm(x, sublayer_output) 比较：{fail}。被归一化的只是和 x + sublayer_output，所以交换"
-           "两者不应改变结果：先加上残差，再对和调用 layer_norm",
-    "add_and_norm's output": "add_and_norm 的输出",
-    "{label}: compared with your own layer_norm(x + sublayer_output, gamma, beta): {fail}. add_and_norm is exactly that "
-    "call, with layer_norm's default epsilon": "{label}：与你自己的 layer_norm(x + sublayer_output, gamma, beta) 比较："
-                                               "{fail}。add_and_norm 就是这个调用，用 layer_norm 默认的 epsilon",
-    "{label}: layer_norm modified its input ({fail}); compute x - mean into a new array (no x -= mean)":
-        "{label}：layer_norm 修改了它的输入（{fail}）；请把 x - mean 算到一个新数组里（不要写 x -= mean）",
-})

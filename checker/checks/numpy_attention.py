@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, expect_structure
 from checker.checks.shared.numpy_parts import softmax
 
@@ -216,57 +216,3 @@ def _pair(value, c):
         raise Fail(t("{label}: attention_weights should have shape (..., T_q, T_k) = {want}, got {got}", label=c.label,
                      want=want, got=tuple(weights.shape)))
     return out, weights
-
-
-_ZH = register({
-    "your hidden scores are set to 0 (np.where(mask, scores, 0) or scores * mask), and exp(0) = 1 still gives them "
-    "weight: give them -np.inf before the softmax, np.where(mask, scores, -np.inf)":
-        "你把被遮挡的分数设成了 0（np.where(mask, scores, 0) 或 scores * mask），而 exp(0) = 1 仍会给它们权重："
-        "softmax 之前要给它们 -np.inf，np.where(mask, scores, -np.inf)",
-    "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of q or k "
-    "(q.shape[-1]), not k.shape[-2]":
-        "你的分数除以的是 √T_k，即键的个数：d_k 是 q 或 k 最后一维的大小（q.shape[-1]），不是 k.shape[-2]",
-    "your output equals attention without the 1/√d_k scale: divide the scores q kᵀ by math.sqrt(d_k)":
-        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数 q kᵀ 除以 math.sqrt(d_k)",
-    "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))":
-        "你的输出等于按 1/d_k 缩放的注意力：缩放因子是 1/√d_k（math.sqrt(d_k)）",
-    "your output equals attention scaled by 1/√d_v: take d_k from q (q.shape[-1]), not from v":
-        "你的输出等于按 1/√d_v 缩放的注意力：d_k 要从 q 取（q.shape[-1]），而不是从 v 取",
-    "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1":
-        "你的权重是在查询上归一化的（axis=-2）：softmax 必须在键上做，axis=-1",
-    "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); hide the "
-    "keys where mask is False: np.where(mask, scores, -np.inf)":
-        "你的掩码反了：本题 True 表示“可以关注”（seed 000 用 1 = 遮挡，并加上 mask * -1e9）；要遮挡 mask 为 False 的键："
-        "np.where(mask, scores, -np.inf)",
-    "your hidden keys take all the weight: you add +1e9 to the hidden scores; add a large NEGATIVE number there, or "
-    "better np.where(mask, scores, -np.inf)":
-        "被遮挡的键拿走了全部权重：你给被遮挡的分数加了 +1e9；那里要加一个很大的【负数】，更好的写法是 "
-        "np.where(mask, scores, -np.inf)",
-    "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax":
-        "你在 softmax 之后才把被遮挡的权重清零，所以每行的和不再是 1：要在 softmax 之前对分数做掩码",
-    "scaled_dot_product_attention is a function (q, k, v, mask)": "scaled_dot_product_attention 是一个函数 (q, k, v, mask)",
-    "works with any number of leading axes: 2-D, 3-D and 4-D inputs": "任意数量的前导维度都能用：2 维、3 维和 4 维输入",
-    "hidden keys get exactly zero weight": "被遮挡的键权重恰好为 0",
-    "under a causal mask, position i uses no position after i": "在因果掩码下，位置 i 不用到 i 之后的任何位置",
-    "a query with no visible key gets zero weights and a zero output": "没有任何可见键的查询，权重和输出都为 0",
-    "large scores (q and k of size 30) give no NaN or inf: softmax subtracts each row's max":
-        "大分数（q 和 k 量级为 30）不产生 NaN 或 inf：softmax 减去每行的最大值",
-    "float32 stays float32 through the scale and the mask": "经过缩放和掩码之后，float32 仍然是 float32",
-    "{label}, {rank}-D inputs: your code raised {err}. q, k and v may have any number of leading axes: transpose only "
-    "the last two axes of k, np.swapaxes(k, -1, -2) (k.transpose(0, 1, 3, 2) needs exactly 4 axes, k.T reverses all "
-    "of them) and multiply with @ (np.matmul), which batches over the leading axes (np.dot does not)":
-        "{label}，{rank} 维输入：你的代码抛出了 {err}。q、k、v 可以有任意数量的前导维度：只转置 k 的最后两维，"
-        "np.swapaxes(k, -1, -2)（k.transpose(0, 1, 3, 2) 要求恰好 4 维，k.T 会把所有维度都反过来），并用 @（np.matmul）"
-        "相乘，它会在前导维度上按批计算（np.dot 不会）",
-    "{label}: weight {w:.3g} at index {where}, a hidden key: give hidden scores -np.inf before softmax "
-    "(np.where(mask, scores, -np.inf)), True = may attend":
-        "{label}：下标 {where} 处的权重是 {w:.3g}，而那是一个被遮挡的键：softmax 之前要把被遮挡的分数设为 -np.inf"
-        "（np.where(mask, scores, -np.inf)），True = 可以关注",
-    "{label}: changing values after position {pos} changed the output at position ≤ {pos}: the future leaks through "
-    "the causal mask": "{label}：改动位置 {pos} 之后的值，改变了位置 ≤ {pos} 的输出：未来的信息穿过了因果掩码",
-    "batch 1, head 0, query 2": "批次 1、第 0 个头的查询 2",
-    "{label}: should return a tuple (output, attention_weights) of NumPy arrays":
-        "{label}：应该返回由 NumPy 数组组成的元组 (output, attention_weights)",
-    "{label}: attention_weights should have shape (..., T_q, T_k) = {want}, got {got}":
-        "{label}：attention_weights 的形状应为 (..., T_q, T_k) = {want}，实际是 {got}",
-})

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_head_attention
 
@@ -247,90 +247,3 @@ def reads_the_encoder(kit):
 def large_scores(kit):
     c = CASES[1]
     shared.layer_survives_large_scores(kit, c, kit.inputs(c), (_WQ_MSA, _WK_MSA), "Wq_msa and Wk_msa", "(B, T_t, D)")
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "causal and target padding (B, 1, T_t, T_t); padding (B, 1, 1, T_s)": "因果加目标端填充 (B, 1, T_t, T_t)；填充 (B, 1, 1, T_s)",
-    "your cross-attention takes its keys and values from x, the decoder's input: K and V come from encoder_output, "
-    "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)":
-        "你的交叉注意力从 x（解码器的输入）取键和值：K 和 V 要来自 encoder_output，"
-        "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)",
-    "your cross-attention takes its keys and values from out1 (it is a second self-attention): K and V come from "
-    "encoder_output, only Q from out1": "你的交叉注意力从 out1 取键和值（这成了第二个自注意力）：K 和 V 要来自 "
-                                        "encoder_output，只有 Q 来自 out1",
-    "your cross-attention's queries come from x: Q comes from out1, the output of the first Add & Norm, "
-    "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)":
-        "你的交叉注意力的查询来自 x：Q 要来自 out1，即第一个 Add & Norm 的输出，"
-        "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)",
-    "your masks are swapped: the look-ahead mask belongs to the self-attention (scores (B, H, T_t, T_t)), the padding "
-    "mask to the cross-attention (scores (B, H, T_t, T_s))":
-        "你的两个掩码弄反了：look-ahead（因果）掩码属于自注意力（分数 (B, H, T_t, T_t)），填充掩码属于交叉注意力"
-        "（分数 (B, H, T_t, T_s)）",
-    "your output equals LN(x + CrossAttention(out1)) in the second Add & Norm: the residual comes from the wrong "
-    "tensor; each Add & Norm adds its own sublayer's input, out2 = add_and_norm(out1, a2, ...)":
-        "你的第二个 Add & Norm 的输出等于 LN(x + CrossAttention(out1))：残差连接用错了张量；每个 Add & Norm 加的是它自己"
-        "那个子层的输入，out2 = add_and_norm(out1, a2, ...)",
-    "your last Add & Norm adds out1: the residual comes from the wrong tensor; the FFN's input is out2, so "
-    "out3 = add_and_norm(out2, ffn_output, gamma3_ln, beta3_ln)":
-        "你的最后一个 Add & Norm 加的是 out1：残差连接用错了张量；前馈网络的输入是 out2，所以 "
-        "out3 = add_and_norm(out2, ffn_output, gamma3_ln, beta3_ln)",
-    "your FFN reads out1 instead of out2: the sublayers are chained, feed_forward_network(out2, ...)":
-        "你的前馈网络读的是 out1 而不是 out2：子层是串起来的，feed_forward_network(out2, ...)",
-    "your self-attention hides the diagonal: position i must see itself and every earlier position, "
-    "np.tril(np.ones((T, T), bool)) (k=0), or np.triu(..., k=1) == 0; use the lookahead_mask argument":
-        "你的自注意力遮挡了对角线：位置 i 必须能看到它自己和之前的每个位置，np.tril(np.ones((T, T), bool))（k=0），"
-        "或 np.triu(..., k=1) == 0；请使用 lookahead_mask 参数",
-    "your output equals the layer without the look-ahead mask: pass lookahead_mask to the self-attention, or every "
-    "position sees the future": "你的输出等于没有 look-ahead 掩码的层：要把 lookahead_mask 传给自注意力，否则每个位置"
-                                "都能看到未来",
-    "your look-ahead mask is inverted: here True = visible (seed 000 and seed 002 use 1 = hidden); pass lookahead_mask "
-    "as it is": "你的 look-ahead 掩码反了：本题 True = 可见（seed 000 和 seed 002 用 1 = 遮挡）；请原样传入 lookahead_mask",
-    "your output equals the layer without the padding mask: pass padding_mask to the cross-attention, so the source's "
-    "PAD tokens get no weight": "你的输出等于没有填充掩码的层：要把 padding_mask 传给交叉注意力，这样源序列的 PAD token "
-                                "才不会得到权重",
-    "your padding mask is inverted: here True = a real source token (seed 000 uses 1 = PAD); pass padding_mask as it "
-    "is": "你的填充掩码反了：本题 True = 源序列的真实 token（seed 000 用 1 = PAD）；请原样传入 padding_mask",
-    "your cross-attention uses Wq_msa, Wk_msa, Wv_msa, Wo_msa: it has its own, Wq_ca, Wk_ca, Wv_ca, Wo_ca":
-        "你的交叉注意力用的是 Wq_msa、Wk_msa、Wv_msa、Wo_msa：它有自己的权重 Wq_ca、Wk_ca、Wv_ca、Wo_ca",
-    "your output equals the pre-norm layer (x + Sublayer(LN(x)) three times): this kata, like seed 000 and the paper, "
-    "is post-norm, LN(x + Sublayer(x))": "你的输出等于 pre-norm 的层（三次 x + Sublayer(LN(x))）：本题和 seed 000、论文"
-                                         "一样，是 post-norm，LN(x + Sublayer(x))",
-    "decoder_layer is a function with seed 000's signature": "decoder_layer 是一个函数，签名与 seed 000 一致",
-    "runs when the source and target lengths differ (T_s != T_t)": "源序列和目标序列长度不同时（T_s != T_t）也能运行",
-    "causality: changing x after position t leaves the output up to t unchanged":
-        "因果性：改动位置 t 之后的 x，位置 t 及之前的输出不变",
-    "the source's PAD tokens change nothing": "源序列的 PAD token 不影响任何结果",
-    "a source that is all PAD gives zero cross-attention, not NaN": "全是 PAD 的源序列得到的交叉注意力为 0，而不是 NaN",
-    "the output depends on encoder_output: cross-attention reads the encoder":
-        "输出依赖于 encoder_output：交叉注意力读取编码器的输出",
-    "large attention scores (about ±1000) do not overflow softmax": "很大的注意力分数（约 ±1000）不会让 softmax 溢出",
-    "a {kind}": "一个 {kind}",
-    "{label}: the output should be a NumPy array of shape (B, T_t, D) = {want}, got {got}":
-        "{label}：输出应该是形状为 (B, T_t, D) = {want} 的 NumPy 数组，实际是 {got}",
-    "{label}: your code raised {err}. With T_t = {T_t} and T_s = {T_s}, the self-attention's scores are "
-    "(B, H, T_t, T_t) and take lookahead_mask; the cross-attention's scores are (B, H, T_t, T_s) and take padding_mask "
-    "(B, 1, 1, T_s). Check that the cross-attention's keys and values come from encoder_output (Q from out1) and that "
-    "the masks are not swapped": "{label}：你的代码抛出了 {err}。T_t = {T_t}、T_s = {T_s} 时，自注意力的分数是 "
-                                 "(B, H, T_t, T_t)，用 lookahead_mask；交叉注意力的分数是 (B, H, T_t, T_s)，用 "
-                                 "padding_mask (B, 1, 1, T_s)。检查交叉注意力的键和值是否来自 encoder_output（Q 来自 "
-                                 "out1），以及两个掩码有没有弄反",
-    "output at positions 0..{pos}": "位置 0..{pos} 的输出",
-    "{label}: changing x after position {pos} changed the output at positions <= {pos} ({fail}): the future leaks. "
-    "Pass lookahead_mask (True = visible) to the self-attention as it is":
-        "{label}：改动位置 {pos} 之后的 x，改变了位置 <= {pos} 的输出（{fail}）：未来的信息泄漏了。请把 lookahead_mask"
-        "（True = 可见）原样传给自注意力",
-    "{label}: changing encoder_output at its PAD positions changed the output ({fail}). Pass padding_mask (True = real "
-    "source token) to the cross-attention as it is": "{label}：改动 encoder_output 在 PAD 位置的值改变了输出（{fail}）。"
-                                                     "请把 padding_mask（True = 源序列的真实 token）原样传给交叉注意力",
-    "{label}: batch item 2's source is all PAD, so its queries see no key; they came out NaN at index {where} (softmax "
-    "over a row that is all -inf is 0/0). The given scaled_dot_product_attention returns zero attention for them: use "
-    "the given blocks, or do the same in your own. {why}":
-        "{label}：批次中第 2 个样本的源序列全是 PAD，所以它的查询看不到任何键；它们在下标 {where} 处结果是 NaN（对一整行 "
-        "-inf 做 softmax 就是 0/0）。给定的 scaled_dot_product_attention 对它们返回 0 注意力：请使用给定的模块，或者在"
-        "你自己的实现里同样处理。{why}",
-    "{label}: changing encoder_output did not change the output: the cross-attention must take its keys and values "
-    "from encoder_output, multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)":
-        "{label}：改动 encoder_output 没有改变输出：交叉注意力必须从 encoder_output 取键和值，"
-        "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)",
-})

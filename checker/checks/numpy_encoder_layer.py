@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_head_attention
 
@@ -187,58 +187,3 @@ def permutation_equivariant(kit):
 def large_scores(kit):
     c = CASES[1]
     shared.layer_survives_large_scores(kit, c, kit.inputs(c), (5, 6), "Wq_mha and Wk_mha", "(B, T, D)")
-
-
-_ZH = register({
-    "your output equals LN(x + FFN(out1)): the second residual comes from the wrong tensor. Each Add & Norm adds its "
-    "own sublayer's input: out2 = add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)":
-        "你的输出等于 LN(x + FFN(out1))：第二个残差连接用错了张量。每个 Add & Norm 加的是它自己那个子层的输入："
-        "out2 = add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)",
-    "your output equals LN(out1 + FFN(x)): the FFN reads x instead of out1. The sublayers are chained: "
-    "ffn_output = feed_forward_network(out1, ...)": "你的输出等于 LN(out1 + FFN(x))：前馈网络读的是 x 而不是 out1。"
-                                                    "子层是串起来的：ffn_output = feed_forward_network(out1, ...)",
-    "your output equals the pre-norm layer, x + MHA(LN(x)) then h + FFN(LN(h)): this kata (like seed 000 and the "
-    "paper) is post-norm, LN(x + MHA(x)) then LN(out1 + FFN(out1))":
-        "你的输出等于 pre-norm 的层，先 x + MHA(LN(x))，再 h + FFN(LN(h))：本题（和 seed 000、论文一样）是 post-norm，"
-        "先 LN(x + MHA(x))，再 LN(out1 + FFN(out1))",
-    "your output equals the layer without a mask: pass mask to multi_head_attention, so PAD keys get no weight":
-        "你的输出等于没有掩码的层：要把 mask 传给 multi_head_attention，这样 PAD 键才不会得到权重",
-    "your mask is inverted: seed 000 passes 1 = PAD, but here the mask is bool with True = a real token that may be "
-    "attended to; pass it to multi_head_attention as it is":
-        "你的掩码反了：seed 000 传的是 1 = PAD，但本题的掩码是 bool，True = 可以被关注的真实 token；请原样传给 "
-        "multi_head_attention",
-    "your output equals LN(MHA(x)) then LN(FFN(out1)): the residual connections are missing; add_and_norm(x, "
-    "attn_output, ...) and add_and_norm(out1, ffn_output, ...)":
-        "你的输出等于先 LN(MHA(x))、再 LN(FFN(out1))：缺少残差连接；要用 add_and_norm(x, attn_output, ...) 和 "
-        "add_and_norm(out1, ffn_output, ...)",
-    "your output uses gamma2_ln, beta2_ln after attention and gamma1_ln, beta1_ln after the FFN: the first Add & Norm "
-    "takes gamma1_ln, beta1_ln": "你的输出在注意力之后用了 gamma2_ln、beta2_ln，在前馈网络之后用了 gamma1_ln、beta1_ln："
-                                 "第一个 Add & Norm 用的是 gamma1_ln、beta1_ln",
-    "your output equals out1 + FFN(out1) with no layer norm: the FFN sublayer ends with its own Add & Norm, "
-    "add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)":
-        "你的输出等于 out1 + FFN(out1)，没有层归一化：前馈网络子层以它自己的 Add & Norm 结尾，"
-        "add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)",
-    "encoder_layer is a function with seed 000's signature": "encoder_layer 是一个函数，签名与 seed 000 一致",
-    "PAD positions change nothing at the real positions": "PAD 位置不影响真实位置的任何结果",
-    "a query that sees no key gets zero attention, not NaN": "看不到任何键的查询得到的注意力为 0，而不是 NaN",
-    "without a mask, permuting the positions permutes the output": "没有掩码时，打乱位置的顺序，输出也按同样的顺序打乱",
-    "large attention scores (about ±1000) do not overflow softmax": "很大的注意力分数（约 ±1000）不会让 softmax 溢出",
-    "{label}: the output should be a NumPy array of shape (B, T, D) = {want} first":
-        "{label}：输出首先应该是形状为 (B, T, D) = {want} 的 NumPy 数组",
-    "output at the real positions": "真实位置上的输出",
-    "{label}: changing x at the PAD positions changed the output at real positions ({fail}). Real tokens must not "
-    "attend to PAD: pass mask (True = real token) to multi_head_attention unchanged; seed 000's 1 = PAD convention is "
-    "the opposite": "{label}：改动 x 在 PAD 位置的值，改变了真实位置上的输出（{fail}）。真实 token 不能关注 PAD：请把 "
-                    "mask（True = 真实 token）原样传给 multi_head_attention；seed 000 的 1 = PAD 约定正好相反",
-    "{label}: query 2 of batch item 1 sees no key and came out NaN at index {where} (softmax over a row that is all "
-    "-inf is 0/0). The given scaled_dot_product_attention returns zero attention for it: use the given blocks, or do "
-    "the same in your own. {why}": "{label}：批次中第 1 个样本的查询 2 看不到任何键，在下标 {where} 处结果是 NaN（对一整行 "
-                                   "-inf 做 softmax 就是 0/0）。给定的 scaled_dot_product_attention 对它返回 0 注意力："
-                                   "请使用给定的模块，或者在你自己的实现里同样处理。{why}",
-    "output for the permuted x": "打乱顺序后的 x 的输出",
-    "{label}: {fail}. Self-attention and the FFN treat positions alike: without a mask (and without positional "
-    "encoding) the layer must not depend on where a token sits; reduce over the keys (axis -1 of the scores) and "
-    "normalise over the features (axis -1)": "{label}：{fail}。自注意力和前馈网络对所有位置一视同仁：没有掩码（也没有"
-                                             "位置编码）时，层的结果不能取决于 token 所在的位置；要在键上归约（分数的 "
-                                             "axis -1），在特征上归一化（axis -1）",
-})

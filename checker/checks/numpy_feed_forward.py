@@ -6,7 +6,7 @@ import re
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import (ATOL_F32, Accepted, Fail, Mistake, RTOL_F32, UserError, case, check, expect_structure, matches,
                          raised)
 
@@ -222,82 +222,3 @@ def unknown_activation(kit):
     raise Fail(t("activation='swish' returned a result"),
                t("your code accepts any activation: raise ValueError(...) for anything but 'relu' and 'gelu', so a "
                  "typo cannot silently pick an activation"))
-
-
-_ZH = register({
-    "your GELU is tanh(√(2/π)·x + 0.044715·x³): the √(2/π) multiplies the whole bracket, "
-    "tanh(√(2/π)·(x + 0.044715·x³))":
-        "你的 GELU 是 tanh(√(2/π)·x + 0.044715·x³)：√(2/π) 要乘整个括号，tanh(√(2/π)·(x + 0.044715·x³))",
-    "your GELU is 0.5·(1 + tanh(...)) without the leading x: GELU(x) = 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))":
-        "你的 GELU 是 0.5·(1 + tanh(...))，少了前面的 x：GELU(x) = 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))",
-    "your GELU uses √(2π): the constant is √(2/π) ≈ 0.798, math.sqrt(2 / math.pi)":
-        "你的 GELU 用的是 √(2π)：常数应为 √(2/π) ≈ 0.798，即 math.sqrt(2 / math.pi)",
-    "your activation is applied to the output instead of the hidden layer: act(x @ W1 + b1) @ W2 + b2":
-        "你的激活函数用在了输出上，而不是隐藏层：act(x @ W1 + b1) @ W2 + b2",
-    "your values are right but float32 inputs give a float64 output: np.sqrt(2 / np.pi) and np.pi-based constants "
-    "are NumPy float64 scalars, which NumPy 2 does not demote; use math.sqrt(2 / math.pi) (a Python float) so float32 "
-    "stays float32": "数值是对的，但 float32 的输入得到了 float64 的输出：np.sqrt(2 / np.pi) 以及基于 np.pi 的常量都是 "
-                     "NumPy float64 标量，NumPy 2 不会把它们降为 float32；请用 math.sqrt(2 / math.pi)（Python 的 float），"
-                     "这样 float32 仍是 float32",
-    "your output equals the network with the activation applied after the second layer as well: "
-    "FFN(x) = act(x @ W1 + b1) @ W2 + b2, nothing after the last + b2":
-        "你的输出等于在第二层之后也用了激活函数的网络：FFN(x) = act(x @ W1 + b1) @ W2 + b2，最后的 + b2 之后什么都没有",
-    "your output equals the ReLU network although activation='gelu' was passed: pick the activation from the argument":
-        "传入的是 activation='gelu'，你的输出却等于 ReLU 网络：要根据参数选择激活函数",
-    "your output equals the GELU network although ReLU was asked for: pick the activation from the argument, and make "
-    "activation='relu' the default": "要求的是 ReLU，你的输出却等于 GELU 网络：要根据参数选择激活函数，并把 "
-                                     "activation='relu' 设为默认值",
-    "your GELU is the exact erf form 0.5·h·(1 + erf(h/√2)): this kata asks for the tanh approximation "
-    "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))), F.gelu(approximate='tanh'); the two differ by up to about 5e-4":
-        "你的 GELU 是精确的 erf 形式 0.5·h·(1 + erf(h/√2))：本题要求 tanh 近似 "
-        "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))，即 F.gelu(approximate='tanh')；两者最多相差约 5e-4",
-    "your GELU uses 0.0447: the constant is 0.044715": "你的 GELU 用的是 0.0447：常数是 0.044715",
-    "your GELU uses 0.044715·h instead of 0.044715·h³: the tanh argument is √(2/π)·(h + 0.044715·h**3)":
-        "你的 GELU 用的是 0.044715·h 而不是 0.044715·h³：tanh 的参数是 √(2/π)·(h + 0.044715·h**3)",
-    "your GELU scales by 2/π: the factor is its square root, math.sqrt(2 / math.pi) ≈ 0.7979":
-        "你的 GELU 乘的是 2/π：系数应是它的平方根，math.sqrt(2 / math.pi) ≈ 0.7979",
-    "your GELU is the sigmoid approximation h·σ(1.702·h): this kata asks for the tanh approximation "
-    "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))": "你的 GELU 是 sigmoid 近似 h·σ(1.702·h)：本题要求 tanh 近似 "
-                                                  "0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))",
-    "your output equals act(x @ W1) + b1 ...: add b1 before the activation, act(x @ W1 + b1)":
-        "你的输出等于 act(x @ W1) + b1 ...：b1 要在激活函数之前加，act(x @ W1 + b1)",
-    "your output equals the network without b1: the first layer is act(x @ W1 + b1)":
-        "你的输出等于没有 b1 的网络：第一层是 act(x @ W1 + b1)",
-    "your output equals the network without b2: the second layer is hidden @ W2 + b2":
-        "你的输出等于没有 b2 的网络：第二层是 hidden @ W2 + b2",
-    "feed_forward_network is a function taking (x, W1, b1, W2, b2, activation)":
-        "feed_forward_network 是一个接受 (x, W1, b1, W2, b2, activation) 的函数",
-    "x @ W1 (D, F), then @ W2 (F, D): every case runs and keeps x's shape":
-        "先 x @ W1 (D, F)，再 @ W2 (F, D)：每组输入都能运行，并保持 x 的形状",
-    "each position is transformed on its own (position-wise)": "每个位置各自独立变换（逐位置）",
-    "an unknown activation ('swish') raises ValueError": "未知的激活函数（'swish'）会抛出 ValueError",
-    "W1 is (d_model, d_ff) = {w1} and W2 is (d_ff, d_model) = {w2}, stored (in, out) as in seed 000":
-        "W1 是 (d_model, d_ff) = {w1}，W2 是 (d_ff, d_model) = {w2}，和 seed 000 一样按 (in, out) 存储",
-    "you multiply by the transposed weights, x @ W.T (nn.Linear's (out, in) layout): {layout}, so compute x @ W1 and "
-    "hidden @ W2": "你乘的是转置后的权重 x @ W.T（nn.Linear 的 (out, in) 布局）：{layout}，所以要算 x @ W1 和 hidden @ W2",
-    "you use W2 in the first layer and W1 in the second: {layout}, so compute x @ W1 + b1 first, then hidden @ W2 + b2":
-        "你在第一层用了 W2、第二层用了 W1：{layout}，所以要先算 x @ W1 + b1，再算 hidden @ W2 + b2",
-    "{layout}: x (..., d_model) @ W1 gives (..., d_ff), (+ b1 of d_ff), then @ W2 gives (..., d_model) (+ b2)":
-        "{layout}：x (..., d_model) @ W1 得到 (..., d_ff)（加上长度为 d_ff 的 b1），再 @ W2 得到 (..., d_model)（加上 b2）",
-    "a {kind}": "一个 {kind}",
-    "an axis was reduced away: ReLU is np.maximum(h, 0), elementwise, while np.max(h, 0) takes the maximum over "
-    "axis 0": "有一个维度被归约掉了：ReLU 是逐元素的 np.maximum(h, 0)，而 np.max(h, 0) 是在 axis 0 上取最大值",
-    "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}":
-        "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}",
-    "{label}: the output should be a NumPy array of x's shape (B, T, D) = {want} first":
-        "{label}：输出首先应该是和 x 形状相同的 NumPy 数组 (B, T, D) = {want}",
-    "{label}: changing x at position 2 changed your output at position {pos}: the FFN mixes nothing across positions, "
-    "it only multiplies the last axis (d_model) by W1 and W2":
-        "{label}：改动 x 在位置 2 的值，改变了你在位置 {pos} 的输出：前馈网络不在位置之间混合任何信息，它只是把最后一维"
-        "（d_model）乘以 W1 和 W2",
-    "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
-    "wrong call, but asserts vanish under `python -O`, and then activation='swish' would silently fall through":
-        "识别出了 `assert`（AssertionError），而本题的参考答案在这里抛出 ValueError：它同样能拦住错误的调用，但在 "
-        "`python -O` 下 assert 会被去掉，那时 activation='swish' 就会悄悄地漏过去",
-    "activation='swish' raised {err}: raise ValueError(...) for anything but 'relu' and 'gelu'":
-        "activation='swish' 抛出了 {err}：除了 'relu' 和 'gelu'，其他值都要 raise ValueError(...)",
-    "activation='swish' returned a result": "activation='swish' 返回了结果",
-    "your code accepts any activation: raise ValueError(...) for anything but 'relu' and 'gelu', so a typo cannot "
-    "silently pick an activation": "你的代码接受任何激活函数：除了 'relu' 和 'gelu'，其他值都要 raise "
-                                   "ValueError(...)，这样拼写错误就不会悄悄地选中某个激活函数",
-})

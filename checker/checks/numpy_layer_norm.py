@@ -4,7 +4,7 @@
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, raised
 
 _TRACK = "numpy"  # no autograd checks
@@ -170,75 +170,3 @@ def shift_invariance(kit):
                      "so shifting every value must not change the result", label=c.label, fail=fail),
                    t("your variance loses precision when the mean is large: subtract the mean before squaring, "
                      "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically")) from None
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "variance about 0.01": "方差约为 0.01",
-    "your statistics are taken over axis 0, across the batch (batch norm): layer norm normalises each "
-    "vector over its own features, axis=-1":
-        "你的统计量是在第 0 维上、跨批次求的（那是批归一化）：层归一化对每个向量在它自己的特征上归一化，axis=-1",
-    "your statistics are taken over the last TWO axes: layer norm normalises each vector on its own, "
-    "over axis=-1 only":
-        "你的统计量是在最后两维上求的：层归一化对每个向量单独归一化，只在 axis=-1 上",
-    "you divide by var + epsilon: divide by its square root, np.sqrt(var + epsilon), the standard deviation":
-        "你除以的是 var + epsilon：应除以它的平方根 np.sqrt(var + epsilon)，即标准差",
-    "your values are right but float32 inputs give a float64 output: keep x's dtype (no .astype(np.float64), and no "
-    "NumPy float64 scalar such as np.float64(epsilon) in the arithmetic)":
-        "数值是对的，但 float32 的输入得到了 float64 的输出：保持 x 的 dtype（不要 .astype(np.float64)，运算中也不要用 "
-        "np.float64(epsilon) 这样的 NumPy float64 标量）",
-    "your output equals layer norm with the unbiased variance (divide by D - 1, ddof=1): layer norm divides by D, "
-    "np.var's default ddof=0": "你的输出等于用无偏方差（除以 D - 1，ddof=1）的层归一化：层归一化除以 D，即 np.var 默认的 ddof=0",
-    "your output equals (x - mean) / (std + epsilon), seed 002's version: epsilon goes inside the square root, "
-    "(x - mean) / np.sqrt(var + epsilon)": "你的输出等于 (x - mean) / (std + epsilon)，这是 seed 002 的写法：epsilon "
-                                           "要放在平方根里面，(x - mean) / np.sqrt(var + epsilon)",
-    "your output equals (x - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated Transformer's "
-    "LayerNorm (torch's x.std() is unbiased): use the biased variance and np.sqrt(var + epsilon)":
-        "你的输出等于用无偏标准差（ddof=1）的 (x - mean) / (std + epsilon)，这是 Annotated Transformer 的 LayerNorm"
-        "（torch 的 x.std() 是无偏的）：请用有偏方差和 np.sqrt(var + epsilon)",
-    "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon); epsilon also keeps a constant "
-    "row (variance 0) from becoming 0/0 = NaN": "你的输出等于没有 epsilon 的层归一化：要除以 np.sqrt(var + epsilon)；"
-                                                "epsilon 还能防止常数行（方差为 0）变成 0/0 = NaN",
-    "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows seed 000, epsilon=1e-6":
-        "你的 epsilon 默认值是 1e-5（nn.LayerNorm 的默认值）：本题沿用 seed 000，epsilon=1e-6",
-    "your output ignores the epsilon argument (it equals epsilon=1e-6 when 0.01 was passed): use the epsilon parameter":
-        "你的输出忽略了 epsilon 参数（传入 0.01 时，结果等于 epsilon=1e-6 的结果）：请使用 epsilon 参数",
-    "your output equals beta * x_hat + gamma: gamma and beta are swapped, y = gamma * x_hat + beta":
-        "你的输出等于 beta * x_hat + gamma：gamma 和 beta 弄反了，y = gamma * x_hat + beta",
-    "your output equals gamma * x_hat with no shift: add beta, y = gamma * x_hat + beta":
-        "你的输出等于 gamma * x_hat，没有平移：要加上 beta，y = gamma * x_hat + beta",
-    "your output equals x_hat + beta with no scale: multiply by gamma, y = gamma * x_hat + beta":
-        "你的输出等于 x_hat + beta，没有缩放：要乘以 gamma，y = gamma * x_hat + beta",
-    "your output is normalised over axis -2 (over positions, not features): take the mean and variance over the last "
-    "axis, axis=-1, keepdims=True": "你的输出是在 axis -2 上归一化的（在位置上，而不是在特征上）：均值和方差要在最后一维上取，"
-                                    "axis=-1, keepdims=True",
-    "your output uses one mean and one variance for the whole array: each vector x[..., :] is normalised on its own, "
-    "over axis=-1 with keepdims=True": "你的输出对整个数组只用了一个均值和一个方差：每个向量 x[..., :] 要各自归一化，"
-                                       "在 axis=-1 上并加 keepdims=True",
-    "layer_norm is a function taking (x, gamma, beta, epsilon)": "layer_norm 是一个接受 (x, gamma, beta, epsilon) 的函数",
-    "rank 2 and rank 3 inputs keep their shape (statistics taken with keepdims)":
-        "2 维和 3 维输入都保持原来的形状（统计量用 keepdims 计算）",
-    "a constant row (variance 0) comes out finite, not NaN": "常数行（方差为 0）的结果是有限值，而不是 NaN",
-    "adding 10⁶ to every input leaves the output unchanged (variance computed stably)":
-        "每个输入都加上 10⁶，输出不变（方差的计算数值稳定）",
-    "the mean and the variance over the last axis must keep that axis with size 1, shape {shape}, to broadcast "
-    "against x: use keepdims=True (or mean[..., None])":
-        "在最后一维上求的均值和方差必须保留这一维（大小为 1），形状为 {shape}，才能和 x 广播：请用 keepdims=True"
-        "（或 mean[..., None]）",
-    "a {kind}": "一个 {kind}",
-    "{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}":
-        "{label}：输出应该是和 x 形状相同的 NumPy 数组 (..., D) = {want}，实际是 {got}",
-    "{label}: the output should be a NumPy array of shape (B, T, D) = {want} first":
-        "{label}：输出首先应该是形状为 (B, T, D) = {want} 的 NumPy 数组",
-    "{label}: x[0, 0] = [2.5, 2.5, ...] has variance 0 and came out {row}...: divide by np.sqrt(var + epsilon), with "
-    "epsilon inside the square root, so a zero variance gives 0 / sqrt(epsilon) = 0 and the row becomes beta":
-        "{label}：x[0, 0] = [2.5, 2.5, ...] 的方差为 0，结果却是 {row}...：要除以 np.sqrt(var + epsilon)，epsilon 放在"
-        "平方根里面，这样方差为 0 时得到 0 / sqrt(epsilon) = 0，这一行就变成 beta",
-    "output for x + 1e6": "x + 1e6 的输出",
-    "{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, so shifting every "
-    "value must not change the result":
-        "{label}：与你自己对 x 的输出比较：{fail}。层归一化会减去每个向量的均值，所以所有值整体平移不应改变结果",
-    "your variance loses precision when the mean is large: subtract the mean before squaring, "
-    "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically":
-        "均值很大时你的方差会丢失精度：请先减去均值再平方，var = mean((x - mean)²)；mean(x²) - mean² 会发生灾难性抵消",
-})

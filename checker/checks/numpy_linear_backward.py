@@ -5,7 +5,7 @@ import re
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
 
 TARGET = "linear_backward"
@@ -220,82 +220,3 @@ def sums_not_means(kit):
         raise Fail(t("{label}, with x and dout concatenated with themselves, compared with your own gradients for x "
                      "and dout: {fail}. Each position adds its own contribution to dW and db: sum them, do not average; "
                      "and each row of dx depends on its own row of dout only", label=c.label, fail=fail)) from None
-
-
-_ZH = register({
-    "your db has shape (1, D_out): sum with keepdims=False, db = dout2.sum(axis=0), the shape of b (D_out,)":
-        "你的 db 形状是 (1, D_out)：求和时不要 keepdims，db = dout2.sum(axis=0)，与 b 的形状 (D_out,) 相同",
-    "your dx is W @ doutᵀ, (D_in, N): with rows as examples, dx = dout @ Wᵀ, which keeps x's shape (..., D_in)":
-        "你的 dx 是 W @ doutᵀ，形状 (D_in, N)：每一行是一个样本时，dx = dout @ Wᵀ，它保持 x 的形状 (..., D_in)",
-    "you return (dW, dx, db): the contract's order is (dx, dW, db)":
-        "你返回的是 (dW, dx, db)：约定的顺序是 (dx, dW, db)",
-    "your values are right but float32 inputs give float64 gradients: keep the inputs' dtype (no .astype(np.float64), "
-    "no np.zeros(...) without dtype=x.dtype as an accumulator)":
-        "数值是对的，但 float32 的输入得到了 float64 的梯度：保持输入的 dtype（不要 .astype(np.float64)，也不要用不带 "
-        "dtype=x.dtype 的 np.zeros(...) 做累加器）",
-    "your dx keeps the dtype but float32 inputs give float64 dW and db: an accumulator made with np.zeros(shape) is "
-    "float64; use np.zeros(shape, dtype=x.dtype), or no accumulator at all (dW = x2.T @ dout2, db = dout2.sum(axis=0))":
-        "你的 dx 保持了 dtype，但 float32 的输入得到了 float64 的 dW 和 db：用 np.zeros(shape) 建的累加器是 float64；请用 "
-        "np.zeros(shape, dtype=x.dtype)，或者干脆不用累加器（dW = x2.T @ dout2，db = dout2.sum(axis=0)）",
-    "your dW equals dout^T x, of shape (D_out, D_in): dW must have W's shape (D_in, D_out), dW = x^T dout (x2.T @ dout2 "
-    "with both flattened to 2-D)": "你的 dW 等于 dout^T x，形状为 (D_out, D_in)：dW 必须和 W 形状相同 (D_in, D_out)，"
-                                   "dW = x^T dout（两者都展平成 2 维后 x2.T @ dout2）",
-    "your dW equals x[-1]^T dout[-1], the contribution of the LAST batch item only (a loop that assigns dW = ... instead "
-    "of accumulating dW += ...): every position used W, so dW sums over all of them; reshape x and dout to 2-D, "
-    "dW = x.reshape(-1, D_in).T @ dout.reshape(-1, D_out)":
-        "你的 dW 等于 x[-1]^T dout[-1]，只是批次中【最后一个】样本的贡献（循环里写了 dW = ... 而不是累加 dW += ...）："
-        "每个位置都用到了 W，所以 dW 要对所有位置求和；把 x 和 dout reshape 成 2 维，"
-        "dW = x.reshape(-1, D_in).T @ dout.reshape(-1, D_out)",
-    "your dW is x^T dout for each batch item separately, shape (..., D_in, D_out): W is shared, so sum over every "
-    "leading axis; reshape x and dout to 2-D, dW = x.reshape(-1, D_in).T @ dout.reshape(-1, D_out)":
-        "你的 dW 是每个样本各自的 x^T dout，形状为 (..., D_in, D_out)：W 是共享的，所以要对每个前导维度求和；把 x 和 dout "
-        "reshape 成 2 维，dW = x.reshape(-1, D_in).T @ dout.reshape(-1, D_out)",
-    "your dW is (x^T dout).sum(axis=0), summed over the first leading axis only: right for (B, T, D_in), wrong for more "
-    "leading axes; reshape x and dout to 2-D (N, D) so that one matmul sums every position":
-        "你的 dW 是 (x^T dout).sum(axis=0)，只对第一个前导维度求和：对 (B, T, D_in) 是对的，前导维度更多时就错了；把 x 和 "
-        "dout reshape 成 2 维 (N, D)，这样一次矩阵乘法就能对所有位置求和",
-    "your dW equals x^T dout divided by the number of rows N: the gradient of a sum is a sum, not a mean (a mean over "
-    "the batch, if the loss takes one, is already inside dout)":
-        "你的 dW 等于 x^T dout 除以行数 N：和的梯度是求和，不是求平均（如果损失对批次取了平均，它已经包含在 dout 里了）",
-    "your db equals dout itself, shape (..., D_out): b is added to every position, so db sums dout over every leading "
-    "axis, db = dout.reshape(-1, D_out).sum(axis=0)":
-        "你的 db 就是 dout 本身，形状为 (..., D_out)：b 加到了每个位置上，所以 db 要把 dout 在每个前导维度上求和，"
-        "db = dout.reshape(-1, D_out).sum(axis=0)",
-    "your db is dout.sum(axis=0), summed over the first leading axis only: sum over every leading axis, "
-    "db = dout.reshape(-1, D_out).sum(axis=0)": "你的 db 是 dout.sum(axis=0)，只对第一个前导维度求和：要对每个前导维度"
-                                                "求和，db = dout.reshape(-1, D_out).sum(axis=0)",
-    "your db is dout.sum(axis=-1), summed over the OUTPUT features: db has one entry per output feature, sum over the "
-    "leading axes instead, db = dout.reshape(-1, D_out).sum(axis=0)":
-        "你的 db 是 dout.sum(axis=-1)，是在【输出特征】上求和：db 每个输出特征对应一项，应该在前导维度上求和，"
-        "db = dout.reshape(-1, D_out).sum(axis=0)",
-    "your dW and db are MEANS over the N rows (x^T dout / N, dout.mean(axis=0)): the gradient of a sum is a sum; a mean "
-    "over the batch, if the loss takes one, is already inside dout":
-        "你的 dW 和 db 是对 N 行取的【平均】（x^T dout / N，dout.mean(axis=0)）：和的梯度是求和；如果损失对批次取了平均，"
-        "它已经包含在 dout 里了",
-    "your db is the MEAN of dout over the rows: the gradient of a sum is a sum, db = dout.reshape(-1, D_out).sum(axis=0)":
-        "你的 db 是 dout 对各行的【平均】：和的梯度是求和，db = dout.reshape(-1, D_out).sum(axis=0)",
-    _SHAPE_GUIDE: "让形状对上：dx = dout @ W.T 是 (..., D_out) @ (D_out, D_in)；dW = x2.T @ dout2 是 (D_in, N) @ (N, D_out)，"
-                  "其中 x2 = x.reshape(-1, D_in)，dout2 = dout.reshape(-1, D_out)；对 3 维数组用 x.T 会把【所有】维度都反过来"
-                  "（请用 np.swapaxes(x, -1, -2)，或先展平成 2 维）",
-    "{what}: your code raised {err}{where}": "{what}：你的代码抛出了 {err}{where}",
-    "{what}: should return a tuple (dx, dW, db), got {kind}": "{what}：应该返回元组 (dx, dW, db)，实际得到 {kind}",
-    "{what}: {fail}": "{what}：{fail}",
-    "linear_backward is a function linear_backward(dout, x, W)": "linear_backward 是一个函数 linear_backward(dout, x, W)",
-    "the products fit: dx is (..., D_in), dW is (D_in, D_out), db is (D_out,)":
-        "乘积的形状对得上：dx 是 (..., D_in)，dW 是 (D_in, D_out)，db 是 (D_out,)",
-    "dx, dW and db equal torch autograd of y = x @ W + b on every case":
-        "每组输入上，dx、dW 和 db 都等于 torch autograd 对 y = x @ W + b 求出的梯度",
-    "leading axes of any rank: none (x is one vector), then (B, H, T, S)": "任意数量的前导维度：没有（x 是一个向量），以及 (B, H, T, S)",
-    "dW and db are sums over positions: the batch written twice doubles them": "dW 和 db 是对位置的求和：批次重复一遍，它们就翻倍",
-    "x of shape (D_in,) = (4,), no leading axis: dW = outer(x, dout), db = dout":
-        "形状为 (D_in,) = (4,) 的 x，没有前导维度：dW = outer(x, dout)，db = dout",
-    "x of shape (B, H, T, S, D_in) = (2, 3, 4, 5, 6)": "形状为 (B, H, T, S, D_in) = (2, 3, 4, 5, 6) 的 x",
-    "dx of the doubled batch": "重复一遍的批次的 dx",
-    "dW of the doubled batch": "重复一遍的批次的 dW",
-    "db of the doubled batch": "重复一遍的批次的 db",
-    "{label}, with x and dout concatenated with themselves, compared with your own gradients for x and dout: {fail}. "
-    "Each position adds its own contribution to dW and db: sum them, do not average; and each row of dx depends on "
-    "its own row of dout only": "{label}，把 x 和 dout 各自与自身拼接后，与你自己对 x 和 dout 求出的梯度比较：{fail}。每个"
-                                "位置都给 dW 和 db 加上自己的贡献：要求和，不要求平均；而 dx 的每一行只取决于 dout 对应的"
-                                "那一行",
-})

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import softmax
 
@@ -256,69 +256,3 @@ def _pair(value, c):
         raise Fail(t("{label}: attention_weights should have shape (B, H, T_q, T_k) = {want}, got {got}",
                      label=c.label, want=want, got=tuple(weights.shape)))
     return out, weights
-
-
-_ZH = register({
-    _SPLIT_FIX: "先 reshape 成 (B, T, num_heads, depth)（把每个位置的特征切成多个头），再 transpose(0, 2, 1, 3) 成 (B, num_heads, T, depth)",
-    _COMBINE_FIX: "先 transpose(0, 2, 1, 3) 回到 (B, T, H, depth)，再 reshape 成 (B, T, H * depth)",
-    f"your output equals multi-head attention whose split_heads reshapes straight to (B, H, T, depth), which mixes "
-    f"positions into heads: {_SPLIT_FIX}":
-        "你的输出等于 split_heads 直接 reshape 成 (B, H, T, depth) 的多头注意力，这会把位置混进头里：先 reshape 成 (B, T, num_heads, depth)（把每个位置的特征切成多个头），再 transpose(0, 2, 1, 3) 成 (B, num_heads, T, depth)",
-    f"your output equals multi-head attention whose combine_heads reshapes (B, H, T, depth) straight to "
-    f"(B, T, d_model), which mixes heads into positions: {_COMBINE_FIX}":
-        "你的输出等于 combine_heads 把 (B, H, T, depth) 直接 reshape 成 (B, T, d_model) 的多头注意力，这会把头混进位置里："
-        "先 transpose(0, 2, 1, 3) 回到 (B, T, H, depth)，再 reshape 成 (B, T, H * depth)",
-    f"your output equals multi-head attention whose split_heads and combine_heads both reshape without transposing "
-    f"(they undo each other, so a round trip hides it): split: {_SPLIT_FIX}; combine: {_COMBINE_FIX}":
-        "你的输出等于 split_heads 和 combine_heads 都只 reshape、不 transpose 的多头注意力（两者互相抵消，所以拆了再合"
-        "看不出问题）：拆分：先 reshape 成 (B, T, num_heads, depth)（把每个位置的特征切成多个头），再 transpose(0, 2, 1, 3) 成 (B, num_heads, T, depth)；合并：先 transpose(0, 2, 1, 3) 回到 (B, T, H, depth)，再 reshape 成 (B, T, H * depth)",
-    "your output equals the concatenated heads without the output projection: finish with combine_heads(...) @ Wo":
-        "你的输出等于拼接后的各个头，没有输出投影：最后要做 combine_heads(...) @ Wo",
-    "your output equals multi-head attention with x @ W.T: here, as in seed 000, the weights are applied as x @ W "
-    "(seed 002 and nn.Linear use x @ W.T)": "你的输出等于用 x @ W.T 的多头注意力：本题和 seed 000 一样，权重的用法是 "
-                                            "x @ W（seed 002 和 nn.Linear 用的是 x @ W.T）",
-    "your output equals multi-head attention without the 1/√depth scale: divide each head's scores by math.sqrt(depth)":
-        "你的输出等于没有 1/√depth 缩放的多头注意力：每个头的分数都要除以 math.sqrt(depth)",
-    "your output equals multi-head attention scaled by 1/√d_model: inside a head the scale is 1/√depth, "
-    "depth = d_model // num_heads (the size of one head's query)":
-        "你的输出等于按 1/√d_model 缩放的多头注意力：在一个头内部，缩放因子是 1/√depth，depth = d_model // num_heads"
-        "（一个头的查询的大小）",
-    "your output equals multi-head attention split into `depth` heads of size num_heads: call "
-    "split_heads(x, num_heads, depth), which reshapes to (B, T, num_heads, depth)":
-        "你的输出等于拆成 `depth` 个大小为 num_heads 的头的多头注意力：请调用 split_heads(x, num_heads, depth)，它 "
-        "reshape 成 (B, T, num_heads, depth)",
-    "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); hide the "
-    "keys where mask is False: np.where(mask, scores, -np.inf)":
-        "你的掩码反了：本题 True 表示“可以关注”（seed 000 用 1 = 遮挡，并加上 mask * -1e9）；要遮挡 mask 为 False 的键："
-        "np.where(mask, scores, -np.inf)",
-    "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1":
-        "你的权重是在查询上归一化的（axis=-2）：softmax 必须在键上做，axis=-1",
-    f"split_heads reshapes straight to (B, H, T, depth), which mixes positions into heads: {_SPLIT_FIX}":
-        "split_heads 直接 reshape 成 (B, H, T, depth)，这会把位置混进头里：先 reshape 成 (B, T, num_heads, depth)（把每个位置的特征切成多个头），再 transpose(0, 2, 1, 3) 成 (B, num_heads, T, depth)",
-    f"combine_heads reshapes (B, H, T, depth) straight to (B, T, d_model), which mixes heads into positions: "
-    f"{_COMBINE_FIX}": "combine_heads 把 (B, H, T, depth) 直接 reshape 成 (B, T, d_model)，这会把头混进位置里：先 transpose(0, 2, 1, 3) 回到 (B, T, H, depth)，再 reshape 成 (B, T, H * depth)",
-    "split_heads, combine_heads and multi_head_attention take seed 000's arguments":
-        "split_heads、combine_heads 和 multi_head_attention 的参数与 seed 000 一致",
-    "split_heads turns (B, T, d_model) into (B, H, T, depth), head h holding features h*depth..":
-        "split_heads 把 (B, T, d_model) 变成 (B, H, T, depth)，第 h 个头拿到特征 h*depth..",
-    "combine_heads turns (B, H, T, depth) back into (B, T, H * depth)": "combine_heads 把 (B, H, T, depth) 变回 (B, T, H * depth)",
-    "hidden keys get exactly zero weight in every head": "每个头里被遮挡的键权重都恰好为 0",
-    "under a causal mask, position i uses no position after i": "在因果掩码下，位置 i 不用到 i 之后的任何位置",
-    "a query with no visible key gets zero weights and a zero output": "没有任何可见键的查询，权重和输出都为 0",
-    "large scores (Wq and Wk times 30) give no NaN or inf: softmax subtracts each row's max":
-        "大分数（Wq 和 Wk 乘以 30）不产生 NaN 或 inf：softmax 减去每行的最大值",
-    "float32 stays float32 through the projections, the scale and the mask": "经过投影、缩放和掩码之后，float32 仍然是 float32",
-    "{target} output": "{target} 的输出",
-    "{label}: {fail}": "{label}：{fail}",
-    "{label}: weight {w:.3g} at index {where}, a hidden key: give hidden scores -np.inf before softmax "
-    "(np.where(mask, scores, -np.inf)), True = may attend":
-        "{label}：下标 {where} 处的权重是 {w:.3g}，而那是一个被遮挡的键：softmax 之前要把被遮挡的分数设为 -np.inf"
-        "（np.where(mask, scores, -np.inf)），True = 可以关注",
-    "{label}: changing the input after position {pos} changed the output at position ≤ {pos}: the future leaks "
-    "through the causal mask": "{label}：改动位置 {pos} 之后的输入，改变了位置 ≤ {pos} 的输出：未来的信息穿过了因果掩码",
-    "batch 1, head 0, query 2": "批次 1、第 0 个头的查询 2",
-    "{label}: should return a tuple (output, attention_weights) of NumPy arrays":
-        "{label}：应该返回由 NumPy 数组组成的元组 (output, attention_weights)",
-    "{label}: attention_weights should have shape (B, H, T_q, T_k) = {want}, got {got}":
-        "{label}：attention_weights 的形状应为 (B, H, T_q, T_k) = {want}，实际是 {got}",
-})

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure
 
 _TRACK = "numpy"  # no autograd checks
@@ -248,92 +248,3 @@ def no_stale_state(kit):
         compare(again, first, t("the second table for position=12, d_model=6"), _LEGEND)
     except Fail as fail:
         raise Fail(t("{fail}, compared with your own first table for the same sizes", fail=fail), t(_STALE)) from None
-
-
-_ZH = register({
-    "every column pair rotates at the same frequency, the position itself: the exponent 2i/d_model came "
-    "out 0 (integer division, 2 * i // d_model); divide in floating point, 2 * i / d_model":
-        "每一对列的频率都相同，角度就是位置本身：指数 2i/d_model 算成了 0（整数除法 2 * i // d_model）；请用浮点除法，"
-        "2 * i / d_model",
-    "your angles are pos / (10000^(2i) / d_model): the exponent is the whole 2i/d_model, "
-    "np.power(10000.0, 2 * i / d_model)":
-        "你的角度是 pos / (10000^(2i) / d_model)：指数应是整个 2i/d_model，np.power(10000.0, 2 * i / d_model)",
-    "your table picks sin or cos by the parity of the POSITION (the row): it is the column that decides, "
-    "sin in the even columns 2i, cos in the odd ones 2i+1":
-        "你的表按位置（行）的奇偶来选 sin 或 cos：应由列决定，偶数列 2i 用 sin，奇数列 2i+1 用 cos",
-    "your table has no batch axis: return shape (1, position, d_model), e.g. pe[np.newaxis], so that it broadcasts "
-    "over (B, T, D) embeddings": "你的表没有批次维：要返回形状 (1, position, d_model)，例如 pe[np.newaxis]，这样它才能在 "
-                                 "(B, T, D) 的嵌入上广播",
-    "your table has sin and cos swapped: even columns (0, 2, 4, ...) take sin, odd columns take cos":
-        "你的表把 sin 和 cos 弄反了：偶数列（0, 2, 4, ...）用 sin，奇数列用 cos",
-    "your positions start at 1: they start at 0 (np.arange(position)), so row 0 is [0, 1, 0, 1, ...]":
-        "你的位置从 1 开始：位置应该从 0 开始（np.arange(position)），所以第 0 行是 [0, 1, 0, 1, ...]",
-    "your exponent is i/d_model: it is 2i/d_model, i.e. pos / 10000^(2i/d_model) with i = j // 2 for column j "
-    "(equivalently, the even column index 2 * (j // 2) over d_model)":
-        "你的指数是 i/d_model：应该是 2i/d_model，即 pos / 10000^(2i/d_model)，第 j 列的 i = j // 2（等价地，用偶数列下标 "
-        "2 * (j // 2) 除以 d_model）",
-    "your odd columns use the exponent j/d_model with j their own index: columns 2i and 2i+1 share one frequency, "
-    "1 / 10000^(2i/d_model), so use 2 * (j // 2), not j":
-        "你的奇数列用的指数是 j/d_model，j 是它自己的下标：第 2i 列和第 2i+1 列共用一个频率 1 / 10000^(2i/d_model)，"
-        "所以要用 2 * (j // 2)，而不是 j",
-    "your table uses base 1000: the paper's wavelengths grow as 10000^(2i/d_model), base 10000":
-        "你的表用的底数是 1000：论文中的波长按 10000^(2i/d_model) 增长，底数是 10000",
-    "your table multiplies pos by 10000^(2i/d_model): divide by it, i.e. multiply by exp(-2i · ln(10000) / d_model), "
-    "with the minus sign": "你的表把 pos 乘以 10000^(2i/d_model)：应该除以它，即乘以 exp(-2i · ln(10000) / d_model)，"
-                           "注意负号",
-    "your table puts every sin column first and every cos column after: the paper interleaves them, pe[:, 0::2] = sin "
-    "and pe[:, 1::2] = cos": "你的表把所有 sin 列放在前面、所有 cos 列放在后面：论文是交错排列的，pe[:, 0::2] = sin，"
-                             "pe[:, 1::2] = cos",
-    "with an odd d_model your last column is 0: it is a sin column, sin(pos / 10000^((d_model-1)/d_model))":
-        "d_model 为奇数时你的最后一列是 0：它是 sin 列，sin(pos / 10000^((d_model-1)/d_model))",
-    _SEED000_CAST: "你的表是 float32，即 float64 的表舍入一次的结果（seed 000 最后做了 .astype(np.float32)）：在 float32 "
-                   "精度内是对的。本题的约定是 float64：直接返回你算出的表，不要转换（float32 只有约 7 位有效数字，而 "
-                   "float64 的模型会把 float32 的表加到 float64 的嵌入上）",
-    "{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works":
-        "{label}：d_model 为奇数时你的代码抛出了 {err}{where}，而 d_model={even} 时可以运行",
-    "an odd d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: give the cos "
-    "columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute one angle per column":
-        "奇数的 d_model 有 (d_model+1)//2 = {sins} 个 sin 列，却只有 d_model//2 = {coss} 个 cos 列：cos 列只用前 "
-        "d_model//2 个频率（seed 004：div_term[:-1]），或者每一列单独算一个角度",
-    "positional encoding": "位置编码",
-    "{label}: {fail}": "{label}：{fail}",
-    "{label}: the table": "{label}：位置编码表",
-    "in your table the batch axis is missing: return pe[np.newaxis]": "你的表缺少批次维：请返回 pe[np.newaxis]",
-    "in your table position and d_model are swapped: rows are positions, columns the d_model features":
-        "你的表把 position 和 d_model 弄反了：行是位置，列是 d_model 个特征",
-    "in your table the rows are features, not positions, and there is no batch axis: rows are positions, then add it "
-    "with pe[np.newaxis]":
-        "你的表的行是特征而不是位置，而且没有批次维：行应是位置，再用 pe[np.newaxis] 加上批次维",
-    "{label}: the table should have shape {legend} = {want}, got {got}{hint}":
-        "{label}：表的形状应为 {legend} = {want}，实际是 {got}{hint}",
-    "positional encoding (float32, against the float64 table rounded to float32)":
-        "位置编码（float32，与舍入到 float32 的 float64 表比较）",
-    "{label}: the table should have shape {legend} = {want} first": "{label}：表的形状首先应为 {legend} = {want}",
-    "{label}: the last column (index {index}, even) is 0 everywhere: it is a sin column, {formula}, even though it has "
-    "no cos partner": "{label}：最后一列（下标 {index}，偶数）全是 0：它是 sin 列，{formula}，尽管它没有配对的 cos 列",
-    "{label}: the last column (index {index}, even) starts {shown}..., a cos column: even columns take sin, so it is "
-    "{formula}": "{label}：最后一列（下标 {index}，偶数）以 {shown}... 开头，是 cos 列：偶数列用 sin，所以它应是 {formula}",
-    "position={n}, d_model=6: the table should have shape {legend} = {want} first":
-        "position={n}，d_model=6：表的形状首先应为 {legend} = {want}",
-    "the table for position=5, d_model=6": "position=5、d_model=6 的表",
-    "{fail}, compared with the first 5 rows of your table for position=12: row pos depends only on pos and d_model, "
-    "never on how many positions were asked for": "{fail}（与你的 position=12 的表的前 5 行比较）：第 pos 行只取决于 pos "
-                                                  "和 d_model，与要求了多少个位置无关",
-    "{label}, called after position=12, d_model=6: the table should have shape {legend} = {want}, got {got}":
-        "{label}，在 position=12、d_model=6 之后调用：表的形状应为 {legend} = {want}，实际是 {got}",
-    "your table depends on an earlier call: build it from this call's position and d_model; a table kept from an "
-    "earlier call must be keyed on both":
-        "你的表依赖于之前的调用：请用这次调用的 position 和 d_model 构造表；从之前调用留下来的表必须同时以两者为键",
-    "the second table for position=12, d_model=6": "position=12、d_model=6 的第二张表",
-    "{fail}, compared with your own first table for the same sizes": "{fail}（与你自己用相同大小生成的第一张表比较）",
-    "positional_encoding is a function taking (position, d_model)": "positional_encoding 是一个接受 (position, d_model) 的函数",
-    "returns a NumPy array of shape (1, position, d_model) on every case": "每组输入都返回形状为 (1, position, d_model) 的 NumPy 数组",
-    "an odd d_model works (1, 3, 9 and 11 columns)": "奇数的 d_model 也能用（1、3、9 和 11 列）",
-    "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64":
-        "float64 下与 PE[pos, 2i] = sin(pos / 10000^(2i/d_model))、PE[pos, 2i+1] = cos(...) 一致",
-    "with an odd d_model the last column is a sin column (0 at position 0, not 0 everywhere)":
-        "d_model 为奇数时最后一列是 sin 列（位置 0 处为 0，但不是处处为 0）",
-    "a shorter table is the start of a longer one (row pos depends on pos only)": "短表是长表的开头（第 pos 行只取决于 pos）",
-    "the same sizes give the same table after calls with other sizes (no stale cache)":
-        "中间用别的大小调用过之后，相同的大小仍给出相同的表（没有过期的缓存）",
-})

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
 TARGET = "softmax"
@@ -247,74 +247,3 @@ def sums_to_one(kit):
             worst = float(np.ravel(sums)[np.nanargmax(np.abs(np.ravel(sums) - 1))]) if np.isfinite(sums).any() else float("nan")
             raise Fail(t("{label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}", label=c.label,
                          axis=axis, worst=worst), found)
-
-
-_ZH = register({
-    _DTYPE: "{want} 的 logits 返回成了 {got}：代码里某处做了类型转换（np.asarray(x, dtype=...)、.astype(...)），或者和另一种 "
-            "dtype 的数组或 NumPy 标量一起运算而被提升了类型；自始至终保持 x 本身的 dtype",
-    "your max follows `axis` but your sum is over the last axis: pass axis=axis to np.sum as well":
-        "你的 max 用了 `axis`，但求和却在最后一维上：np.sum 也要传 axis=axis",
-    "you divide by the sum of the WHOLE array (np.sum(e) with no axis): each slice is normalised on its "
-    "own, np.sum(e, axis=axis, keepdims=True)":
-        "你除以的是整个数组的和（np.sum(e) 没有指定 axis）：每个切片应单独归一化，np.sum(e, axis=axis, keepdims=True)",
-    "your output is log-softmax, x - max - log(sum(exp(x - max))): return the probabilities themselves, "
-    "e / np.sum(e, axis=axis, keepdims=True)":
-        "你的输出是 log-softmax，x - max - log(sum(exp(x - max)))：应返回概率本身，e / np.sum(e, axis=axis, keepdims=True)",
-    "you subtract the MIN of each slice: exp(x - min) overflows for a wide slice; subtract the max, so "
-    "the largest exponent is exp(0) = 1":
-        "你减去的是每个切片的最小值：切片跨度大时 exp(x - min) 会溢出；应减去最大值，这样最大的指数是 exp(0) = 1",
-    "your output is right but `axis` stays moved to the end: after np.moveaxis(x, axis, -1) and normalising there, "
-    "move it back with np.moveaxis(result, -1, axis)":
-        "你的输出数值是对的，但 `axis` 一直停在最后：用 np.moveaxis(x, axis, -1) 移过去归一化之后，要用 "
-        "np.moveaxis(result, -1, axis) 把它移回来",
-    "softmax is a function softmax(x, axis)": "softmax 是一个函数 softmax(x, axis)",
-    "reductions keep their axis (keepdims=True), so they broadcast back": "归约保留被归约的维度（keepdims=True），这样才能广播回去",
-    "softmax(x) with no axis normalises over the last axis": "softmax(x) 不传 axis 时在最后一维上归一化",
-    "stability: logits of size 1e4 give no NaN or inf (float64 and float32)":
-        "数值稳定性：量级 1e4 的 logits 不产生 NaN 或 inf（float64 和 float32）",
-    "stability: slices near -1e4, 0 and +1e3 are each normalised on their own":
-        "数值稳定性：分别在 -1e4、0 和 +1e3 附近的切片各自独立归一化",
-    "every slice along the axis lies in [0, 1] and sums to 1": "沿 axis 的每个切片都在 [0, 1] 之间，且和为 1",
-    _KEEPDIMS: "不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 'operands could not be "
-               "broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
-    "your output equals softmax without subtracting the max: exp of a large logit overflows to inf (exp(710) in "
-    "float64, exp(89) in float32) and inf/inf is NaN; subtract np.max(x, axis=axis, keepdims=True) before np.exp":
-        "你的输出等于没有减去最大值的 softmax：大的 logit 取 exp 会溢出成 inf（float64 下 exp(710)，float32 下 exp(89)），"
-        "inf/inf 就是 NaN；在 np.exp 之前减去 np.max(x, axis=axis, keepdims=True)",
-    "your output equals softmax shifted by the max of the WHOLE array (np.max(x)): a slice whose entries all lie far "
-    "below it underflows to 0/0 = NaN; subtract each slice's own max, np.max(x, axis=axis, keepdims=True)":
-        "你的输出等于减去【整个数组】最大值（np.max(x)）的 softmax：所有元素都远小于它的切片会下溢成 0/0 = NaN；"
-        "要减去每个切片自己的最大值，np.max(x, axis=axis, keepdims=True)",
-    "your output is normalised over the last axis whatever `axis` says: pass axis=axis to np.max and np.sum":
-        "不管 `axis` 是多少，你的输出都在最后一维上归一化：给 np.max 和 np.sum 传 axis=axis",
-    f"you divide by np.sum(e, axis=axis); {_KEEPDIMS}":
-        "你除以的是 np.sum(e, axis=axis)；不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 "
-        "'operands could not be broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
-    f"you subtract np.max(x, axis=axis); {_KEEPDIMS}":
-        "你减去的是 np.max(x, axis=axis)；不加 keepdims=True，被归约的维度就没了，结果会沿错误的维度广播（或者报错 "
-        "'operands could not be broadcast'）：给 np.max 和 np.sum 传 keepdims=True",
-    "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer sums to 1; "
-    "divide by np.sum(e, axis=axis, keepdims=True)":
-        "你的输出等于 exp(x - max) 除以它的【最大值】：最大的元素是 1，切片的和不再是 1；要除以 "
-        "np.sum(e, axis=axis, keepdims=True)",
-    "your output equals x / sum(x), with no exponential: softmax normalises exp(x), which is positive":
-        "你的输出等于 x / sum(x)，没有取指数：softmax 归一化的是恒为正的 exp(x)",
-    "{what}: {fail}": "{what}：{fail}",
-    "x of shape {shape}, axis={axis}": "形状为 {shape} 的 x，axis={axis}",
-    "x of shape {shape}, axis={axis}: your code raised {err}": "形状为 {shape} 的 x，axis={axis}：你的代码抛出了 {err}",
-    "{fail}; the default is axis=-1 (def softmax(x, axis=-1))": "{fail}；默认值是 axis=-1（def softmax(x, axis=-1)）",
-    "{dtype}, logits of size 1e4: entry {bad} is {value}. {advice}": "{dtype}，量级 1e4 的 logits：元素 {bad} 是 {value}。{advice}",
-    "subtract the max of each slice before np.exp: exp(1000) is inf and inf/inf is NaN":
-        "在 np.exp 之前减去每个切片的最大值：exp(1000) 是 inf，inf/inf 是 NaN",
-    "{dtype}, logits of size 1e4": "{dtype}，量级 1e4 的 logits",
-    "subtract each slice's own max: np.max(x, axis=axis, keepdims=True)":
-        "减去每个切片自己的最大值：np.max(x, axis=axis, keepdims=True)",
-    "{dtype}, axis={axis}: the row(s) of logits near {near} came out NaN. {advice}":
-        "{dtype}，axis={axis}：logits 在 {near} 附近的行结果是 NaN。{advice}",
-    "{dtype}, axis={axis}: the column(s) of logits near {near} came out NaN. {advice}":
-        "{dtype}，axis={axis}：logits 在 {near} 附近的列结果是 NaN。{advice}",
-    "{dtype}, rows near 0, -1e4 and +1e3, axis={axis}": "{dtype}，分别在 0、-1e4 和 +1e3 附近的行，axis={axis}",
-    "{dtype}, columns near 0, -1e4 and +1e3, axis={axis}": "{dtype}，分别在 0、-1e4 和 +1e3 附近的列，axis={axis}",
-    "{label}: the slices along axis {axis} should sum to 1, one sums to {worst:.6g}":
-        "{label}：沿 axis {axis} 的每个切片的和应为 1，有一个的和是 {worst:.6g}",
-})

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from checker.lang import register, t
+from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 
 TARGET = "softmax_backward"
@@ -265,77 +265,3 @@ def shift_invariant(kit):
         raise Fail(t("{label}, compared with your own dx for dy: {fail}. A loss that adds c · Σ_j y_j = c to every slice "
                      "does not depend on x, so dy + c must give the same dx: subtract the y-weighted sum of dy, "
                      "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))", label=c.label, fail=fail)) from None
-
-
-_ZH = register({
-    "your dx is dy * (y - sum(dy * y)): dy and y trade places; dx = y * (dy - sum(dy * y, axis))":
-        "你的 dx 是 dy * (y - sum(dy * y))：dy 和 y 放反了；dx = y * (dy - sum(dy * y, axis))",
-    "you subtract sum(y * y) where the formula has sum(dy * y): the weighted sum is of the upstream "
-    "gradient, <dy, y>":
-        "你减去的是 sum(y * y)，而公式里是 sum(dy * y)：加权求和的对象是上游梯度，<dy, y>",
-    "your dx is dy - y * sum(dy), the backward of LOG-softmax: for y = softmax(x) it is "
-    "y * (dy - sum(dy * y, axis))":
-        "你的 dx 是 dy - y * sum(dy)，这是 log-softmax 的反向传播：对 y = softmax(x) 应为 y * (dy - sum(dy * y, axis))",
-    _KEEPDIMS: "不加 keepdims=True，求和后那一维就没了，结果会沿错误的维度广播（或者报错 'operands could not be broadcast'）：np.sum(dy * y, axis=axis, keepdims=True)",
-    "your values are right but float32 inputs give a float64 dx: keep y's dtype (no .astype(np.float64), no float64 "
-    "array in the arithmetic)": "数值是对的，但 float32 的输入得到了 float64 的 dx：保持 y 的 dtype（不要 "
-                                ".astype(np.float64)，运算中也不要有 float64 数组）",
-    "your dx equals y * (1 - y) * dy, the DIAGONAL of the Jacobian only: softmax's output i depends on every logit j "
-    "(dy_i/dx_j = y_i (δ_ij - y_j)), so dx_i = y_i (dy_i - Σ_j dy_j y_j); dx = y * (dy - np.sum(dy * y, axis=axis, "
-    "keepdims=True))": "你的 dx 等于 y * (1 - y) * dy，只是雅可比矩阵的【对角线】：softmax 的输出 i 依赖于每个 logit j"
-                       "（dy_i/dx_j = y_i (δ_ij - y_j)），所以 dx_i = y_i (dy_i - Σ_j dy_j y_j)；"
-                       "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))",
-    "your dx equals y * dy, the derivative of exp alone: the normalisation also depends on x, subtract y * Σ_j dy_j y_j; "
-    "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))":
-        "你的 dx 等于 y * dy，只是 exp 的导数：归一化的分母也依赖于 x，要减去 y * Σ_j dy_j y_j；"
-        "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))",
-    "your dx equals dy - Σ_j dy_j y_j, without the factor y in front: dx = y * (dy - np.sum(dy * y, axis=axis, "
-    "keepdims=True))": "你的 dx 等于 dy - Σ_j dy_j y_j，前面少了因子 y：dx = y * (dy - np.sum(dy * y, axis=axis, "
-                       "keepdims=True))",
-    "your dx equals y * (dy - Σ_j dy_j), the sum of dy unweighted: the sum is weighted by y, np.sum(dy * y, axis=axis, "
-    "keepdims=True)": "你的 dx 等于 y * (dy - Σ_j dy_j)，dy 的求和没有加权：求和要用 y 加权，np.sum(dy * y, axis=axis, "
-                      "keepdims=True)",
-    "your dx equals y * (dy - mean(dy * y)): the term is the SUM Σ_j dy_j y_j, not its mean; np.sum(dy * y, axis=axis, "
-    "keepdims=True)": "你的 dx 等于 y * (dy - mean(dy * y))：这一项是【求和】Σ_j dy_j y_j，不是平均；"
-                      "np.sum(dy * y, axis=axis, keepdims=True)",
-    "your dx equals y * (Σ_j dy_j y_j - dy), the negative of the gradient: dx = y * (dy - Σ_j dy_j y_j)":
-        "你的 dx 等于 y * (Σ_j dy_j y_j - dy)，是梯度的相反数：dx = y * (dy - Σ_j dy_j y_j)",
-    "your dx sums over the last axis whatever `axis` says: pass axis=axis to np.sum":
-        "不管 `axis` 是多少，你的 dx 都在最后一维上求和：给 np.sum 传 axis=axis",
-    f"you subtract np.sum(dy * y, axis=axis); {_KEEPDIMS}": "你减去的是 np.sum(dy * y, axis=axis)；不加 keepdims=True，求和后那一维就没了，结果会沿错误的维度广播（或者报错 'operands could not be broadcast'）：np.sum(dy * y, axis=axis, keepdims=True)",
-    "your dx subtracts np.sum(dy * y) over the WHOLE array: each slice along `axis` has its own sum, np.sum(dy * y, "
-    "axis=axis, keepdims=True)": "你的 dx 减去的是【整个数组】上的 np.sum(dy * y)：沿 `axis` 的每个切片有它自己的和，"
-                                 "np.sum(dy * y, axis=axis, keepdims=True)",
-    "your dx is the softmax gradient at softmax(y): y is already the softmax OUTPUT, use it as it is (dx = y * (dy - "
-    "np.sum(dy * y, axis=axis, keepdims=True)))": "你的 dx 是在 softmax(y) 处的 softmax 梯度：y 已经是 softmax 的【输出】"
-                                                  "了，直接用它（dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))）",
-    "softmax_backward is a function softmax_backward(dy, y, axis)": "softmax_backward 是一个函数 softmax_backward(dy, y, axis)",
-    "the sum keeps its axis (keepdims=True), so it broadcasts back": "求和保留被求和的维度（keepdims=True），这样才能广播回去",
-    "softmax_backward(dy, y) with no axis uses the last axis": "softmax_backward(dy, y) 不传 axis 时用最后一维",
-    "dx equals torch autograd through torch.softmax on every case": "每组输入上，dx 都等于 torch autograd 通过 torch.softmax 求出的梯度",
-    "a saturated softmax (entries exactly 0 and 1) gives finite gradients, 0 where y is 0":
-        "饱和的 softmax（元素恰好为 0 和 1）给出有限的梯度，y 为 0 处梯度为 0",
-    "every slice of dx along the axis sums to 0 (softmax's outputs always sum to 1)":
-        "dx 沿 axis 的每个切片和为 0（softmax 的输出总是和为 1）",
-    "adding a constant to dy along the axis leaves dx unchanged": "沿 axis 给 dy 加上一个常数，dx 不变",
-    "{what}: your code raised {err}": "{what}：你的代码抛出了 {err}",
-    "{what}: {fail}": "{what}：{fail}",
-    "y of shape {shape}, axis={axis}": "形状为 {shape} 的 y，axis={axis}",
-    "{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 (def softmax_backward(dy, y, axis=-1))":
-        "{fail}，而显式传入 axis=-1 时是对的：默认值是 axis=-1（def softmax_backward(dy, y, axis=-1)）",
-    "{dtype}, logits of size 1e3": "{dtype}，量级 1e3 的 logits",
-    "{dtype}, logits of size 1e3 (y has exact 0s and 1s): dx{at} is {got} where y is {y}; dx = y * (dy - "
-    "np.sum(dy * y, ...)) needs no log and no division, and is exactly 0 wherever y is 0":
-        "{dtype}，量级 1e3 的 logits（y 中有恰好为 0 和 1 的元素）：y 为 {y} 处 dx{at} 是 {got}；"
-        "dx = y * (dy - np.sum(dy * y, ...)) 不需要取对数，也不需要做除法，并且在 y 为 0 处恰好为 0",
-    "{label}: the slices of dx along axis {axis} should sum to 0 (moving every logit of a slice by the same amount "
-    "leaves softmax unchanged, so the gradient has no component along it), one sums to {worst:.6g}":
-        "{label}：dx 沿 axis {axis} 的每个切片的和应为 0（把一个切片的所有 logit 平移同样的量，softmax 不变，所以梯度在"
-        "这个方向上没有分量），有一个的和是 {worst:.6g}",
-    "dx for dy + c": "dy + c 对应的 dx",
-    "{label}, compared with your own dx for dy: {fail}. A loss that adds c · Σ_j y_j = c to every slice does not "
-    "depend on x, so dy + c must give the same dx: subtract the y-weighted sum of dy, dx = y * (dy - np.sum(dy * y, "
-    "axis=axis, keepdims=True))": "{label}，与你自己对 dy 求出的 dx 比较：{fail}。给每个切片加上 c · Σ_j y_j = c 的"
-                                  "损失与 x 无关，所以 dy + c 必须给出同样的 dx：要减去 dy 的 y 加权和，"
-                                  "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))",
-})

@@ -14,7 +14,7 @@ from torch.optim.adamw import adamw as torch_adamw
 
 from checker.checks.child.adamw import adamw_loop
 from checker.kit import Accepted, Convention, Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "adamw_step"
 OUTPUTS = [("param", "(...)"), ("exp_avg", "(...)"), ("exp_avg_sq", "(...)")]
@@ -250,82 +250,3 @@ def decoupled(kit):
         raise Fail(t("{label}, grad = 0, exp_avg = exp_avg_sq = 0, step 1: {fail}. With nothing to follow, AdamW "
                      "only decays: θ · (1 − lr · weight_decay) = θ · {factor:g}", label=c.label, fail=fail,
                      factor=1 - h["lr"] * h["weight_decay"]), named) from None
-
-
-_ZH = register({
-    "your second moment averages |g|, not g²: v ← β2·v + (1 − β2)·g² (grad * grad), so that √v̂ is the root mean "
-    "square of the gradient":
-        "你的二阶矩平均的是 |g|，而不是 g²：v ← β2·v + (1 − β2)·g²（grad * grad），这样 √v̂ 才是梯度的均方根",
-    "exp_avg: m ← β1·m + (1 − β1)·g": "exp_avg：m ← β1·m + (1 − β1)·g",
-    "exp_avg_sq: v ← β2·v + (1 − β2)·g²": "exp_avg_sq：v ← β2·v + (1 − β2)·g²",
-    ". The moment returned by step {step} differs already: {formula}": "。第 {step} 步返回的矩已经不对了：{formula}",
-    "{label}: {fail}{moment}": "{label}：{fail}{moment}",
-    "your bias correction divides by (1 − β1)^t and (1 − β2)^t: the correction is 1 − β1^t and 1 − β2^t, the power on "
-    "β alone (1 - beta1 ** step), the total weight the average has given the gradients so far":
-        "你的偏差修正除以的是 (1 − β1)^t 和 (1 − β2)^t：修正项是 1 − β1^t 和 1 − β2^t，幂只作用在 β 上"
-        "（1 - beta1 ** step），它是滑动平均到目前为止给梯度的总权重",
-    "your bias correction uses t + 1: step is already this step's number, counting from 1 (torch increments its "
-    "counter before the update), so use 1 − β1^step and 1 − β2^step":
-        "你的偏差修正用了 t + 1：step 已经是本步的编号，从 1 开始计数（torch 在更新之前先把计数器加一），"
-        "所以用 1 − β1^step 和 1 − β2^step",
-    "the exp_avg and exp_avg_sq you return are the bias-corrected m̂ and v̂: the state keeps the raw moving averages m "
-    "and v; m̂ and v̂ are recomputed from them at every step, for the update only":
-        "你返回的 exp_avg 和 exp_avg_sq 是偏差修正后的 m̂ 和 v̂：状态里保存的是原始的滑动平均 m 和 v；"
-        "m̂ 和 v̂ 每一步都由它们重新算出，只用于这一步的更新",
-    "you return (param, exp_avg_sq, exp_avg): the order is (param, exp_avg, exp_avg_sq), the first moment m before "
-    "the second moment v":
-        "你返回的是 (param, exp_avg_sq, exp_avg)：顺序应该是 (param, exp_avg, exp_avg_sq)，一阶矩 m 在二阶矩 v 前面",
-    "adamw_step takes (param, grad, exp_avg, exp_avg_sq, step, lr, betas, eps, weight_decay)":
-        "adamw_step 的参数为 (param, grad, exp_avg, exp_avg_sq, step, lr, betas, eps, weight_decay)",
-    "matches torch.optim.AdamW over 5 steps on a quadratic loss": "在一个二次损失上连续 5 步都与 torch.optim.AdamW 一致",
-    "weight decay is decoupled: with a zero gradient and zero moments, θ only shrinks by 1 − lr · weight_decay":
-        "权重衰减是解耦的：梯度和两个矩都为零时，θ 只按 1 − lr · weight_decay 缩小",
-    "your update adds weight_decay · θ to the gradient before the moments: that is Adam with L2 regularisation, where "
-    "the decay is divided by √v̂ like the gradient. AdamW decouples it: θ ← θ · (1 − lr · weight_decay), and the "
-    "moments see the raw gradient":
-        "你的更新在计算矩之前把 weight_decay · θ 加到了梯度上：这是带 L2 正则的 Adam，衰减项会和梯度一样被 √v̂ 除。"
-        "AdamW 把它解耦：θ ← θ · (1 − lr · weight_decay)，两个矩看到的是原始梯度",
-    "your update uses m / (√v + ε) without bias correction: m and v start at 0, so divide by 1 − β1^t and 1 − β2^t "
-    "(m̂ = m / (1 − β1^t), v̂ = v / (1 − β2^t)), which matters most in the first steps":
-        "你的更新用的是没有偏差修正的 m / (√v + ε)：m 和 v 从 0 开始，所以要除以 1 − β1^t 和 1 − β2^t"
-        "（m̂ = m / (1 − β1^t)，v̂ = v / (1 − β2^t)），在最初几步影响最大",
-    "your update corrects m but not v: v̂ = v / (1 − β2^t) too, so the denominator is √v / √(1 − β2^t) + ε":
-        "你的更新修正了 m，却没有修正 v：v̂ = v / (1 − β2^t) 也要修正，所以分母是 √v / √(1 − β2^t) + ε",
-    "your denominator is √v / (1 − β2^t) + ε: the correction of v goes under the root, √(v / (1 − β2^t)) = "
-    "√v / √(1 − β2^t)":
-        "你的分母是 √v / (1 − β2^t) + ε：v 的修正要放在根号里面，√(v / (1 − β2^t)) = √v / √(1 − β2^t)",
-    "your denominator is √(v̂ + ε): ε goes outside the root, √v̂ + ε, as in the paper and torch":
-        "你的分母是 √(v̂ + ε)：ε 要放在根号外面，√v̂ + ε，论文和 torch 都是这样",
-    "your weight decay shrinks θ after the Adam update: torch (and the paper) decay θ_{t-1}, before the update, "
-    "θ ← θ · (1 − lr · λ) − lr · m̂ / (√v̂ + ε). (Hugging Face's old AdamW decayed after the update; it differs by "
-    "lr · λ · lr · update)":
-        "你的权重衰减是在 Adam 更新之后才缩小 θ：torch（以及论文）衰减的是更新之前的 θ_{t-1}，"
-        "θ ← θ · (1 − lr · λ) − lr · m̂ / (√v̂ + ε)。（Hugging Face 旧版的 AdamW 在更新之后衰减；两者相差 "
-        "lr · λ · lr · update）",
-    "your weight decay is θ · (1 − λ): torch's AdamW scales it by the learning rate, θ · (1 − lr · λ), so a schedule "
-    "lowers the decay with the step size":
-        "你的权重衰减是 θ · (1 − λ)：torch 的 AdamW 会乘上学习率，θ · (1 − lr · λ)，这样学习率调度降低步长时衰减也随之降低",
-    "your bias correction uses t − 1: step is this step's number counting from 1 (torch increments its counter "
-    "before the update), so use 1 − β1^step and 1 − β2^step":
-        "你的偏差修正用的是 t − 1：step 是本步的编号，从 1 开始计数（torch 在更新之前先把计数器加一），所以要用 "
-        "1 − β1^step 和 1 − β2^step",
-    "your moments swap the betas: betas = (β1, β2), β1 for the first moment m (of g), β2 for the second moment v "
-    "(of g²)":
-        "你的两个矩把 beta 用反了：betas = (β1, β2)，β1 用于一阶矩 m（g 的），β2 用于二阶矩 v（g² 的）",
-    "your denominator is v̂ + ε, without the square root: divide by √v̂ + ε, the root mean square of the gradient":
-        "你的分母是 v̂ + ε，少了平方根：要除以 √v̂ + ε，即梯度的均方根",
-    "your update is lr · √(1 − β2^t) / (1 − β1^t) · m / (√v + ε): ε is added to √v before the bias correction, the "
-    "Adam paper's \"more efficient\" form (Kingma & Ba, end of §2) and Hugging Face's AdamW. It equals "
-    "m̂ / (√v̂ + ε / √(1 − β2^t)): the same update with a larger ε early on. torch.optim.AdamW, and this kata's "
-    "reference, add ε after correcting: √v̂ + ε":
-        "你的更新是 lr · √(1 − β2^t) / (1 − β1^t) · m / (√v + ε)：ε 在偏差修正之前加到 √v 上，这是 Adam 论文里"
-        "“更高效”的写法（Kingma & Ba，第 2 节末尾），也是 Hugging Face 的 AdamW 的写法。它等于 "
-        "m̂ / (√v̂ + ε / √(1 − β2^t))：同样的更新，只是早期的 ε 更大。torch.optim.AdamW 和本题的参考答案在修正之后再加 "
-        "ε：√v̂ + ε",
-    "param after step {step}": "第 {step} 步之后的 param",
-    "{label}: the loop returned {got} parameters for {want} steps": "{label}：{want} 步的循环返回了 {got} 个参数",
-    "{label}, grad = 0, exp_avg = exp_avg_sq = 0, step 1: {fail}. With nothing to follow, AdamW only decays: "
-    "θ · (1 − lr · weight_decay) = θ · {factor:g}":
-        "{label}，grad = 0，exp_avg = exp_avg_sq = 0，第 1 步：{fail}。没有梯度可跟随时，AdamW 只做衰减："
-        "θ · (1 − lr · weight_decay) = θ · {factor:g}",
-})

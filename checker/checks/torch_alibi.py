@@ -9,7 +9,7 @@ import math
 import torch
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "alibi_attention"
 DEVICE = True  # the bias and the mask are built inside: they must follow q's device
@@ -261,97 +261,3 @@ def decay(kit):
     except Fail as fail:
         raise Fail(t("{fail}. With every q·k equal, head h must weigh key j in proportion to e^(-m_h · (i - j)), "
                      "m = {m}", fail=fail, m=[round(x, 4) for x in m.tolist()])) from None
-
-
-_ZH = register({
-    "for a number of heads that is not a power of two your extra slopes come first: get_slopes appends "
-    "them after the n slopes of the largest power of two, torch.cat([slopes, extra])":
-        "头数不是 2 的幂时，你把额外的斜率放在了前面：get_slopes 把它们接在最大的 2 的幂个头的 n 个斜率之后，"
-        "torch.cat([slopes, extra])",
-    "your causal mask hides the diagonal too (tril(T_k - T_q - 1), or triu without the +1): a query sees "
-    "its own key, keep tril(T_k - T_q)":
-        "你的因果掩码把对角线也遮住了（tril(T_k - T_q - 1)，或 triu 少了 +1）：查询能看到它自己的键，"
-        "请保留 tril(T_k - T_q)",
-    "alibi_slopes(num_heads), alibi_bias(num_heads, T_q, T_k) and alibi_attention(q, k, v) exist":
-        "存在 alibi_slopes(num_heads)、alibi_bias(num_heads, T_q, T_k) 和 alibi_attention(q, k, v)",
-    "alibi_slopes(H) is the paper's geometric sequence, extended by get_slopes' rule for other H":
-        "alibi_slopes(H) 是论文中的等比数列，其他 H 按 get_slopes 的规则扩展",
-    "alibi_bias(H, T_q, T_k)[h, i, j] = -m_h · (i + T_k - T_q - j)":
-        "alibi_bias(H, T_q, T_k)[h, i, j] 等于 -m_h · (i + T_k - T_q - j)",
-    "query i uses no key after its own position i + T_k - T_q": "查询 i 不用到它自身位置 i + T_k - T_q 之后的任何键",
-    "a decode step (the last T_q queries alone) equals the last T_q rows of the whole sequence":
-        "解码的一步（单独计算最后 T_q 个查询）等于整个序列的最后 T_q 行",
-    "ALiBi favours near keys: with equal q·k, a head's weights decay by e^(-m_h) per step back":
-        "ALiBi 偏向近处的键：q·k 相同时，一个头的权重每往前一步衰减 e^(-m_h) 倍",
-    "your slopes start at 2^0 = 1: the paper's sequence is 2^(-8(h+1)/H) for h = 0 .. H-1, so 8 heads give 1/2, "
-    "1/4, ..., 1/256 (the first slope is 2^(-8/H))":
-        "你的斜率从 2^0 = 1 开始：论文的数列是 2^(-8(h+1)/H)，h = 0 .. H-1，所以 8 个头得到 1/2, 1/4, ..., 1/256"
-        "（第一个斜率是 2^(-8/H)）",
-    "for a head count that is not a power of two your slopes are 2^(-8(h+1)/H): the authors' get_slopes takes the "
-    "slopes of the largest power of two H' < H, then the even-indexed ([0::2]) slopes of 2H' heads":
-        "头数不是 2 的幂时，你的斜率用的是 2^(-8(h+1)/H)：作者的 get_slopes 先取小于 H 的最大的 2 的幂 H' 的斜率，"
-        "再取 2H' 个头的斜率中下标为偶数的那些（[0::2]）",
-    "your extra slopes (beyond the largest power of two H') are the ODD-indexed slopes of 2H' heads, which repeat "
-    "slopes you already have: take the even-indexed ones, [0::2] (2^-0.5, 2^-1.5, ... for H' = 8)":
-        "你额外的斜率（超出最大的 2 的幂 H' 的部分）取的是 2H' 个头的斜率中下标为奇数的那些，它们和已有的斜率重复了："
-        "要取下标为偶数的，[0::2]（H' = 8 时为 2^-0.5, 2^-1.5, ...）",
-    "your extra slopes are the first H - H' slopes of 2H' heads: take every other one, [0::2][:H - H']":
-        "你额外的斜率取的是 2H' 个头的前 H - H' 个斜率：要隔一个取一个，[0::2][:H - H']",
-    "your slopes are in reverse order: head 0 has the LARGEST slope, 2^(-8/H)":
-        "你的斜率顺序反了：第 0 个头的斜率最大，为 2^(-8/H)",
-    "your slopes are float32: return torch.float64 (dtype=torch.float64)":
-        "你的斜率是 float32：要返回 torch.float64（dtype=torch.float64）",
-    "your bias has the wrong sign: distant keys must be PENALISED, bias = -m_h · (i' - j) <= 0 for past keys":
-        "你的偏置符号反了：远处的键必须受到惩罚，对过去的键 bias = -m_h · (i' - j) <= 0",
-    "your bias uses i - j with i counted from 0: the T_q queries are the LAST T_q positions, query i is at "
-    "i' = i + T_k - T_q, so bias = -m_h · (i + T_k - T_q - j)":
-        "你的偏置用的是 i - j，i 从 0 开始数：T_q 个查询是最后 T_q 个位置，查询 i 位于 i' = i + T_k - T_q，"
-        "所以 bias = -m_h · (i + T_k - T_q - j)",
-    "your bias is -m_h · |i' - j|: right for past keys, but the contract's value for a future key is m_h · (j - i') > 0 "
-    "(a plain -m_h · (i' - j), no abs); attention masks those keys anyway":
-        "你的偏置是 -m_h · |i' - j|：对过去的键是对的，但约定中未来键的值是 m_h · (j - i') > 0"
-        "（就是 -m_h · (i' - j)，不取绝对值）；反正注意力会遮挡这些键",
-    "your bias uses slopes starting at 1: m_h = 2^(-8(h+1)/H), the first one is 2^(-8/H)":
-        "你的偏置用的斜率从 1 开始：m_h = 2^(-8(h+1)/H)，第一个是 2^(-8/H)",
-    "your bias uses 2^(-8(h+1)/H) for a head count that is not a power of two: use alibi_slopes' get_slopes rule":
-        "头数不是 2 的幂时，你的偏置用的是 2^(-8(h+1)/H)：要用 alibi_slopes 的 get_slopes 规则",
-    "your output equals ALiBi with slopes 2^(-8h/H) (the first one 1): m_h = 2^(-8(h+1)/H), h from 0":
-        "你的输出等于斜率为 2^(-8h/H) 的 ALiBi（第一个为 1）：m_h = 2^(-8(h+1)/H)，h 从 0 开始",
-    "your output equals ALiBi with 2^(-8(h+1)/H) slopes for a head count that is not a power of two: use the get_slopes "
-    "rule (the slopes of the largest power of two H', then [0::2] of 2H')":
-        "头数不是 2 的幂时，你的输出等于斜率为 2^(-8(h+1)/H) 的 ALiBi：要用 get_slopes 的规则"
-        "（先取最大的 2 的幂 H' 的斜率，再取 2H' 的斜率的 [0::2]）",
-    "your output equals ALiBi with the bias sign flipped (distant keys favoured): add -m_h · (i' - j)":
-        "你的输出等于偏置符号反了的 ALiBi（偏向远处的键）：要加上 -m_h · (i' - j)",
-    "your output equals attention with the bias added to the weights after softmax: add it to the scores, before "
-    "softmax":
-        "你的输出等于在 softmax 之后把偏置加到权重上的注意力：要在 softmax 之前加到分数上",
-    "your output equals (q kᵀ + bias) / √d_k: only q kᵀ is scaled, the bias is added after the scaling":
-        "你的输出等于 (q kᵀ + bias) / √d_k：只有 q kᵀ 要缩放，偏置在缩放之后再加",
-    "your output equals ALiBi attention without the 1/√d_k scale: q kᵀ / √d_k + bias":
-        "你的输出等于没有 1/√d_k 缩放的 ALiBi 注意力：应为 q kᵀ / √d_k + bias",
-    "your output equals ALiBi under tril(T_q, T_k) from the top-left corner: when T_q < T_k query i sees keys up to "
-    "i + T_k - T_q, torch.ones(T_q, T_k).tril(T_k - T_q)":
-        "你的输出等于用从左上角开始的 tril(T_q, T_k) 做掩码的 ALiBi：T_q < T_k 时，查询 i 能看到直到 i + T_k - T_q "
-        "的键，torch.ones(T_q, T_k).tril(T_k - T_q)",
-    "your output equals ALiBi without the causal mask: hide the future keys (j > i + T_k - T_q); the bias alone does "
-    "not":
-        "你的输出等于没有因果掩码的 ALiBi：要遮挡未来的键（j > i + T_k - T_q）；光靠偏置做不到",
-    "{label}: the output should be a tensor of shape (B, H, T_q, d_v)": "{label}：输出应该是形状为 (B, H, T_q, d_v) 的张量",
-    "{label}: changing the keys and values after position {pos} changed the output of query {i} (absolute position "
-    "{i} + T_k - T_q = {pos}): the future leaks. The bias does not hide future keys: mask them, "
-    "torch.ones(T_q, T_k).tril(T_k - T_q)":
-        "{label}：改动位置 {pos} 之后的键和值，改变了查询 {i} 的输出（绝对位置 {i} + T_k - T_q = {pos}）：未来的信息泄漏了。"
-        "偏置不会遮挡未来的键：要用掩码遮挡它们，torch.ones(T_q, T_k).tril(T_k - T_q)",
-    "output for the last {n} query alone": "单独计算最后 {n} 个查询时的输出",
-    "output for the last {n} queries alone": "单独计算最后 {n} 个查询时的输出",
-    "{label}: {fail}. With T_q < T_k the queries are the LAST T_q positions: query i is at i + T_k - T_q and sees the "
-    "keys up to there, torch.ones(T_q, T_k).tril(T_k - T_q)":
-        "{label}：{fail}。T_q < T_k 时，查询是最后 T_q 个位置：查询 i 位于 i + T_k - T_q，能看到直到那里的键，"
-        "torch.ones(T_q, T_k).tril(T_k - T_q)",
-    "with v = the identity the output should be a tensor of shape (1, {H}, {T}, {T})":
-        "v 为单位矩阵时，输出应该是形状为 (1, {H}, {T}, {T}) 的张量",
-    "the weights of the last query (q = 0, v = identity)": "最后一个查询的权重（q = 0，v = 单位矩阵）",
-    "{fail}. With every q·k equal, head h must weigh key j in proportion to e^(-m_h · (i - j)), m = {m}":
-        "{fail}。所有 q·k 都相等时，头 h 给键 j 的权重必须与 e^(-m_h · (i - j)) 成正比，m = {m}",
-})

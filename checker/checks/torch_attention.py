@@ -5,7 +5,7 @@ import math
 import torch
 
 from checker.kit import Fail, Mistake, case, check, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "ScaledDotProductAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -178,59 +178,3 @@ def _pair(value, c):
         raise Fail(t("{label}: weights should have shape (B, H, T_q, T_k) = {want}, got {got}", label=c.label,
                      want=want, got=tuple(weights.shape)))
     return out, weights
-
-
-_ZH = register({
-    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
-    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
-        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
-        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
-    "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
-    "math.sqrt(d_k) or d_k ** 0.5":
-        "你的分数除以的是 d_k / 2：按运算符优先级，d_k ** 1/2 是 (d_k ** 1) / 2；请写 math.sqrt(d_k) 或 d_k ** 0.5",
-    "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of Q or K "
-    "(Q.size(-1)), not K.size(-2)":
-        "你的分数除以的是 √T_k，即键的个数：d_k 是 Q 或 K 最后一维的大小（Q.size(-1)），不是 K.size(-2)",
-    "you divide the weights by √d_k after the softmax, so rows no longer sum to 1: scale the scores Q Kᵀ "
-    "before the softmax":
-        "你在 softmax 之后才把权重除以 √d_k，每行的和不再是 1：应在 softmax 之前对分数 Q Kᵀ 缩放",
-    "ScaledDotProductAttention is an nn.Module with forward(Q, K, V, mask)":
-        "ScaledDotProductAttention 是一个 nn.Module，带 forward(Q, K, V, mask)",
-    "hidden keys get exactly zero weight": "被遮挡的键权重恰好为 0",
-    "under a causal mask, position i uses no position after i": "在因果掩码下，位置 i 不用到 i 之后的任何位置",
-    "a query with no visible key gets zero weights and a zero output": "没有任何可见键的查询，权重和输出都为 0",
-    "your output equals attention without the 1/√d_k scale: divide the scores Q Kᵀ by √d_k":
-        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数 Q Kᵀ 除以 √d_k",
-    "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))":
-        "你的输出等于按 1/d_k 缩放的注意力：缩放因子是 1/√d_k（math.sqrt(d_k)）",
-    "your output equals attention scaled by 1/√d_v: take d_k from Q (or K), not from V":
-        "你的输出等于按 1/√d_v 缩放的注意力：d_k 要从 Q（或 K）取，而不是从 V 取",
-    "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1":
-        "你的权重是在查询上归一化的（dim=-2）：softmax 必须在键上做，dim=-1",
-    "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)":
-        "你的掩码反了：True 表示“可以关注”，所以要遮挡 mask 为 False 的位置（~mask）",
-    "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax":
-        "你在 softmax 之后才把被遮挡的权重清零，所以每行的和不再是 1：要在 softmax 之前对分数做掩码",
-    "{label}: query {i} gives weight {w:.3g} to hidden key {j} (batch {b}, head {h}); fill hidden scores with -inf "
-    "before softmax": "{label}：查询 {i} 给了被遮挡的键 {j} 权重 {w:.3g}（批次 {b}，第 {h} 个头）；softmax 之前要把被遮挡的"
-                      "分数填成 -inf",
-    "{label}: changing values after position {pos} changed the output at position ≤ {pos}: the future leaks through "
-    "the causal mask": "{label}：改动位置 {pos} 之后的值，改变了位置 ≤ {pos} 的输出：未来的信息穿过了因果掩码",
-    "batch 1, head 0, query 2": "批次 1、第 0 个头的查询 2",
-    "Follow-up: what should a query that may see no key return (a row of padding, or a causal mask over a left-padded "
-    "batch)? A NaN there spreads to the whole batch through the loss and its gradients; this kata's reference gives "
-    "zero weights and a zero output, e.g. weights.masked_fill(~mask, 0.0) after softmax":
-        "追问：一个可能看不到任何键的查询（一整行都是填充，或者左侧填充的批次再加因果掩码）应该返回什么？那里的 NaN 会通过"
-        "损失和梯度扩散到整个批次；本题的参考答案让这样的行权重为 0、输出为 0，例如在 softmax 之后做 "
-        "weights.masked_fill(~mask, 0.0)",
-    "{label}: {where} sees no key and came out NaN: softmax over a row that is all -inf (the -inf fill of seed 003) is "
-    "0/0. {why}": "{label}：{where}看不到任何键，结果是 NaN：对一整行 -inf 做 softmax（seed 003 的 -inf 填充）就是 0/0。{why}",
-    "spread evenly over the hidden keys: a large negative fill such as -1e9 (the Annotated Transformer's) was "
-    "recognised, which turns such a row uniform": "平均分给了被遮挡的键：识别出了像 -1e9 这样的大负数填充（Annotated "
-                                                  "Transformer 的写法），它会让这样的一行变成均匀分布",
-    "{label}: {where} sees no key, yet its weights are {how}. {why}": "{label}：{where}看不到任何键，它的权重却是{how}。{why}",
-    "{label}: forward should return a tuple (output, weights) of tensors":
-        "{label}：forward 应该返回由张量组成的元组 (output, weights)",
-    "{label}: weights should have shape (B, H, T_q, T_k) = {want}, got {got}":
-        "{label}：weights 的形状应为 (B, H, T_q, T_k) = {want}，实际是 {got}",
-})

@@ -16,7 +16,7 @@ from torch import nn
 
 from checker.checks.child.batch_norm import batch_norm_run
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "BatchNorm"
 OUTPUTS = [("output", "(B, C[, L])")]
@@ -282,99 +282,3 @@ def running_statistics(kit):
 @check("properties", "evaluation mode normalises with the running statistics and leaves them unchanged")
 def evaluation(kit):
     _compare_sequence(kit, lambda key: "eval" in key)
-
-
-_ZH = register({
-    "with eps=1e-5 and momentum=0.1 passed explicitly your BatchNorm is right: your defaults differ. nn.BatchNorm1d's "
-    "are eps=1e-5, momentum=0.1 (Keras uses eps=1e-3 and momentum=0.99, where the momentum weighs the old running "
-    "value, the other convention)":
-        "显式传入 eps=1e-5 和 momentum=0.1 时你的 BatchNorm 是对的：问题出在默认值。nn.BatchNorm1d 的默认值是 "
-        "eps=1e-5、momentum=0.1（Keras 用的是 eps=1e-3、momentum=0.99，它的 momentum 是旧运行值的权重，属于另一种约定）",
-    "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) · running "
-    "+ momentum · batch, so evaluation uses an estimate over many batches":
-        "你的运行统计量就是最后一个批次自己的统计量：它们应该是滑动平均，running = (1 - momentum) · running + momentum · batch，"
-        "这样评估时用的是基于许多批次的估计",
-    "for a (B, C, L) input your running_var uses n / (n - 1) with n = B: each channel's variance is taken over B · L "
-    "elements, so n = B · L (x.numel() // C) in the unbiased correction":
-        "输入为 (B, C, L) 时，你的 running_var 用的是 n / (n - 1)，其中 n = B：每个通道的方差是在 B · L 个元素上算的，"
-        "所以无偏修正里 n = B · L（x.numel() // C）",
-    "BatchNorm has parameters weight, bias (C,) and buffers running_mean, running_var (C,)":
-        "BatchNorm 有参数 weight、bias (C,) 和缓冲区 running_mean、running_var (C,)",
-    "a fresh BatchNorm starts with weight 1, bias 0, running_mean 0, running_var 1":
-        "新建的 BatchNorm 初始值为 weight 1、bias 0、running_mean 0、running_var 1",
-    "training mode over 3 steps: outputs match nn.BatchNorm1d's (batch mean, biased variance)":
-        "训练模式下连续 3 步：输出与 nn.BatchNorm1d 一致（批均值、有偏方差）",
-    "training mode: gradients of x, weight and bias flow through the batch statistics, as nn.BatchNorm1d's":
-        "训练模式：x、weight 和 bias 的梯度经过批统计量传播，与 nn.BatchNorm1d 一致",
-    "running statistics after each of 3 training steps match nn.BatchNorm1d's (momentum, unbiased variance, no graph)":
-        "训练 3 步中每一步之后的运行统计量都与 nn.BatchNorm1d 一致（动量、无偏方差、不带计算图）",
-    "evaluation mode normalises with the running statistics and leaves them unchanged":
-        "评估模式用运行统计量归一化，并且不改变它们",
-    "your output normalises each sample over its channels (axis 1): that is LayerNorm's axis (层归一化). BatchNorm "
-    "(批归一化) normalises each CHANNEL over the batch: mean and variance over axis 0 for (B, C), over axes 0 and 2 for "
-    "(B, C, L)":
-        "你的输出对每个样本在它的通道（轴 1）上归一化：这是层归一化（LayerNorm）的轴。批归一化（BatchNorm）对每个通道在批次上"
-        "归一化：(B, C) 在轴 0 上求均值和方差，(B, C, L) 在轴 0 和 2 上求",
-    "running_var is updated with the BIASED batch variance: torch's BatchNorm normalises with the biased variance "
-    "(divide by n) but stores the UNBIASED one (divide by n - 1) in running_var: var * n / (n - 1), n = B (or B · L) "
-    "elements per channel":
-        "running_var 是用有偏的批方差更新的：torch 的 BatchNorm 归一化时用有偏方差（除以 n），但存进 running_var 的是无偏方差"
-        "（除以 n - 1）：var * n / (n - 1)，n = B（或 B · L）是每个通道的元素个数",
-    "your training output normalises with the UNBIASED variance (x.var() divides by n - 1 by default): normalise with "
-    "the biased one, x.var(dim=..., unbiased=False); only running_var gets the unbiased one":
-        "你训练时的输出用无偏方差归一化（x.var() 默认除以 n - 1）：要用有偏方差归一化，x.var(dim=..., unbiased=False)；"
-        "只有 running_var 用无偏方差",
-    "your running statistics are momentum · running + (1 - momentum) · batch: in PyTorch momentum is the weight of the "
-    "NEW batch, running = (1 - momentum) · running + momentum · batch (the opposite of the convention of an optimiser's "
-    "momentum)":
-        "你的运行统计量是 momentum · running + (1 - momentum) · batch：PyTorch 里 momentum 是新批次的权重，"
-        "running = (1 - momentum) · running + momentum · batch（和优化器里动量的约定正好相反）",
-    "in evaluation your output uses the batch's own statistics: after .eval() BatchNorm normalises with running_mean "
-    "and running_var, so one sample's output does not depend on the others in its batch":
-        "评估模式下你的输出用的是当前批次自己的统计量：调用 .eval() 之后 BatchNorm 用 running_mean 和 running_var 归一化，"
-        "这样一个样本的输出不依赖同一批次里的其他样本",
-    "in training your output is normalised with the running statistics: training normalises with the current batch's "
-    "mean and biased variance, and only updates the running ones":
-        "训练模式下你的输出用运行统计量归一化了：训练时要用当前批次的均值和有偏方差归一化，运行统计量只负责更新",
-    "for a (B, C, L) input your statistics are taken over the batch axis only, one per (channel, position): "
-    "BatchNorm1d pools the batch AND the length, mean over dims (0, 2), one statistic per channel":
-        "对 (B, C, L) 的输入，你的统计量只在批次轴上求，每个（通道，位置）一个：BatchNorm1d 把批次和长度合在一起，"
-        "在维度 (0, 2) 上求均值，每个通道一个统计量",
-    "your output divides by sqrt(var) + eps: eps goes inside the square root, (x - mean) / sqrt(var + eps)":
-        "你的输出除以的是 sqrt(var) + eps：eps 要放在平方根里面，(x - mean) / sqrt(var + eps)",
-    "running_mean and running_var never change in training: update them on every training forward, running = "
-    "(1 - momentum) · running + momentum · batch statistic":
-        "训练时 running_mean 和 running_var 从不变化：每次训练模式的前向传播都要更新它们，"
-        "running = (1 - momentum) · running + momentum · 批统计量",
-    "running_mean and running_var change in evaluation too: update them only when self.training is True":
-        "评估模式下 running_mean 和 running_var 也变了：只在 self.training 为 True 时更新它们",
-    "your gradients treat the batch mean and variance as constants (.detach(), .data, or computed under "
-    "torch.no_grad()): they depend on x, and the gradient of BatchNorm flows through them; only the running statistics "
-    "are updated without a graph":
-        "你的梯度把批均值和批方差当成了常数（.detach()、.data，或者在 torch.no_grad() 下计算）：它们依赖 x，BatchNorm 的"
-        "梯度要经过它们；只有运行统计量的更新不需要计算图",
-    "running_mean or running_var requires grad after a training step: it was updated from the batch statistics with "
-    "their autograd graph, so the graph of every past step is kept alive (and a second backward fails). Update under "
-    "torch.no_grad(), or from mean.detach()":
-        "训练一步之后 running_mean 或 running_var 需要梯度（requires grad）：它是用带着计算图的批统计量更新的，于是之前每一步的计算图都被保留"
-        "（第二次 backward 会报错）。要在 torch.no_grad() 下更新，或者用 mean.detach() 更新",
-    "training step {step}: output": "训练第 {step} 步：输出",
-    "training step 1: gradient of x": "训练第 1 步：x 的梯度",
-    "training step 1: gradient of weight": "训练第 1 步：weight 的梯度",
-    "training step 1: gradient of bias": "训练第 1 步：bias 的梯度",
-    "running_mean after training step {step}": "训练第 {step} 步之后的 running_mean",
-    "running_var after training step {step}": "训练第 {step} 步之后的 running_var",
-    "evaluation output (running statistics)": "评估模式的输出（用运行统计量）",
-    "running_mean after the evaluation forward": "评估模式前向传播之后的 running_mean",
-    "running_var after the evaluation forward": "评估模式前向传播之后的 running_var",
-    "BatchNorm(6) has no buffer {name} of shape (6,); it has {names}":
-        "BatchNorm(6) 没有形状为 (6,) 的缓冲区 {name}；它有的是 {names}",
-    "register the running statistics with self.register_buffer(\"{name}\", ...): a buffer is saved in state_dict and "
-    "moves with .to(), but is not a parameter (the optimiser must not train it)":
-        "要用 self.register_buffer(\"{name}\", ...) 注册运行统计量：缓冲区会保存在 state_dict 里、随 .to() 移动，"
-        "但它不是参数（优化器不能训练它）",
-    "a fresh BatchNorm(6) has {name} = {got}; it should start at {value:g} everywhere, as nn.BatchNorm1d's does":
-        "新建的 BatchNorm(6) 的 {name} = {got}；它应该全部初始化为 {value:g}，和 nn.BatchNorm1d 一样",
-    "{label}: running_mean or running_var requires grad after a training step":
-        "{label}：训练一步之后 running_mean 或 running_var 需要梯度",
-})

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure, matches, raised
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "cross_entropy"
 OUTPUTS = [("loss", "() a scalar")]
@@ -318,98 +318,3 @@ def limits(kit):
     # the target class 20 above the rest: nll ≈ 0, and each smoothing term ≈ 20 · (C - 1) / C
     sharp = 20.0 * F.one_hot(target.clamp(min=0), c.C).to(torch.float64)
     _verify(kit, (sharp, target, ignore_index, eps), t("{label}, the target's logit 20 above the others", label=c.label))
-
-
-_ZH = register({
-    "you index the logits with ignore_index ({ignore_index}), which is no class: replace the ignored targets with a "
-    "valid class first, target.masked_fill(target == ignore_index, 0), then gather, and leave those positions out of "
-    "the mean":
-        "你用 ignore_index（{ignore_index}）去索引 logits，而它不是任何类别：先把被忽略的目标换成一个合法的类别，"
-        "target.masked_fill(target == ignore_index, 0)，再 gather，并且不把这些位置算进平均值",
-    "your loss is negative: it is the mean log-probability of the targets; cross-entropy is its negative, "
-    "-log p(target), so a perfect prediction costs 0 and a wrong one costs more":
-        "你的损失是负数：它是目标的平均对数概率；交叉熵是它的相反数，-log p(target)，完全正确的预测代价为 0，错误的代价更大",
-    "your loss averages each row (sequence) first, then the rows: a short row then weighs as much as a long "
-    "one; the mean is over every kept POSITION at once, sum of the losses / number of kept positions":
-        "你的损失先对每一行（序列）求平均，再对各行求平均：这样短的行和长的行权重一样；平均应一次性在所有保留的位置上取，"
-        "损失之和 / 保留的位置数",
-    "cross_entropy is a function cross_entropy(logits, target, ignore_index, label_smoothing)":
-        "cross_entropy 是一个函数 cross_entropy(logits, target, ignore_index, label_smoothing)",
-    "the defaults: cross_entropy(logits, target) ignores -100 and does not smooth":
-        "默认值：cross_entropy(logits, target) 忽略 -100，不做标签平滑",
-    "stability: logits of size 1e4 give a finite loss (float64 and float32)":
-        "稳定性：大小为 1e4 的 logits 给出有限的损失（float64 和 float32）",
-    "logits at ignored positions have no effect on the loss": "被忽略位置上的 logits 对损失没有任何影响",
-    "every position ignored: the mean over no position is NaN (0 / 0), as F.cross_entropy":
-        "所有位置都被忽略：对零个位置求均值是 NaN（0 / 0），与 F.cross_entropy 一致",
-    "equal logits give log C whatever ε; a confident right prediction costs only the smoothing term":
-        "logits 全部相等时，无论 ε 是多少损失都是 log C；有把握的正确预测只付出平滑项的代价",
-    "your loss equals log(exp(x) / sum(exp(x))): exp of a logit above 709 (88 in float32) is inf and inf/inf is NaN. "
-    "Use log-probabilities computed stably: log_p = logits - torch.logsumexp(logits, -1, keepdim=True)":
-        "你的损失等于 log(exp(x) / sum(exp(x)))：logit 大于 709（float32 下为 88）时 exp 是 inf，inf/inf 是 NaN。"
-        "要用稳定计算的对数概率：log_p = logits - torch.logsumexp(logits, -1, keepdim=True)",
-    "your loss equals log(softmax(x)): softmax is stable, but a probability below 1e-308 (1e-38 in float32) rounds to 0 "
-    "and its log is -inf. Use log-probabilities directly: logits - torch.logsumexp(logits, -1, keepdim=True), or "
-    "logits.log_softmax(-1)":
-        "你的损失等于 log(softmax(x))：softmax 是稳定的，但小于 1e-308（float32 下为 1e-38）的概率会舍入为 0，"
-        "它的对数是 -inf。要直接用对数概率：logits - torch.logsumexp(logits, -1, keepdim=True)，或 logits.log_softmax(-1)",
-    "your loss gives ε/(C-1) to each NON-target class (the Annotated Transformer's LabelSmoothing): PyTorch's label "
-    "smoothing (and this kata's) gives ε/C to EVERY class, the target included: (1 - ε)·nll + ε·mean over all C "
-    "classes of -log p":
-        "你的损失给每个非目标类别 ε/(C-1)（Annotated Transformer 的 LabelSmoothing）：PyTorch 的标签平滑（以及本题的）"
-        "给每一个类别 ε/C，包括目标类别：(1 - ε)·nll + ε·(全部 C 个类别上 -log p 的均值)",
-    "your loss gives ε/C to the non-target classes only, so the smoothed target sums to 1 - ε/C: the uniform part "
-    "covers ALL C classes, the target included: (1 - ε)·nll + ε·(-log_p).mean(-1)":
-        "你的损失只给非目标类别 ε/C，所以平滑后的目标分布之和是 1 - ε/C：均匀分布的部分要覆盖全部 C 个类别，"
-        "包括目标类别：(1 - ε)·nll + ε·(-log_p).mean(-1)",
-    "your loss equals nll + ε·smooth: the NLL term is weighted by (1 - ε), (1 - ε)·nll + ε·smooth":
-        "你的损失等于 nll + ε·smooth：NLL 项要乘以 (1 - ε)，(1 - ε)·nll + ε·smooth",
-    "your smoothing term sums -log p over the C classes: it is the MEAN over the classes (ε/C each), "
-    "ε·(-log_p).mean(-1)":
-        "你的平滑项是把 -log p 在 C 个类别上求和：应该是在类别上求均值（每个类别 ε/C），ε·(-log_p).mean(-1)",
-    "your loss ignores label_smoothing: add ε·(mean over the classes of -log p) and weight the NLL by (1 - ε)":
-        "你的损失忽略了 label_smoothing：要加上 ε·(各类别 -log p 的均值)，并把 NLL 乘以 (1 - ε)",
-    "your loss is divided by the number of ALL positions, ignored ones included: divide the sum by the number of kept "
-    "positions, (target != ignore_index).sum()":
-        "你的损失除以的是全部位置的个数，包括被忽略的位置：要把总和除以保留下来的位置数，(target != ignore_index).sum()",
-    "your smoothing term still counts the ignored positions: mask the whole per-position loss, "
-    "((1 - ε)·nll + ε·smooth) at kept positions only":
-        "你的平滑项仍然计入了被忽略的位置：要对每个位置的整个损失做掩码，只在保留的位置上计算 ((1 - ε)·nll + ε·smooth)",
-    "your loss ignores target -100 whatever ignore_index says: compare with the ignore_index argument":
-        "无论 ignore_index 是什么，你的损失都忽略目标 -100：要与参数 ignore_index 比较",
-    "your loss counts every position, ignored ones included: skip the positions whose target == ignore_index (mask "
-    "them out of the sum and out of the count)":
-        "你的损失计入了每一个位置，包括被忽略的位置：要跳过 target == ignore_index 的位置（在求和和计数中都把它们掩掉）",
-    "your loss is the SUM over the kept positions: the result is their mean, sum / (target != ignore_index).sum()":
-        "你的损失是保留位置上的总和：结果应该是它们的均值，sum / (target != ignore_index).sum()",
-    "your log-softmax runs over axis 1, F.cross_entropy's class axis: here the classes are on the LAST axis of logits "
-    "(..., C), log_softmax(dim=-1)":
-        "你的 log-softmax 是在第 1 个轴上做的，那是 F.cross_entropy 的类别轴：这里类别在 logits (..., C) 的最后一个轴上，"
-        "log_softmax(dim=-1)",
-    "{what}: {fail}": "{what}：{fail}",
-    "{label}, called as cross_entropy(logits, target): {fail}; the defaults are ignore_index=-100 and "
-    "label_smoothing=0.0":
-        "{label}，以 cross_entropy(logits, target) 调用：{fail}；默认值是 ignore_index=-100 和 label_smoothing=0.0",
-    "compute log-probabilities stably: logits - torch.logsumexp(logits, -1, keepdim=True)":
-        "要稳定地计算对数概率：logits - torch.logsumexp(logits, -1, keepdim=True)",
-    "{label}, {dtype}, logits of size 1e4: the loss is {loss}. {why}": "{label}，{dtype}，logits 大小为 1e4：损失是 {loss}。{why}",
-    "{label}, {dtype}, logits of size 1e4": "{label}，{dtype}，logits 大小为 1e4",
-    "{label}: changing the logits where target == ignore_index ({ignore_index}) changed the loss from {before:.6g} to "
-    "{after:.6g}: ignored positions must not count at all, neither their NLL nor their smoothing term, nor in the "
-    "count you divide by":
-        "{label}：改动 target == ignore_index（{ignore_index}）处的 logits，损失从 {before:.6g} 变成了 {after:.6g}："
-        "被忽略的位置完全不能计入，无论是它们的 NLL、平滑项，还是你用来相除的计数",
-    "Follow-up: what does your loss return for a batch where every target is padding? The mean over no position is "
-    "0 / 0: F.cross_entropy returns NaN, and so does this kata's reference, which lets an empty batch show instead of "
-    "training on it silently; a count clamped to 1 returns 0, and an error stops the run. Say which you chose and why: "
-    "a NaN loss that reaches backward() and optimizer.step() turns every weight into NaN":
-        "追问：如果一个批次的所有目标都是填充，你的损失返回什么？对零个位置求均值是 0 / 0：F.cross_entropy 返回 NaN，"
-        "本题的参考答案也是，这样空批次会暴露出来，而不是被悄悄拿去训练；把计数截断到至少 1 会返回 0，抛出错误则会中止运行。"
-        "说说你选了哪一种、为什么：NaN 损失一旦进入 backward() 和 optimizer.step()，所有权重都会变成 NaN",
-    "{label}, every target == ignore_index: your code raised {err}{where}. {why}":
-        "{label}，所有 target == ignore_index：你的代码抛出了 {err}{where}。{why}",
-    "{label}, every target == ignore_index: your loss is {loss:.6g}, where F.cross_entropy gives NaN. {why}":
-        "{label}，所有 target == ignore_index：你的损失是 {loss:.6g}，而 F.cross_entropy 给出 NaN。{why}",
-    "{label}, all logits equal: loss": "{label}，logits 全部相等：loss",
-    "{label}, the target's logit 20 above the others": "{label}，目标类别的 logit 比其他类别高 20",
-})

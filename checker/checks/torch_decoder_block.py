@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "SimpleDecoder"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -300,107 +300,3 @@ def _output(value, c):
         raise Fail(t("{label}: forward should return one tensor of shape (B, T, D) = {want}, got {got}",
                      label=c.label, want=want, got=got))
     return value
-
-
-_ZH = register({
-    "dropout hits the two sublayers only: with o_proj and down_proj silenced, training changes nothing":
-        "dropout 只作用在两个子层上：o_proj 和 down_proj 都置零时，训练模式不改变任何结果",
-    "{label}, training mode, dropout=0.5, o_proj and down_proj set to zero (both sublayers add 0): your output changes, "
-    "so dropout hits X, a residual sum or a normalized output. drop_att acts on the attention weights, drop_ffn on the "
-    "FFN's output, both before the residual add":
-        "{label}，训练模式，dropout=0.5，o_proj 和 down_proj 都置零（两个子层都加 0）：你的输出变了，说明 dropout 作用在了 X、"
-        "残差的和或归一化后的输出上。drop_att 作用在注意力权重上，drop_ffn 作用在前馈网络的输出上，都在残差相加之前",
-    # titles
-    "SimpleDecoder is an nn.Module with seed 001's submodules and forward(X, pad_mask)":
-        "SimpleDecoder 是一个 nn.Module，带 seed 001 的各个子模块和 forward(X, pad_mask)",
-    "without padding, position i uses no position after i": "没有填充时，位置 i 不用到 i 之后的任何位置",
-    "with a pad_mask the block is still causal": "传入 pad_mask 时，模块仍然满足因果性",
-    "the content of PAD positions changes no real token's output": "PAD 位置的内容不影响任何真实词元的输出",
-    "a query that sees no key (a PAD at position 0) gets zero attention: o_proj's bias":
-        "看不到任何键的查询（位置 0 是 PAD）注意力为 0：输出是 o_proj 的偏置",
-    "in training, drop_att acts on the attention and drop_ffn on the FFN output":
-        "训练时 drop_att 作用在注意力上，drop_ffn 作用在前馈网络的输出上",
-    # named mistakes
-    "your position i cannot see itself: the diagonal of your causal mask is hidden. Query i sees keys 0..i: "
-    "torch.ones(T, T).tril() (diagonal=0), not tril(-1) or ~triu(0)":
-        "你的位置 i 看不到自己：因果掩码的对角线被遮挡了。查询 i 能看到键 0..i：torch.ones(T, T).tril()（diagonal=0），"
-        "而不是 tril(-1) 或 ~triu(0)",
-    "when pad_mask is given your block drops the causal mask (seed 001's else-branch trap): the causal mask applies "
-    "always; with padding, combine both: causal & pad_mask[:, None, None, :]":
-        "传入 pad_mask 时你的模块丢掉了因果掩码（seed 001 的 else 分支陷阱）：因果掩码始终要用；有填充时两者结合："
-        "causal & pad_mask[:, None, None, :]",
-    "your output equals the block without the causal mask: position i must see only keys 0..i (.tril())":
-        "你的输出等于没有因果掩码的模块：位置 i 只能看到键 0..i（.tril()）",
-    "your causal mask is upside down (triu instead of tril): position i sees the future and not the past":
-        "你的因果掩码上下颠倒了（用了 triu 而不是 tril）：位置 i 看到的是未来而不是过去",
-    "your output equals the block without the padding mask: hide the PAD keys too, causal & pad_mask[:, None, None, :] "
-    "(True = real token)":
-        "你的输出等于没有填充掩码的模块：还要遮挡 PAD 键，causal & pad_mask[:, None, None, :]（True = 真实词元）",
-    "your padding mask hides PAD queries instead of PAD keys: it belongs on the last (key) axis, "
-    "pad_mask[:, None, None, :], not pad_mask[:, None, :, None]":
-        "你的填充掩码遮挡的是 PAD 查询而不是 PAD 键：它应该放在最后一维（键）上，pad_mask[:, None, None, :]，"
-        "而不是 pad_mask[:, None, :, None]",
-    "your padding mask is inverted: pad_mask is True at real tokens, so hide the keys where it is False":
-        "你的填充掩码反了：pad_mask 在真实词元处为 True，所以要遮挡它为 False 的键",
-    "your output equals the pre-norm block X + sublayer(LayerNorm(X)): this block is post-norm like seed 001, "
-    "LayerNorm(X + sublayer(X))":
-        "你的输出等于 pre-norm 的模块 X + sublayer(LayerNorm(X))：本题的模块和 seed 001 一样是 post-norm，"
-        "LayerNorm(X + sublayer(X))",
-    "your FFN residual adds the block's input X: add the FFN's own input, layernorm_ffn(H + ffn(H)) with "
-    "H = layernorm_att(X + attention(X))":
-        "你的前馈网络残差连接加的是模块的输入 X：要加前馈网络自己的输入，layernorm_ffn(H + ffn(H))，其中 "
-        "H = layernorm_att(X + attention(X))",
-    "your scores are scaled by 1/√hidden_dim: scale by 1/√head_dim, the size of one head":
-        "你的分数按 1/√hidden_dim 缩放：要按 1/√head_dim 缩放，head_dim 是一个头的维度",
-    "your output equals attention without the 1/√head_dim scale: divide the scores by math.sqrt(head_dim)":
-        "你的输出等于没有 1/√head_dim 缩放的注意力：要把分数除以 math.sqrt(head_dim)",
-    "your heads are split with .view(B, H, T, head_dim) directly, which cuts the sequence into blocks: use "
-    ".view(B, T, H, head_dim).transpose(1, 2)":
-        "你直接用 .view(B, H, T, head_dim) 拆分头，这是把序列切成了几段：请用 .view(B, T, H, head_dim).transpose(1, 2)",
-    # messages
-    "your FFN has the wrong width: it widens 4x (seed 001), up_proj = nn.Linear(hidden_dim, 4 * hidden_dim) and "
-    "down_proj back to hidden_dim":
-        "你的前馈网络宽度不对：它要放大 4 倍（seed 001），up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)，"
-        "down_proj 再变回 hidden_dim",
-    ". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)":
-        "。前馈网络扩宽 4 倍（seed 001）：up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)",
-    " Apply the causal mask torch.ones(T, T).tril() (True = may attend).":
-        "要用因果掩码 torch.ones(T, T).tril()（True = 可以关注）。",
-    " When pad_mask is given the causal mask still applies (seed 001's else-branch trap): combine both, "
-    "causal & pad_mask[:, None, None, :]":
-        "传入 pad_mask 时因果掩码照样要用（seed 001 的 else 分支陷阱）：两者结合，causal & pad_mask[:, None, None, :]",
-    "{label}: changing the PAD positions of X changed the output of the real token at batch {b}, position {pos}: PAD "
-    "keys must be hidden from every query, causal & pad_mask[:, None, None, :] (pad_mask is True at real tokens)":
-        "{label}：改动 X 的 PAD 位置，改变了批次 {b}、位置 {pos} 上真实词元的输出：PAD 键必须对每个查询都遮挡，"
-        "causal & pad_mask[:, None, None, :]（pad_mask 在真实词元处为 True）",
-    "Follow-up: what should a query that may see no key return (a left-padded batch puts a PAD before the first real "
-    "token)? Its output is never used for a real token, but a NaN there spreads to the whole batch through the loss "
-    "and its gradients, and a uniform average reads the future; the reference gives such a row zero weights, e.g. "
-    "weights.masked_fill(~mask, 0.0) after softmax, so its attention output is o_proj's bias":
-        "追问：一个可能看不到任何键的查询（左侧填充的批次会在第一个真实词元前放 PAD）应该返回什么？它的输出不会用于任何"
-        "真实词元，但那里的 NaN 会通过损失和梯度扩散到整个批次，而均匀平均会读到未来；参考答案让这样的行权重为 0，例如在 "
-        "softmax 之后做 weights.masked_fill(~mask, 0.0)，于是它的注意力输出就是 o_proj 的偏置",
-    "{label}: batch item 1, positions 0 and 1 are PAD, so queries 0 and 1 see no key; their output came out NaN "
-    "(softmax of a row of -inf is 0/0). {why}":
-        "{label}：批次中第 1 个样本的位置 0 和 1 是 PAD，所以查询 0 和 1 看不到任何键；它们的输出是 NaN"
-        "（对一整行 -inf 做 softmax 就是 0/0）。{why}",
-    "{label}: batch item 1 starts with two PADs, so queries 0 and 1 see no key; their output differs from the "
-    "reference: with -1e20 (seed 001's fill) such a row turns into a uniform average over every key, future included. "
-    "{why}":
-        "{label}：批次中第 1 个样本以两个 PAD 开头，所以查询 0 和 1 看不到任何键；它们的输出和参考答案不同：用 -1e20 "
-        "填充（seed 001 的写法）时，这样的一行会变成对所有键（包括未来）的均匀平均。{why}",
-    "{label}: with dropout=0.5 in training mode and {off} set to zero, the output equals the result without dropout: "
-    "apply self.{name} to {where}":
-        "{label}：训练模式下 dropout=0.5、{off} 置为 0 时，输出等于没有 dropout 的结果：要对{where}用 self.{name}",
-    "the attention weights": "注意力权重",
-    "the FFN output": "前馈网络的输出",
-    "{label}: changing X after position {pos} changed the output at position ≤ {pos}: the future leaks.{advice}":
-        "{label}：改动位置 {pos} 之后的 X，改变了位置 ≤ {pos} 的输出：未来的信息泄露了。{advice}",
-    "{label}: the output at batch {b}, position {pos} is NaN although every query sees at least itself here (no PAD "
-    "comes before a real token): is the diagonal of your causal mask hidden? Query i sees keys 0..i: "
-    "torch.ones(T, T).tril() (diagonal=0), not tril(-1) or ~triu(0)":
-        "{label}：批次 {b}、位置 {pos} 的输出是 NaN，而这里每个查询至少能看到自己（真实词元之前没有 PAD）：你的因果掩码是不是"
-        "遮挡了对角线？查询 i 能看到键 0..i：torch.ones(T, T).tril()（diagonal=0），而不是 tril(-1) 或 ~triu(0)",
-    "{label}: forward should return one tensor of shape (B, T, D) = {want}, got {got}":
-        "{label}：forward 应该返回一个形状为 (B, T, D) = {want} 的张量，实际得到 {got}",
-})

@@ -16,7 +16,7 @@ import torch
 
 from checker.checks.child.dropout import dropout_backward
 from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "dropout"
 OUTPUTS = [("output", "(...)")]
@@ -335,98 +335,3 @@ def bad_p(kit):
         raise FollowUp(t("dropout(x, p={p}) did not raise ValueError. Follow-up: what should a probability outside "
                          "[0, 1] do? F.dropout raises ValueError(\"dropout probability has to be between 0 and 1\")",
                          p=p))
-
-
-_ZH = register({
-    "{label}: every row of {d} features is dropped or kept whole": "{label}：每一行的 {d} 个特征要么整行被丢弃，要么整行保留",
-    "your mask has one draw per row (token), broadcast over the last axis. Dropout draws one Bernoulli per element, a "
-    "mask of x's whole shape":
-        "你的掩码每一行（每个 token）只抽样一次，再在最后一个轴上广播。Dropout 要对每个元素单独做一次伯努利抽样，掩码的形状和 x 相同",
-    "about half of the elements are zeroed whatever p is: a fair coin (torch.randint(0, 2, ...), torch.rand(...) > 0.5) "
-    "ignores p. Keep each element with probability 1 - p: keep = (torch.rand_like(x) >= p)":
-        "不管 p 是多少，都有大约一半的元素被置零：抛硬币式的抽样（torch.randint(0, 2, ...)、torch.rand(...) > 0.5）没有用到 p。"
-        "每个元素应以 1 - p 的概率保留：keep = (torch.rand_like(x) >= p)",
-    "the kept elements equal x / p: the survivors are scaled by one over the probability of KEEPING them, 1 / (1 - p), "
-    "so that E[y] = (1 - p) · x / (1 - p) = x":
-        "保留下来的元素等于 x / p：保留的元素要除以“保留”的概率，即乘以 1 / (1 - p)，这样 E[y] = (1 - p) · x / (1 - p) = x",
-    "in each of {count} draws exactly round(p · N) elements are zero": "{count} 次抽样中，每次恰好有 round(p · N) 个元素为零",
-    "your dropout picks a fixed number of elements to drop (a permutation, topk, a sort), so the elements are not "
-    "independent. Draw each element on its own, keep_i ~ Bernoulli(1 - p): torch.rand(x.shape, ...) >= p or "
-    "torch.bernoulli":
-        "你的 dropout 固定丢弃一定数量的元素（用排列、topk 或排序），各元素之间就不独立了。每个元素要单独抽样，"
-        "keep_i ~ Bernoulli(1 - p)：torch.rand(x.shape, ...) >= p 或 torch.bernoulli",
-    "dropout is a function taking (x, p, training, generator)": "dropout 是一个函数，参数为 (x, p, training, generator)",
-    "p = 1 drops everything: zeros, not NaN or a ZeroDivisionError": "p = 1 时全部丢弃：输出全零，而不是 NaN 或 ZeroDivisionError",
-    "training: every element is either 0 or x / (1 - p)": "训练模式：每个元素要么是 0，要么是 x / (1 - p)",
-    "training: about p of the elements are zeroed and the mean is preserved (seeded, ±6 standard errors)":
-        "训练模式：约 p 比例的元素被置零，均值保持不变（固定种子，±6 个标准误）",
-    "training: the mask is drawn per element, not shared by the batch items": "训练模式：掩码按元素独立抽取，批次中的样本不共用",
-    "training draws with the caller's generator: the same seed gives the same mask":
-        "训练模式用调用方的 generator 抽样：相同的种子给出相同的掩码",
-    "training: the gradient is keep / (1 - p), zero where an element was dropped":
-        "训练模式：梯度是 keep / (1 - p)，被丢弃的元素梯度为零",
-    "the mask is made on x's device (run on the meta device)": "掩码在 x 所在的设备上创建（在 meta 设备上运行）",
-    "p outside [0, 1] raises ValueError, as F.dropout does": "p 不在 [0, 1] 内时抛出 ValueError，和 F.dropout 一样",
-    "in evaluation your output is x · (1 - p): that is the original (non-inverted) dropout, which scales at test time. "
-    "Inverted dropout divides the survivors by 1 - p during training, so evaluation returns x as it is":
-        "评估模式下你的输出是 x · (1 - p)：这是原始的（非 inverted）dropout，在测试时缩放。inverted dropout 在训练时把保留下来的"
-        "元素除以 1 - p，所以评估时原样返回 x",
-    "in evaluation your output is x / (1 - p): the scale belongs to the kept elements in training only; with "
-    "training=False return x unchanged":
-        "评估模式下你的输出是 x / (1 - p)：缩放只用于训练时保留下来的元素；training=False 时原样返回 x",
-    "with p = 1 your output is NaN: every element is dropped, and x · 0 / (1 - 1) is 0 / 0. Handle p = 1 on its own "
-    "(return zeros, e.g. x * 0.0 or torch.zeros_like(x)), as F.dropout does":
-        "p = 1 时你的输出是 NaN：所有元素都被丢弃，x · 0 / (1 - 1) 就是 0 / 0。要单独处理 p = 1（返回全零，例如 x * 0.0 或 "
-        "torch.zeros_like(x)），F.dropout 就是这样做的",
-    "the kept elements equal x: inverted dropout scales them by 1 / (1 - p), so that the expectation of every element "
-    "stays x and evaluation needs no scaling: y = x * keep / (1 - p)":
-        "保留下来的元素等于 x：inverted dropout 要把它们乘以 1 / (1 - p)，这样每个元素的期望仍是 x，评估时就不需要缩放："
-        "y = x * keep / (1 - p)",
-    "the kept elements equal x · (1 - p): divide by 1 - p, do not multiply, y = x * keep / (1 - p)":
-        "保留下来的元素等于 x · (1 - p)：要除以 1 - p，而不是乘，y = x * keep / (1 - p)",
-    "about 1 - p of the elements are zeroed: p is the probability of DROPPING an element (as nn.Dropout's p), so keep = "
-    "(torch.rand_like(x) >= p), or torch.bernoulli(torch.full_like(x, 1 - p))":
-        "大约 1 - p 比例的元素被置零了：p 是丢弃一个元素的概率（和 nn.Dropout 的 p 一样），所以 keep = "
-        "(torch.rand_like(x) >= p)，或者 torch.bernoulli(torch.full_like(x, 1 - p))",
-    "every batch item has the same zero pattern: the mask is drawn for one item and broadcast. Draw it for x's whole "
-    "shape, one Bernoulli per element":
-        "批次中每个样本的置零位置都一样：掩码只为一个样本抽取，然后被广播了。要按 x 的完整形状抽取，每个元素做一次伯努利抽样",
-    "{label}: p = 1 raised ZeroDivisionError{where}: 1 / (1 - p) is 1 / 0":
-        "{label}：p = 1 时抛出了 ZeroDivisionError{where}：1 / (1 - p) 就是 1 / 0",
-    "handle p = 1 on its own: every element is dropped, so return zeros (x * 0.0 or torch.zeros_like(x))":
-        "要单独处理 p = 1：所有元素都被丢弃，所以返回全零（x * 0.0 或 torch.zeros_like(x)）",
-    "{label}: p = 1 gave NaN": "{label}：p = 1 时得到了 NaN",
-    "{label}: output": "{label}：output",
-    "{label}, training: output": "{label}，训练模式：output",
-    "{label}, {dtype}: {count} of the {total} kept elements are not x / (1 - p) = x · {scale:.6g}; their typical y / x is "
-    "{got:.6g}":
-        "{label}，{dtype}：{total} 个保留下来的元素中有 {count} 个不等于 x / (1 - p) = x · {scale:.6g}；它们的 y / x "
-        "一般是 {got:.6g}",
-    "{label}: {share:.4f} of the elements are zero; with p = {p} it should be within {tol:.4f} of {p}":
-        "{label}：有 {share:.4f} 比例的元素为零；p = {p} 时它与 {p} 的差应在 {tol:.4f} 以内",
-    "{label}: the mean of y / x is {mean:.4f}; inverted dropout keeps every element's expectation, so it should be "
-    "within {tol:.4f} of 1":
-        "{label}：y / x 的均值是 {mean:.4f}；inverted dropout 保持每个元素的期望不变，所以它与 1 的差应在 {tol:.4f} 以内",
-    "{label}: all {count} batch items have the same zero pattern": "{label}：全部 {count} 个样本的置零位置都相同",
-    "{label}: two calls with generators seeded alike gave different outputs":
-        "{label}：两次调用用的 generator 种子相同，输出却不同",
-    "draw the mask with the caller's generator (torch.bernoulli(probs, generator=generator) or torch.rand(x.shape, "
-    "generator=generator, ...)); the global random state is for generator=None only":
-        "要用调用方的 generator 抽取掩码（torch.bernoulli(probs, generator=generator) 或 "
-        "torch.rand(x.shape, generator=generator, ...)）；只有 generator=None 时才用全局随机状态",
-    "{label}: generators with different seeds gave the same output: your dropout reseeds, or does not use the "
-    "generator it is given":
-        "{label}：种子不同的 generator 给出了相同的输出：你的 dropout 重新设置了种子，或者没有使用传入的 generator",
-    "{label}: no gradient reaches x: something detaches it from the graph (.detach(), .data, torch.no_grad)":
-        "{label}：梯度传不到 x：有操作把它从计算图上断开了（.detach()、.data、torch.no_grad）",
-    "{label}: gradient of x": "{label}：x 的梯度",
-    "{label}, x on the meta device: {error}{where}": "{label}，x 在 meta 设备上：{error}{where}",
-    "the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass device=x.device":
-        "掩码创建在了 CPU 上：请用 torch.rand_like(x) / torch.full_like(x, 1 - p)，或者传 device=x.device",
-    "{label}: with x on the meta device, your result came back on {device}: create it on x's device":
-        "{label}：x 在 meta 设备上，你的结果却在 {device} 上：请在 x 所在的设备上创建它",
-    "dropout(x, p={p}) did not raise ValueError. Follow-up: what should a probability outside [0, 1] do? F.dropout "
-    "raises ValueError(\"dropout probability has to be between 0 and 1\")":
-        "dropout(x, p={p}) 没有抛出 ValueError。追问：超出 [0, 1] 的概率应该怎么处理？F.dropout 会抛出 "
-        "ValueError(\"dropout probability has to be between 0 and 1\")",
-})

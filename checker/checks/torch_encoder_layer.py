@@ -10,7 +10,7 @@ from checker.catalogue import find
 from checker.checks.child.layers import train_without_given_dropouts
 from checker.engine import load_solution
 from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "EncoderLayer"
 DROPOUT = True  # the constructor takes dropout: check it acts in training only
@@ -263,102 +263,3 @@ def dropout_after_ffn(kit):
                      "dropouts off: your output equals the eval-mode output, so the FFN output is not dropped out: "
                      "x = self.norm2(x + self.dropout(self.ffn(x)))", label=c.label),
                    dropout_missing())
-
-
-_ZH = register({
-    _OUTPUT_ALONE: "你的 forward 只返回了一个 (B, T, D) 张量，没有注意力权重：应返回 (x, attn) 这一对，attn 是你的自注意力"
-                   "返回的 (B, H, T, T) 权重（sa_out, attn = self.self_attn(x, x, src_mask)）",
-    # titles
-    "EncoderLayer is an nn.Module with self_attn, ffn, norm1, norm2 and forward(x, src_mask)":
-        "EncoderLayer 是一个 nn.Module，带 self_attn、ffn、norm1、norm2 和 forward(x, src_mask)",
-    "the content of PAD positions changes no real token's output": "PAD 位置的内容不影响任何真实词元的输出",
-    "attn gives the PAD keys exactly zero weight": "attn 给 PAD 键的权重恰好为 0",
-    "post-LN: the output comes out of norm2, so (out − β₂)/γ₂ has zero mean and unit variance per row":
-        "post-LN：输出来自 norm2，所以 (out − β₂)/γ₂ 每一行均值为 0、方差为 1",
-    "dropout hits the sublayer outputs only: with both sublayers silenced, training changes nothing":
-        "dropout 只作用在子层的输出上：两个子层都输出 0 时，训练模式不改变任何结果",
-    "dropout acts on the attention output: norm1(x + dropout(sa_out)) in training":
-        "dropout 作用在注意力的输出上：训练时是 norm1(x + dropout(sa_out))",
-    "dropout acts on the FFN output: norm2(x + dropout(ffn(x))) in training":
-        "dropout 作用在前馈网络的输出上：训练时是 norm2(x + dropout(ffn(x)))",
-    # named mistakes
-    "your output is the pre-LN layer, x + Attn(norm1(x)) then x + FFN(norm2(x)): this layer is post-LN like seed 003 "
-    "and the paper, x = norm1(x + dropout(sa_out)); x = norm2(x + dropout(ffn(x)))":
-        "你的输出是 pre-LN 的层，先 x + Attn(norm1(x)) 再 x + FFN(norm2(x))：本题的层和 seed 003、论文一样是 post-LN，"
-        "x = norm1(x + dropout(sa_out)); x = norm2(x + dropout(ffn(x)))",
-    "your FFN residual adds the layer's INPUT: after the first Add & Norm, x is norm1's output, and the FFN residual "
-    "adds that: x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))":
-        "你的前馈网络残差连接加的是层的“输入”：经过第一个 Add & Norm 之后，x 是 norm1 的输出，前馈网络的残差连接加的是它："
-        "x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))",
-    "your FFN residual adds the attention output sa_out (norm2(sa_out + ffn(...))): add the FFN's own input, "
-    "x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))":
-        "你的前馈网络残差连接加的是注意力的输出 sa_out（norm2(sa_out + ffn(...))）：要加前馈网络自己的输入，"
-        "x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))",
-    "your FFN reads the layer's input x instead of norm1's output: x1 = norm1(x + sa_out), then ffn(x1) (reassign x, "
-    "as seed 003 does)":
-        "你的前馈网络读的是层的输入 x，而不是 norm1 的输出：x1 = norm1(x + sa_out)，然后 ffn(x1)"
-        "（像 seed 003 那样重新给 x 赋值）",
-    "your FFN sublayer has no residual connection: out = norm2(x1 + ffn(x1)), not norm2(ffn(x1))":
-        "你的前馈网络子层没有残差连接：应为 out = norm2(x1 + ffn(x1))，而不是 norm2(ffn(x1))",
-    "your attention sublayer has no residual connection: x1 = norm1(x + sa_out), not norm1(sa_out)":
-        "你的注意力子层没有残差连接：应为 x1 = norm1(x + sa_out)，而不是 norm1(sa_out)",
-    "your layer applies norm1 after both sublayers: each sublayer has its own LayerNorm, norm1 after attention and "
-    "norm2 after the FFN (their γ and β differ)":
-        "你的层在两个子层之后都用了 norm1：每个子层有自己的 LayerNorm，注意力之后是 norm1，前馈网络之后是 norm2"
-        "（它们的 γ 和 β 不同）",
-    "your output equals the layer without the mask: pass src_mask on to the self-attention, "
-    "self.self_attn(x, x, src_mask)":
-        "你的输出等于没有掩码的层：要把 src_mask 传给自注意力，self.self_attn(x, x, src_mask)",
-    "your mask is inverted: src_mask is True at the keys that may be attended (real tokens); pass it as it is":
-        "你的掩码反了：src_mask 在可以关注的键（真实词元）处为 True；原样传进去即可",
-    "your layer runs the FFN before the attention: the encoder layer is self-attention first, then the FFN":
-        "你的层先算前馈网络再算注意力：编码器层是先自注意力，再前馈网络",
-    # messages
-    "your norms are seed 003's ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and norm2 ARE the "
-    "nn.LayerNorm(d_model) modules: self.norm1 = nn.LayerNorm(d_model), and the layer adds the residual itself, "
-    "x = self.norm1(x + self.dropout(sa_out))":
-        "你的归一化是 seed 003 的 ResidualLayerNorm（权重在 norm1.ln.weight）；本题的 norm1 和 norm2 本身就是 "
-        "nn.LayerNorm(d_model) 模块：self.norm1 = nn.LayerNorm(d_model)，残差由层自己加，"
-        "x = self.norm1(x + self.dropout(sa_out))",
-    "your layer has norm1 but no norm2 with weights of its own (norm2 is missing, or self.norm2 = self.norm1 makes "
-    "the two one module): make two separate nn.LayerNorm(d_model), each with its own γ and β":
-        "你的层有 norm1，却没有自带权重的 norm2（缺少 norm2，或者 self.norm2 = self.norm1 让两者成了同一个模块）："
-        "要建两个独立的 nn.LayerNorm(d_model)，各有各的 γ 和 β",
-    ". norm1 and norm2 are two separate nn.LayerNorm(d_model), each with its own γ and β (self.norm2 = self.norm1 "
-    "makes them one)":
-        "。norm1 和 norm2 是两个独立的 nn.LayerNorm(d_model)，各有各的 γ 和 β（self.norm2 = self.norm1 会让它们变成同一个）",
-    "{label}: forward should return a tuple (x, attn) of tensors, as seed 003's EncoderLayer does":
-        "{label}：forward 应该像 seed 003 的 EncoderLayer 那样返回由张量组成的元组 (x, attn)",
-    "{label}: the output should have shape (B, T, D) = {want}, got {got}":
-        "{label}：输出的形状应为 (B, T, D) = {want}，实际是 {got}",
-    "{label}: changing the PAD positions of x changed the output of the real token at batch {b}, position {pos}: hide "
-    "the PAD keys, pass src_mask to the self-attention (True = may attend), self.self_attn(x, x, src_mask)":
-        "{label}：改动 x 的 PAD 位置，改变了批次 {b}、位置 {pos} 上真实词元的输出：要遮挡 PAD 键，把 src_mask 传给自注意力"
-        "（True = 可以关注），self.self_attn(x, x, src_mask)",
-    "{label}: attn should have shape (B, H, T, T) = {want}, got {got}: return the self-attention's weights, every head":
-        "{label}：attn 的形状应为 (B, H, T, T) = {want}，实际是 {got}：要返回自注意力的权重，每个头都要",
-    "{label}: query {i} gives weight {w:.3g} to the PAD key {j} (batch {b}, head {h}): pass src_mask to the "
-    "self-attention, unchanged":
-        "{label}：查询 {i} 给了 PAD 键 {j} 权重 {w:.3g}（批次 {b}，第 {h} 个头）：要把 src_mask 原样传给自注意力",
-    "{label}: (out − norm2.bias) / norm2.weight should have mean 0 and variance 1 in every row (the last step of a "
-    "post-LN layer is norm2), got means up to {mean:.3g} and variances {low:.3g}..{high:.3g}. The layer ends with "
-    "x = norm2(x + dropout(ffn(x)))":
-        "{label}：(out − norm2.bias) / norm2.weight 每一行的均值应为 0、方差应为 1（post-LN 层的最后一步是 norm2），"
-        "实际均值最大到 {mean:.3g}，方差在 {low:.3g}..{high:.3g} 之间。层的最后一步应为 x = norm2(x + dropout(ffn(x)))",
-    "{label}: forward should return (x, attn) with x of shape (B, T, D) = {want}":
-        "{label}：forward 应该返回 (x, attn)，其中 x 的形状为 (B, T, D) = {want}",
-    "{label}, training mode, dropout=0.5, attention and FFN both outputting 0: your output changes, so dropout hits x, "
-    "a residual sum or a normalized output. Apply it to each sublayer's output only, before the add: "
-    "norm1(x + dropout(sa_out)), norm2(x + dropout(ffn(x)))":
-        "{label}，训练模式，dropout=0.5，注意力和前馈网络都输出 0：你的输出变了，说明 dropout 作用在了 x、残差的和或归一化"
-        "后的输出上。它只能用在每个子层的输出上、相加之前：norm1(x + dropout(sa_out))，norm2(x + dropout(ffn(x)))",
-    "{label}, training mode, dropout=0.5, FFN outputting 0 and the given blocks' inner dropouts off: your output "
-    "equals the eval-mode output, so the attention output is not dropped out: x = self.norm1(x + self.dropout(sa_out))":
-        "{label}，训练模式，dropout=0.5，前馈网络输出 0，给定模块内部的 dropout 关闭：你的输出等于 eval 模式的输出，"
-        "说明注意力的输出没有经过 dropout：x = self.norm1(x + self.dropout(sa_out))",
-    "{label}, training mode, dropout=0.5, attention outputting 0 and the given blocks' inner dropouts off: your "
-    "output equals the eval-mode output, so the FFN output is not dropped out: "
-    "x = self.norm2(x + self.dropout(self.ffn(x)))":
-        "{label}，训练模式，dropout=0.5，注意力输出 0，给定模块内部的 dropout 关闭：你的输出等于 eval 模式的输出，"
-        "说明前馈网络的输出没有经过 dropout：x = self.norm2(x + self.dropout(self.ffn(x)))",
-})

@@ -5,7 +5,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from checker.kit import Accepted, Fail, Mistake, UserError, any_leading_axes, case, check, compare, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "FeedForward"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -193,92 +193,3 @@ def unknown_activation(kit):
         raise Accepted(t("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: "
                          "it stops the same wrong call, but asserts vanish under `python -O`, and then a typo such as "
                          "'gleu' would silently build a model"))
-
-
-_ZH = register({
-    "your GELU is 0.5·x·(1 + erf(x/2)): the argument of erf is x/√2 (math.sqrt(2)), or use nn.GELU()":
-        "你的 GELU 是 0.5·x·(1 + erf(x/2))：erf 的参数应为 x/√2（math.sqrt(2)），或者直接用 nn.GELU()",
-    "your output is x + FFN(x): the residual connection belongs to the sublayer around the feed-forward "
-    "network (AddNorm), which adds it; return fc2(act(fc1(x))) alone":
-        "你的输出是 x + FFN(x)：残差连接属于包在前馈网络外面的子层（AddNorm），由它来加；这里只返回 fc2(act(fc1(x)))",
-    "dropout acts on the activations: each hidden unit fc2 receives is 0 or act(fc1(x)) / (1 - p)":
-        "dropout 作用在激活值上：fc2 收到的每个隐藏单元要么是 0，要么是 act(fc1(x)) / (1 - p)",
-    "{label}, dropout={p} in training mode: {share:.0%} of the hidden units fc2 receives are neither 0 "
-    "nor act(fc1(x)) / (1 - p)":
-        "{label}，训练模式下 dropout={p}：fc2 收到的隐藏单元中有 {share:.0%} 既不是 0，也不是 act(fc1(x)) / (1 - p)",
-    "dropout is applied before the activation (or elsewhere): with GELU, act(dropout(h)) differs from "
-    "dropout(act(h)); apply it to the activations, fc2(dropout(act(fc1(x))))":
-        "dropout 用在了激活函数之前（或别的位置）：对 GELU 来说 act(dropout(h)) 与 dropout(act(h)) 不同；"
-        "请把它用在激活值上，fc2(dropout(act(fc1(x))))",
-    # titles
-    "FeedForward is an nn.Module with fc1 = Linear(d_model, d_ff) and fc2 = Linear(d_ff, d_model)":
-        "FeedForward 是一个 nn.Module，带 fc1 = Linear(d_model, d_ff) 和 fc2 = Linear(d_ff, d_model)",
-    "dropout sits between the activation and fc2: with p = 1 in training the output is fc2's bias":
-        "dropout 位于激活函数和 fc2 之间：训练模式下 p = 1 时输出就是 fc2 的偏置",
-    "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built":
-        "未知的激活函数（'swish'、'silu'、'tanh'、'sigmoid'）在构建模块时抛出 ValueError",
-    # named mistakes
-    "your GELU is the tanh approximation 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))): use the exact GELU, "
-    "0.5·x·(1 + erf(x/√2)), which is nn.GELU() and F.gelu(x) by default":
-        "你的 GELU 是 tanh 近似 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))：请用精确的 GELU，0.5·x·(1 + erf(x/√2))，"
-        "也就是默认的 nn.GELU() 和 F.gelu(x)",
-    "your GELU is the sigmoid approximation x·σ(1.702x): use the exact GELU, 0.5·x·(1 + erf(x/√2)) (nn.GELU())":
-        "你的 GELU 是 sigmoid 近似 x·σ(1.702x)：请用精确的 GELU，0.5·x·(1 + erf(x/√2))（nn.GELU()）",
-    "your output uses ReLU although activation='gelu' was asked: pick the activation from the activation argument "
-    "(nn.GELU() for 'gelu')":
-        "要求的是 activation='gelu'，你的输出却用了 ReLU：要根据 activation 参数选择激活函数（'gelu' 对应 nn.GELU()）",
-    "your output uses GELU although activation='relu' was asked: pick the activation from the activation argument "
-    "(nn.ReLU() for 'relu')":
-        "要求的是 activation='relu'，你的输出却用了 GELU：要根据 activation 参数选择激活函数（'relu' 对应 nn.ReLU()）",
-    "you also apply the activation to the output of fc2: FFN(x) = fc2(act(fc1(x))), and fc2's output is not activated":
-        "你对 fc2 的输出也用了激活函数：FFN(x) = fc2(act(fc1(x)))，fc2 的输出不再经过激活",
-    "you apply the activation to the input, before fc1: it goes between the layers, fc2(act(fc1(x)))":
-        "你在 fc1 之前就对输入用了激活函数：激活函数应该在两层之间，fc2(act(fc1(x)))",
-    "your output has no activation: fc2(fc1(x)) is a single linear map; apply act between fc1 and fc2":
-        "你的输出没有激活函数：fc2(fc1(x)) 只是一个线性映射；要在 fc1 和 fc2 之间加上 act",
-    "your activation is a sigmoid: use ReLU (activation='relu') or the exact GELU (activation='gelu')":
-        "你的激活函数是 sigmoid：请用 ReLU（activation='relu'）或精确的 GELU（activation='gelu'）",
-    "your activation is SiLU/Swish, x·σ(x): use ReLU (activation='relu') or the exact GELU, 0.5·x·(1 + erf(x/√2)) "
-    "(activation='gelu')":
-        "你的激活函数是 SiLU/Swish，x·σ(x)：请用 ReLU（activation='relu'）或精确的 GELU，0.5·x·(1 + erf(x/√2))"
-        "（activation='gelu'）",
-    "your activation is tanh: use ReLU (activation='relu') or the exact GELU (activation='gelu')":
-        "你的激活函数是 tanh：请用 ReLU（activation='relu'）或精确的 GELU（activation='gelu'）",
-    # messages
-    "FeedForward(d_model=6, d_ff=16): fc1 maps d_ff -> d_model and fc2 maps d_model -> d_ff":
-        "FeedForward(d_model=6, d_ff=16)：fc1 把 d_ff 映射到 d_model，fc2 把 d_model 映射到 d_ff",
-    "your fc1 and fc2 are the wrong way round: fc1 = nn.Linear(d_model, d_ff) expands, "
-    "fc2 = nn.Linear(d_ff, d_model) projects back (nn.Linear(in, out) stores its weight as (out, in))":
-        "你的 fc1 和 fc2 方向反了：fc1 = nn.Linear(d_model, d_ff) 负责扩展，fc2 = nn.Linear(d_ff, d_model) "
-        "负责投影回来（nn.Linear(in, out) 的权重形状是 (out, in)）",
-    "{label}: output": "{label}：output",
-    "{label}, dropout=1.0 in training mode: the output should be fc2's bias and is not, but the output without "
-    "dropout does not match the reference either: fix that first":
-        "{label}，训练模式下 dropout=1.0：输出应该是 fc2 的偏置，但不是；不过没有 dropout 时的输出也和参考答案不一致："
-        "先修好那个问题",
-    "nothing was dropped: apply self.dropout to the activations": "什么都没有被丢弃：要对激活值用 self.dropout",
-    "it came out NaN: use nn.Dropout (or F.dropout), which handles p = 1":
-        "结果是 NaN：请用 nn.Dropout（或 F.dropout），它能处理 p = 1",
-    "the output is all zeros, so dropout acts after fc2: apply it to the activations, before fc2":
-        "输出全是 0，说明 dropout 用在了 fc2 之后：要在 fc2 之前用在激活值上",
-    "some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout argument and apply it "
-    "to the activations":
-        "有些隐藏单元没有被丢弃，或者 dropout 用在了别处：请用 dropout 参数构建 self.dropout，并把它用在激活值上",
-    "{label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be fc2's bias; but "
-    "{where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)":
-        "{label}，训练模式下 dropout=1.0：所有隐藏单元都被丢弃，所以输出应该是 fc2 的偏置；但是{where}："
-        "fc2(dropout(act(fc1(x))))（seed 003 和 004）",
-    "FeedForward(6, 16, activation={name}) raised {err}: raise ValueError for an activation other than 'relu' or "
-    "'gelu'":
-        "FeedForward(6, 16, activation={name}) 抛出了 {err}：激活函数不是 'relu' 或 'gelu' 时应抛出 ValueError",
-    "FeedForward(6, 16, activation={name}) was built without complaint":
-        "FeedForward(6, 16, activation={name}) 顺利构建，没有报错",
-    "your __init__ accepts any activation: raise ValueError for an activation other than 'relu' or 'gelu', so a typo "
-    "cannot silently train with the wrong activation (seed 003: raise ValueError('activation must be relu or gelu'))":
-        "你的 __init__ 接受任何激活函数：激活函数不是 'relu' 或 'gelu' 时要抛出 ValueError，免得拼写错误悄悄地用错误的"
-        "激活函数训练（seed 003：raise ValueError('activation must be relu or gelu')）",
-    "an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: it stops the same "
-    "wrong call, but asserts vanish under `python -O`, and then a typo such as 'gleu' would silently build a model":
-        "识别到了 `assert`（AssertionError），而本题的参考答案抛出的是 ValueError：它能拦住同样的错误调用，但在 "
-        "`python -O` 下 assert 会消失，那时像 'gleu' 这样的拼写错误就会悄悄地建出一个模型",
-})

@@ -11,7 +11,7 @@ import torch
 
 from checker.checks.child import transformer as fixtures
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "greedy_decode"
 OUTPUTS = [("ids", "(B, T_out)")]
@@ -203,81 +203,3 @@ def _ids(value, c):
         raise Fail(t("{label}: greedy_decode should return a (B, T_out) tensor of ids with B = {B}, got {shape}",
                      label=c.label, B=c.B, shape=shape))
     return value
-
-
-_ZH = register({
-    "your EOS tokens come out as PAD: you mark a sequence finished before filling, so its own EOS is "
-    "replaced; fill the already-finished sequences first, then append, then update finished":
-        "你的 EOS 变成了 PAD：你在填充之前就把序列标记为已结束，于是它自己的 EOS 也被替换了；应先填充已经结束的序列，"
-        "再追加，最后更新 finished",
-    "your loop stops as soon as ANY sequence produces EOS: the others are cut short; stop when every "
-    "sequence is finished, finished.all()":
-        "只要有任何一个序列产生 EOS，你的循环就停下了：其他序列被截断；应在所有序列都结束时才停止，finished.all()",
-    "your output has one token more than max_new_tokens allows: the loop runs max_new_tokens times":
-        "你的输出比 max_new_tokens 允许的多一个词元：循环应执行 max_new_tokens 次",
-    # titles
-    "greedy_decode is a function taking (model, src, bos_id, eos_id, max_new_tokens)":
-        "greedy_decode 是一个函数，参数为 (model, src, bos_id, eos_id, max_new_tokens)",
-    "after its EOS a sequence holds only pad_id": "序列在 EOS 之后只有 pad_id",
-    "stops as soon as every sequence has produced EOS": "所有序列都生成 EOS 后立即停止",
-    "picks the argmax: the same call twice gives the same ids": "取 argmax：同样的调用两次得到相同的 id",
-    "decodes in eval mode without gradients, even when the model arrives in training mode":
-        "即使传入的模型处于训练模式，也在 eval 模式下、不带梯度地解码",
-    "max_new_tokens = 0 gives the BOS column alone": "max_new_tokens = 0 时只返回 BOS 这一列",
-    # named mistakes
-    "your ids repeat the first token: you take the logits at position 0 of the prefix (or decode only the last token, "
-    "which sits at position 0): decode the whole prefix and take model.out_proj(hidden[:, -1])":
-        "你的 id 一直重复第一个词元：你取的是前缀位置 0 的 logits（或者只解码了最后一个词元，它就在位置 0）：要解码整个前缀，"
-        "取 model.out_proj(hidden[:, -1])",
-    "your ids equal the right ones without the BOS column: return the whole prefix, starting with BOS":
-        "你的 id 等于去掉 BOS 那一列的正确结果：要返回以 BOS 开头的整个前缀",
-    "your ids run all max_new_tokens steps although every sequence had finished earlier: stop the loop as soon as "
-    "every sequence has produced EOS (if finished.all(): break)":
-        "所有序列早就结束了，你的 id 却跑满了 max_new_tokens 步：所有序列都生成 EOS 后就要立即停止循环"
-        "（if finished.all(): break）",
-    "after EOS your sequences go on with the model's tokens: a finished sequence receives model.pad_id "
-    "(next_id.masked_fill(finished, model.pad_id)) until the loop stops":
-        "EOS 之后你的序列还在接着写模型生成的词元：已结束的序列要填 model.pad_id"
-        "（next_id.masked_fill(finished, model.pad_id)），直到循环停止",
-    "after EOS your sequences repeat EOS: a finished sequence receives model.pad_id, not eos_id":
-        "EOS 之后你的序列一直重复 EOS：已结束的序列要填 model.pad_id，而不是 eos_id",
-    "after EOS your sequences hold 0, but this model's PAD id is another: use model.pad_id, not a hard-coded 0":
-        "EOS 之后你的序列填的是 0，但这个模型的 PAD id 是别的值：要用 model.pad_id，不要写死 0",
-    "you stop only when every sequence produces EOS at the same step (seed 003's `if (next_token == eos_id).all()`), "
-    "and tokens after EOS are not replaced: remember which sequences are finished (finished |= next_id == eos_id), "
-    "give them model.pad_id, stop when finished.all()":
-        "你只在所有序列同一步都生成 EOS 时才停止（seed 003 的 `if (next_token == eos_id).all()`），而且 EOS 之后的词元没有"
-        "被替换：要记住哪些序列已经结束（finished |= next_id == eos_id），给它们填 model.pad_id，finished.all() 时停止",
-    "your loop stops before appending the step that finishes the last sequence, so its EOS is missing: append the "
-    "token first, then check whether every sequence is finished":
-        "你的循环在追加最后一个序列结束的那一步之前就停了，所以缺了它的 EOS：要先追加词元，再检查是否所有序列都已结束",
-    "your ids stop one step short: run up to max_new_tokens steps (range(max_new_tokens))":
-        "你的 id 少了一步：最多要跑 max_new_tokens 步（range(max_new_tokens)）",
-    # messages
-    "{label}: row {b} is {row}; after its EOS ({eos_id}) it should hold only pad_id = {pad_id}: give finished "
-    "sequences model.pad_id (not a hard-coded 0)":
-        "{label}：第 {b} 行是 {row}；在它的 EOS（{eos_id}）之后应该只有 pad_id = {pad_id}：已结束的序列要填 model.pad_id"
-        "（不要写死 0）",
-    "{label}: every sequence has produced EOS by step {step}, yet your ids have {got} columns: stop the loop when every "
-    "sequence is finished (they should have {want})":
-        "{label}：到第 {step} 步所有序列都已生成 EOS，你的 id 却有 {got} 列：所有序列都结束时就要停止循环（应该是 {want} 列）",
-    "{label}: two identical calls gave different ids ({first} then {second})":
-        "{label}：两次相同的调用得到了不同的 id（先是 {first}，然后是 {second}）",
-    "your ids change from one identical call to the next: greedy decoding is deterministic, it takes the argmax of the "
-    "logits at every step; do not sample (torch.multinomial) or keep state between calls":
-        "你的 id 在两次相同的调用之间发生了变化：贪心解码是确定性的，每一步都取 logits 的 argmax；不要采样"
-        "（torch.multinomial），也不要在调用之间保留状态",
-    "{label}, model handed over in training mode with dropout 0.3: model.{name} ran in training mode":
-        "{label}，传入的模型处于训练模式、dropout 为 0.3：model.{name} 在训练模式下运行",
-    "your code decodes in training mode, so dropout changes the tokens: call model.eval() before decoding":
-        "你的代码在训练模式下解码，dropout 会改变生成的词元：解码之前要调用 model.eval()",
-    "{label}: model.{name} ran with gradients enabled": "{label}：model.{name} 在启用梯度的情况下运行",
-    "your code decodes with gradients enabled, building a graph nobody uses: decode under torch.no_grad() (or "
-    "decorate greedy_decode with @torch.no_grad())":
-        "你的代码在启用梯度的情况下解码，建了一张没人用的计算图：要在 torch.no_grad() 下解码"
-        "（或者给 greedy_decode 加上 @torch.no_grad() 装饰器）",
-    "{label}, model handed over in training mode: ids": "{label}，传入的模型处于训练模式：ids",
-    "{label}, max_new_tokens=0: ids": "{label}，max_new_tokens=0：ids",
-    "{label}: greedy_decode should return a (B, T_out) tensor of ids with B = {B}, got {shape}":
-        "{label}：greedy_decode 应该返回 B = {B} 的 (B, T_out) id 张量，实际得到 {shape}",
-})

@@ -8,7 +8,7 @@ from torch import nn
 from checker.checks.shared import attention as shared
 from checker.kit import (FLOAT32_INSIDE, Accepted, Fail, Mistake, UserError, case, check, compare,
                          expect_structure)
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "GroupedQueryAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -313,91 +313,3 @@ def _head_pairs(w, c, x, mask):
 
 def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T, c.D), "(B, T, D)", (c.B, c.H, c.T, c.T), "(B, H, T, T)")
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "per head (B, H, T, T)": "每个头各自的掩码 (B, H, T, T)",
-    "your scores are divided by √(num_kv_heads · d_k), the width of W_k: the scale is 1/√d_k, the size "
-    "of ONE head (d_model // num_heads)":
-        "你的分数除以的是 √(num_kv_heads · d_k)，即 W_k 的宽度：缩放应为 1/√d_k，一个头的大小（d_model // num_heads）",
-    "GroupedQueryAttention is an nn.Module with W_q, W_k, W_v (num_kv_heads·d_k wide), W_o and forward(x, mask)":
-        "GroupedQueryAttention 是一个 nn.Module，包含 W_q、W_k、W_v（宽 num_kv_heads·d_k）、W_o 和 forward(x, mask)",
-    "sizes that do not divide raise ValueError when the module is built": "尺寸不能整除时，构建模块就抛出 ValueError",
-    "hidden keys get exactly zero weight in every query head": "在每个查询头中，被遮挡的键权重恰好为 0",
-    "with a causal mask, position i uses no input after i": "在因果掩码下，位置 i 不用到 i 之后的任何输入",
-    "a query with no visible key gets zero weights (its output is W_o's bias)":
-        "没有任何可见键的查询权重为 0（它的输出是 W_o 的偏置）",
-    "query head h reads kv head h // G (repeat_interleave, not repeat)":
-        "查询头 h 读取 kv 头 h // G（用 repeat_interleave，不是 repeat）",
-    "num_kv_heads == num_heads is the multi-head attention kata's reference, same weights":
-        "num_kv_heads == num_heads 时，就是多头注意力这道题的参考答案（权重相同）",
-    "num_kv_heads == 1 is multi-query attention: every head shares one K and one V":
-        "num_kv_heads == 1 时是多查询注意力：所有头共享一个 K 和一个 V",
-    "an `assert` for the size check was recognised (AssertionError): the reference raises ValueError, because asserts "
-    "vanish under `python -O` and a bad configuration would then build silently":
-        "识别出了用 `assert` 做尺寸检查（AssertionError）：参考答案抛出 ValueError，因为 `python -O` 下 assert "
-        "会消失，错误的配置就会悄无声息地构建成功",
-    "your query head h reads kv head h % num_kv_heads (the kv heads are tiled: Tensor.repeat, or Q grouped as "
-    "(B, G, H_kv, T, d_k)): query head h must read kv head h // G, G = num_heads // num_kv_heads; use "
-    "K.repeat_interleave(G, dim=1) (LLaMA's repeat_kv), not K.repeat(1, G, 1, 1)":
-        "你的查询头 h 读取的是 kv 头 h % num_kv_heads（kv 头被平铺了：用了 Tensor.repeat，或者把 Q 分组成 "
-        "(B, G, H_kv, T, d_k)）：查询头 h 必须读取 kv 头 h // G，G = num_heads // num_kv_heads；要用 "
-        "K.repeat_interleave(G, dim=1)（LLaMA 的 repeat_kv），而不是 K.repeat(1, G, 1, 1)",
-    "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
-    "d_k = d_model // num_heads":
-        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数除以 math.sqrt(d_k)，d_k = d_model // num_heads",
-    "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head (d_model // num_heads)":
-        "你的输出等于按 1/√d_model 缩放的注意力：要按 1/√d_k 缩放，d_k 是“一个”头的维度（d_model // num_heads）",
-    "your heads are split with x.view(B, heads, T, d_k) directly, which cuts the sequence into blocks instead of "
-    "cutting each vector into heads: use x.view(B, T, heads, d_k).transpose(1, 2)":
-        "你直接用 x.view(B, heads, T, d_k) 拆分头，这是把序列切成了块，而不是把每个向量切成多个头："
-        "要用 x.view(B, T, heads, d_k).transpose(1, 2)",
-    "your heads are combined without a transpose, so the positions get mixed: use "
-    "out.transpose(1, 2).reshape(B, T, d_model)":
-        "你合并头时没有转置，所以位置被打乱了：要用 out.transpose(1, 2).reshape(B, T, d_model)",
-    "your output equals the concatenated heads without the output projection: apply self.W_o at the end":
-        "你的输出等于拼接后的各个头，没有输出投影：最后要用 self.W_o",
-    "your values are projected with W_k (a copy-paste slip; both are num_kv_heads * d_k wide): V = self.W_v(x)":
-        "你的值是用 W_k 投影的（复制粘贴的笔误；两者宽度都是 num_kv_heads * d_k）：V = self.W_v(x)",
-    "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1":
-        "你的权重是在查询上归一化的（dim=-2）：softmax 必须在键上做，dim=-1",
-    "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)":
-        "你的掩码反了：True 表示“可以关注”，所以要遮挡 mask 为 False 的位置（~mask）",
-    "your output equals attention without the mask: fill the hidden scores with -inf before the softmax":
-        "你的输出等于没有掩码的注意力：softmax 之前要把被遮挡的分数填成 -inf",
-    "your scores have the bool mask added to them (True counts as 1, False as 0), so a hidden key keeps its score: "
-    "fill the hidden scores with -inf, scores.masked_fill(~mask, float('-inf'))":
-        "你把布尔掩码直接加到了分数上（True 算作 1，False 算作 0），被遮挡的键仍保留原来的分数："
-        "要把被遮挡的分数填成 -inf，scores.masked_fill(~mask, float('-inf'))",
-    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
-    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
-        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
-        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
-    "your W_k and W_v are d_model wide, as in multi-head attention: they project to num_kv_heads · d_k with "
-    "d_k = d_model // num_heads, the size of one query head: nn.Linear(d_model, num_kv_heads * d_k)":
-        "你的 W_k 和 W_v 宽 d_model，和多头注意力一样：它们应投影到 num_kv_heads · d_k，其中 d_k = d_model // num_heads，"
-        "即一个查询头的大小：nn.Linear(d_model, num_kv_heads * d_k)",
-    "; the mask belongs to the H query heads, apply it after the kv heads are shared":
-        "；掩码对应 H 个查询头，要在共享 kv 头之后再应用",
-    "num_kv_heads=4 does not divide num_heads=6": "num_kv_heads=4 不能整除 num_heads=6",
-    "num_kv_heads=3 does not divide num_heads=4": "num_kv_heads=3 不能整除 num_heads=4",
-    "num_heads=4 does not divide d_model=10": "num_heads=4 不能整除 d_model=10",
-    "{call} raised {err}: {why}, raise ValueError(...) for it": "{call} 抛出了 {err}：{why}，这种情况要 raise ValueError(...)",
-    "{call} was built without complaint, but {why}: raise ValueError in __init__ (query head h reads kv head "
-    "h // (num_heads // num_kv_heads), which needs whole groups)":
-        "{call} 毫无报错地构建成功了，但{why}：要在 __init__ 里 raise ValueError（查询头 h 读取 kv 头 "
-        "h // (num_heads // num_kv_heads)，这要求分组是完整的）",
-    "{call}: {why}": "{call}：{why}",
-    "{label}: query heads 0..{last} read kv heads {read}, expected {want}: {why}":
-        "{label}：查询头 0..{last} 读取的 kv 头是 {read}，应为 {want}：{why}",
-    "{label}: query heads 0..{last} read kv heads {read}, expected {want}: query head h reads kv head h // G, "
-    "G = num_heads // num_kv_heads (K.repeat_interleave(G, dim=1))":
-        "{label}：查询头 0..{last} 读取的 kv 头是 {read}，应为 {want}：查询头 h 读取 kv 头 h // G，"
-        "G = num_heads // num_kv_heads（K.repeat_interleave(G, dim=1)）",
-    "{label}: with num_kv_heads == num_heads every query head has its own kv head and GQA is ordinary multi-head "
-    "attention, but your result differs from it: {fail}":
-        "{label}：num_kv_heads == num_heads 时，每个查询头都有自己的 kv 头，GQA 就是普通的多头注意力，但你的结果与它不同：{fail}",
-    "{label}: with num_kv_heads == 1 all {H} query heads share one key and one value head (multi-query attention), but "
-    "your result differs from it: {fail}":
-        "{label}：num_kv_heads == 1 时，全部 {H} 个查询头共享一个键头和一个值头（多查询注意力），但你的结果与它不同：{fail}",
-})

@@ -7,7 +7,7 @@ from torch import nn
 
 from checker.checks.shared import attention as shared
 from checker.kit import FLOAT32_INSIDE, Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "CachedSelfAttention"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another (x and both caches perturbed)
@@ -284,109 +284,3 @@ def empty_cache(kit):
                      "without a cache ({fail}): take T_past from k_cache.size(2). Follow-up: a caller that preallocates "
                      "its caches starts from T_past = 0; code that only tests `k_cache is None` works, code that "
                      "unpacks or indexes the cache's last position does not", label=c.label, fail=fail)) from None
-
-
-_ZH = register({
-    "your causal mask is offset by T_new, the number of NEW tokens: new query i is at absolute position "
-    "T_past + i, so the offset is the cache length, tril(diagonal=T_past)":
-        "你的因果掩码按 T_new（新词元的个数）偏移：第 i 个新查询的绝对位置是 T_past + i，所以偏移量应是缓存长度，"
-        "tril(diagonal=T_past)",
-    "your new keys are divided by √d_k before they are cached and the scores are scaled again: the new keys "
-    "get 1/d_k, the cached ones 1/√d_k; cache K as W_k gives it and scale the scores once":
-        "你的新键在存入缓存之前就除以了 √d_k，分数又缩放了一次：新键得到 1/d_k，缓存里的键得到 1/√d_k；"
-        "请按 W_k 的输出原样缓存 K，只对分数缩放一次",
-    "your new values are appended to k_cache (a copy-paste slip): V = torch.cat([v_cache, V], dim=2)":
-        "你把新的值接在了 k_cache 后面（复制粘贴的笔误）：V = torch.cat([v_cache, V], dim=2)",
-    "CachedSelfAttention is an nn.Module with W_q, W_k, W_v, W_o and forward(x, k_cache, v_cache)":
-        "CachedSelfAttention 是一个 nn.Module，包含 W_q、W_k、W_v、W_o 和 forward(x, k_cache, v_cache)",
-    "prefill: position i uses no input after i": "预填充：位置 i 不用到 i 之后的任何输入",
-    "a chunk of new tokens after a cache: new position i sees the whole cache and the new keys up to itself":
-        "缓存之后的一段新词元：新位置 i 能看到整个缓存，以及直到它自己为止的新键",
-    "token-by-token decoding (caches fed back) equals full causal attention at every step":
-        "逐词元解码（把缓存传回去）在每一步都等于完整的因果注意力",
-    "an empty cache (B, H, 0, d_k) acts like no cache": "空缓存 (B, H, 0, d_k) 的效果与没有缓存相同",
-    "your causal mask is not offset by the cache: new query i sees only keys 0..i (torch.tril of a (T_new, T_past + "
-    "T_new) matrix, or tril(T_new, T_new) placed over the first keys), so it misses the cache's later positions and "
-    "itself: new query i is at absolute position T_past + i, so use "
-    "torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)":
-        "你的因果掩码没有按缓存偏移：新查询 i 只能看到键 0..i（对 (T_new, T_past + T_new) 矩阵直接做 torch.tril，"
-        "或者把 tril(T_new, T_new) 放在最前面的键上），于是看不到缓存中靠后的位置和它自己：新查询 i 的绝对位置是 "
-        "T_past + i，所以要用 torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)",
-    "once a cache exists your new positions see each other with no causal mask (masking only at prefill, as if every "
-    "later call brought a single token): a chunk of several new tokens after a cache needs the causal mask too, offset "
-    "by T_past: torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)":
-        "一旦有了缓存，你的新位置之间就没有因果掩码、互相可见（只在预填充时做掩码，好像之后每次调用都只带一个词元）："
-        "缓存之后的一段多个新词元同样需要因果掩码，并按 T_past 偏移："
-        "torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)",
-    "your output equals attention with no causal mask: every position sees the later ones; new query i may see keys "
-    "0 .. T_past + i only (tril(diagonal=T_past) on a (T_new, T_past + T_new) mask)":
-        "你的输出等于没有因果掩码的注意力：每个位置都看到了后面的位置；新查询 i 只能看到键 0 .. T_past + i"
-        "（在 (T_new, T_past + T_new) 的掩码上做 tril(diagonal=T_past)）",
-    "your causal mask hides each new position from itself (one diagonal too low, tril(diagonal=T_past - 1)): new query "
-    "i sees keys 0 .. T_past + i, itself included: tril(diagonal=T_past)":
-        "你的因果掩码让每个新位置看不到它自己（对角线低了一条，tril(diagonal=T_past - 1)）：新查询 i 能看到键 "
-        "0 .. T_past + i，包括它自己：tril(diagonal=T_past)",
-    "your causal mask lets each new position see the next one (one diagonal too high, tril(diagonal=T_past + 1)): new "
-    "query i sees keys 0 .. T_past + i: tril(diagonal=T_past)":
-        "你的因果掩码让每个新位置看到了下一个位置（对角线高了一条，tril(diagonal=T_past + 1)）：新查询 i 只能看到键 "
-        "0 .. T_past + i：tril(diagonal=T_past)",
-    "your caches put the new positions BEFORE the cached ones (torch.cat([K_new, k_cache])): time runs along axis 2, "
-    "so append: torch.cat([k_cache, K_new], dim=2)":
-        "你的缓存把新位置放在了已缓存的位置之前（torch.cat([K_new, k_cache])）：时间沿第 2 个轴排列，"
-        "所以要追加在后面：torch.cat([k_cache, K_new], dim=2)",
-    "your output is right but the caches come back swapped (the values as k_cache, the keys as v_cache): return "
-    "(out, K, V)":
-        "你的输出是对的，但返回的缓存对调了（值作为 k_cache，键作为 v_cache）：要返回 (out, K, V)",
-    "your output is right but the caches you return hold only the new positions: return the grown caches, "
-    "torch.cat([k_cache, K_new], dim=2), so the next call sees every past position":
-        "你的输出是对的，但返回的缓存只包含新位置：要返回增长后的缓存 torch.cat([k_cache, K_new], dim=2)，"
-        "这样下一次调用才能看到所有过去的位置",
-    "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
-    "d_k = d_model // num_heads":
-        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数除以 math.sqrt(d_k)，d_k = d_model // num_heads",
-    "your heads are combined without a transpose, so the positions get mixed: use "
-    "out.transpose(1, 2).reshape(B, T_new, d_model)":
-        "你合并头时没有转置，所以位置被打乱了：要用 out.transpose(1, 2).reshape(B, T_new, d_model)",
-    "{label}: forward should return a tuple (out, k_cache, v_cache) of tensors":
-        "{label}：forward 应该返回由张量组成的元组 (out, k_cache, v_cache)",
-    " (the caches grow by T_new positions on axis 2 each call)": "（每次调用，缓存在第 2 个轴上增长 T_new 个位置）",
-    "{label}, T_past={T_past}, T_new={T_new}: {name} should have shape {want}, got {got}{grown}":
-        "{label}，T_past={T_past}，T_new={T_new}：{name} 的形状应为 {want}，实际是 {got}{grown}",
-    "{label}, T_past={T_past}, T_new={T_new}: out is NaN at batch {b}, new position {pos}: a query with no visible key "
-    "(softmax of a row of -inf); every new query sees at least itself, so the mask hides too much (one diagonal too "
-    "low? tril(diagonal=T_past) keeps the query itself)":
-        "{label}，T_past={T_past}，T_new={T_new}：out 在批次 {b}、新位置 {pos} 处是 NaN：这是一个看不到任何键的查询"
-        "（对一整行 -inf 做 softmax）；每个新查询至少能看到它自己，所以掩码遮挡得太多了（对角线低了一条？"
-        "tril(diagonal=T_past) 会保留查询自己）",
-    "{label}, no cache: changing the inputs after position {pos} changed the output at position ≤ {pos}: the future "
-    "leaks into the past: apply a causal mask (query i sees keys 0..i)":
-        "{label}，没有缓存：改动位置 {pos} 之后的输入，改变了位置 ≤ {pos} 的输出：未来的信息泄漏到了过去："
-        "要加因果掩码（查询 i 只能看到键 0..i）",
-    "{label}: changing new position {next} (absolute {abs_next}) changed the output of new position {pos} (absolute "
-    "{abs_pos}): the new positions see later ones":
-        "{label}：改动新位置 {next}（绝对位置 {abs_next}），改变了新位置 {pos}（绝对位置 {abs_pos}）的输出："
-        "新位置看到了后面的位置",
-    "your new positions read later new positions: a chunk of new tokens after a cache needs the causal mask too, "
-    "offset by T_past (new query i is at absolute position T_past + i)":
-        "你的新位置读到了后面的新位置：缓存之后的一段新 token 同样需要因果掩码，并按 T_past 偏移"
-        "（新查询 i 的绝对位置是 T_past + i）",
-    "{label}, a chunk of {T_new} new tokens after {T_past} cached ones: your out differs from full causal attention "
-    "over all {T} positions at the new ones ({fail})":
-        "{label}，在 {T_past} 个已缓存词元之后的一段 {T_new} 个新词元：在新位置上，你的 out 与对全部 {T} 个位置做完整"
-        "因果注意力的结果不同（{fail}）",
-    "no cache": "没有缓存",
-    "{n} cached": "已缓存 {n} 个",
-    "{label}, step {step} (new positions {start}..{last}, {cache})": "{label}，第 {step} 步（新位置 {start}..{last}，{cache}）",
-    "{where}: forward should return a tuple (out, k_cache, v_cache)": "{where}：forward 应该返回元组 (out, k_cache, v_cache)",
-    "{where}: {fail}; expected the full causal forward over positions 0..{last} at the new positions, and caches "
-    "holding the K and V projections (split into heads) of positions 0..{last} in order":
-        "{where}：{fail}；在新位置上应等于对位置 0..{last} 做完整因果前向计算的结果，缓存应按顺序保存位置 0..{last} "
-        "的 K 和 V 投影（已拆分成多个头）",
-    "{label}: with k_cache and v_cache of T_past = 0 positions the result should equal the prefill without a cache "
-    "({fail}): take T_past from k_cache.size(2). Follow-up: a caller that preallocates its caches starts from "
-    "T_past = 0; code that only tests `k_cache is None` works, code that unpacks or indexes the cache's last position "
-    "does not":
-        "{label}：k_cache 和 v_cache 只有 T_past = 0 个位置时，结果应等于没有缓存的预填充（{fail}）：要从 "
-        "k_cache.size(2) 取 T_past。追问：预先分配缓存的调用方是从 T_past = 0 开始的；只判断 `k_cache is None` 的代码"
-        "没问题，而解包缓存或索引缓存最后一个位置的代码就会出错",
-})

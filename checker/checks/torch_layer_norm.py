@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "LayerNorm"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -192,82 +192,3 @@ def large_mean(kit):
     except Fail as fail:
         raise Fail(t("{label}, float32: {fail}. Subtract the mean before squaring: var = ((x - mean) ** 2).mean(-1); "
                      "mean(x²) - mean² cancels catastrophically when the mean is large", label=c.label, fail=fail)) from None
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "small spread: 0.5 + 0.1·randn, variance close to eps": "波动很小：0.5 + 0.1·randn，方差接近 eps",
-    "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
-    "norm centres first, (x - mean) / sqrt(var + eps)":
-        "你的输出把 x 除以它的均方根，却没有先减去均值：那是 RMSNorm；层归一化要先中心化，(x - mean) / sqrt(var + eps)",
-    "your statistics are taken over the last TWO axes (T and D, as nn.LayerNorm([T, D]) would): layer "
-    "norm normalises each vector on its own, over dim=-1 only":
-        "你的统计量是在最后两维（T 和 D，就像 nn.LayerNorm([T, D]) 那样）上求的：层归一化对每个向量单独归一化，只在 dim=-1 上",
-    "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta":
-        "你的输出是 gamma * (x_hat + beta)：平移应在缩放之后，gamma * x_hat + beta",
-    # titles
-    "LayerNorm is an nn.Module with parameters gamma (D,) and beta (D,)":
-        "LayerNorm 是一个 nn.Module，带参数 gamma (D,) 和 beta (D,)",
-    "gamma starts at ones and beta at zeros": "gamma 初始化为全 1，beta 初始化为全 0",
-    "a constant vector (variance 0) gives exactly beta, not NaN": "常数向量（方差为 0）的结果恰好是 beta，而不是 NaN",
-    "a large mean (1000) with a small spread (0.01) is normalised accurately":
-        "均值很大（1000）、波动很小（0.01）的输入也能准确归一化",
-    # named mistakes
-    "your output equals layer norm with the unbiased variance (divided by D - 1): x.var() and torch.var default to "
-    "unbiased=True; use x.var(-1, unbiased=False, keepdim=True), as nn.LayerNorm does":
-        "你的输出等于用无偏方差（除以 D - 1）做的层归一化：x.var() 和 torch.var 默认 unbiased=True；请像 nn.LayerNorm "
-        "一样用 x.var(-1, unbiased=False, keepdim=True)",
-    "your output equals (x - mean) / (x.std(-1) + eps): Tensor.std is unbiased (divides by D - 1) and eps belongs "
-    "inside the square root; use (x - mean) / torch.sqrt(var + eps) with the biased variance":
-        "你的输出等于 (x - mean) / (x.std(-1) + eps)：Tensor.std 是无偏的（除以 D - 1），而且 eps 应该在平方根里面；"
-        "请用有偏方差写 (x - mean) / torch.sqrt(var + eps)",
-    "your output equals (x - mean) / (std + eps), with eps outside the square root (seed 002's NumPy LayerNorm): use "
-    "(x - mean) / torch.sqrt(var + eps)":
-        "你的输出等于 (x - mean) / (std + eps)，eps 在平方根外面（seed 002 的 NumPy LayerNorm 就是这样写的）：请用 "
-        "(x - mean) / torch.sqrt(var + eps)",
-    "your output equals (x - mean) / sqrt(var), without eps: a constant vector then divides 0 by 0; use "
-    "torch.sqrt(var + eps)":
-        "你的输出等于 (x - mean) / sqrt(var)，没有 eps：这样常数向量就会 0 除以 0；请用 torch.sqrt(var + eps)",
-    "your output equals layer norm with eps=1e-6 where the default eps=1e-5 applies: the default is 1e-5, as in "
-    "nn.LayerNorm (seeds 000 and 002 use 1e-6)":
-        "在应该用默认值 eps=1e-5 的地方，你的输出等于 eps=1e-6 的层归一化：默认值是 1e-5，和 nn.LayerNorm 一样"
-        "（seed 000 和 002 用的是 1e-6）",
-    "your output equals layer norm with eps=1e-5 although another eps was passed: use self.eps, the constructor's "
-    "argument, not a constant":
-        "传入的是别的 eps，你的输出却等于 eps=1e-5 的层归一化：请用构造函数的参数 self.eps，不要写死常数",
-    "your output equals layer norm with eps=1e-6 whatever eps is passed: use self.eps, the constructor's argument "
-    "(default 1e-5), not a constant":
-        "不管传入什么 eps，你的输出都等于 eps=1e-6 的层归一化：请用构造函数的参数 self.eps（默认 1e-5），不要写死常数",
-    "your output is normalised over the second-to-last axis (the positions): layer norm normalises each vector over "
-    "its last axis, mean(dim=-1, keepdim=True) and the same for the variance":
-        "你的输出是在倒数第二维（位置）上归一化的：层归一化对每个向量在最后一维上归一化，mean(dim=-1, keepdim=True)，"
-        "方差也一样",
-    "your output is normalised with one mean and variance for the whole tensor: take them per vector, over the last "
-    "axis only (dim=-1, keepdim=True)":
-        "你的输出对整个张量只用了一个均值和方差来归一化：要对每个向量分别计算，只在最后一维上（dim=-1, keepdim=True）",
-    "your output equals beta * x_hat + gamma: gamma scales and beta shifts, gamma * x_hat + beta":
-        "你的输出等于 beta * x_hat + gamma：gamma 负责缩放，beta 负责平移，应为 gamma * x_hat + beta",
-    "your output has no shift: add beta, gamma * x_hat + beta": "你的输出没有平移：要加上 beta，gamma * x_hat + beta",
-    "your output has no scale: multiply by gamma, gamma * x_hat + beta": "你的输出没有缩放：要乘以 gamma，gamma * x_hat + beta",
-    "your variance is mean(x²) - mean(x)², which cancels catastrophically when the mean is large compared with the "
-    "spread: subtract the mean first, ((x - mean) ** 2).mean(-1), or use x.var(-1, unbiased=False)":
-        "你的方差是 mean(x²) - mean(x)²，当均值比波动大得多时会发生灾难性抵消：要先减去均值，((x - mean) ** 2).mean(-1)，"
-        "或者用 x.var(-1, unbiased=False)",
-    # messages
-    "LayerNorm(6).state_dict() has no {name} of shape (6,)": "LayerNorm(6).state_dict() 里没有形状为 (6,) 的 {name}",
-    "a fresh LayerNorm(6) has {name} = {values}": "新建的 LayerNorm(6) 的 {name} = {values}",
-    "{name} starts at {what} (torch.{what}(d_model)), so that a new layer norm only normalises":
-        "{name} 的初始值应为 torch.{what}(d_model)，这样新的层归一化只做归一化",
-    "{label}: output": "{label}：output",
-    "{label}, {dtype}: x{at} = [{value}, {value}, ...] has variance 0 and came out {got}...: divide by "
-    "torch.sqrt(var + eps), eps inside the root, so 0 / sqrt(eps) = 0 and the row becomes beta":
-        "{label}，{dtype}：x{at} = [{value}, {value}, ...] 的方差为 0，结果却是 {got}...：请除以 torch.sqrt(var + eps)，"
-        "eps 放在平方根里面，这样 0 / sqrt(eps) = 0，这一行就等于 beta",
-    "{label}, {dtype}: x{at} is constant, so x - mean = 0 and the output should be beta: {fail}":
-        "{label}，{dtype}：x{at} 是常数，所以 x - mean = 0，输出应该是 beta：{fail}",
-    "{label}, float64: {fail}": "{label}，float64：{fail}",
-    "{label}, float32: {fail}. Subtract the mean before squaring: var = ((x - mean) ** 2).mean(-1); mean(x²) - mean² "
-    "cancels catastrophically when the mean is large":
-        "{label}，float32：{fail}。平方之前先减去均值：var = ((x - mean) ** 2).mean(-1)；均值很大时 mean(x²) - mean² "
-        "会发生灾难性抵消",
-})

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from checker.checks.child.linear_attention import linear_attention_memory
 from checker.kit import Convention, Fail, Mistake, as_outputs, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "linear_attention"
 OUTPUTS = [("out", "(B, H, T_q, d_v)")]
@@ -275,103 +275,3 @@ def _out(value, c):
         raise Fail(t("{label}: linear_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}",
                      label=c.label, want=want, got=got))
     return out
-
-
-_ZH = register({
-    "feature_map(x) and linear_attention(q, k, v, causal) exist": "存在 feature_map(x) 和 linear_attention(q, k, v, causal)",
-    "feature_map(x) = elu(x) + 1, positive everywhere": "feature_map(x) = elu(x) + 1，处处为正",
-    "equals the quadratic form with the same feature map: (phi(Q) phi(K)ᵀ, row-normalised) V":
-        "等于使用同一特征映射的二次形式：(phi(Q) phi(K)ᵀ，按行归一化) V",
-    "causal: query i uses no key or value after position i": "因果：查询 i 不用到位置 i 之后的任何键和值",
-    "causal: the first t positions alone give the first t outputs (the RNN view)":
-        "因果：单独输入前 t 个位置，得到的就是前 t 个输出（RNN 视角）",
-    "defaults: causal=False when not given": "默认值：不传时 causal=False",
-    "your normaliser sums the keys before the feature map, z = sum_j k_j: the numerator uses phi(k_j), so z must too, "
-    "z = sum_j phi(k_j), or each query's weights do not sum to 1 (and the denominator can be 0)":
-        "你的归一化项累加的是特征映射之前的键 z = sum_j k_j：分子用的是 phi(k_j)，z 也必须用它，z = sum_j phi(k_j)，"
-        "否则每个查询的权重之和不为 1（分母还可能为 0）",
-    "causal: query i uses every key up to i (the prefix sums run over the positions)":
-        "因果：查询 i 用到直到 i 的每一个键（前缀和沿位置方向累加）",
-    "{label}: changing the key and value at position 0 left the output at position {pos} unchanged: with causal=True "
-    "query i sees every key 0..i":
-        "{label}：改动位置 0 的键和值，位置 {pos} 的输出却没有变：causal=True 时查询 i 能看到键 0..i",
-    "S_i and z_i are prefix sums over the positions, torch.cumsum(..., dim=2) on (B, H, T, ...), not over a feature "
-    "axis":
-        "S_i 和 z_i 是沿位置方向的前缀和，即对 (B, H, T, ...) 做 torch.cumsum(..., dim=2)，而不是沿特征维累加",
-    "{label}, linear_attention(q, k, v): out against linear_attention(q, k, v, False)":
-        "{label}，linear_attention(q, k, v) 的 out 与 linear_attention(q, k, v, False) 的对比",
-    "memory: no tensor larger than B·H·max(T_q, T_k)·d_k·d_v elements, no (T_q, T_k) matrix":
-        "内存：没有任何张量超过 B·H·max(T_q, T_k)·d_k·d_v 个元素，也没有 (T_q, T_k) 矩阵",
-    "your output equals linear attention with phi(x) = relu(x): the paper's feature map is elu(x) + 1, positive "
-    "everywhere, so every key keeps a positive weight and the denominator never reaches 0 (relu zeroes whole rows: "
-    "0 / 0 = NaN)":
-        "你的输出等于特征映射为 phi(x) = relu(x) 的线性注意力：论文的特征映射是 elu(x) + 1，处处为正，所以每个键都保留"
-        "正的权重，分母永远不会是 0（relu 会把整行变成 0：0 / 0 = NaN）",
-    "your output equals linear attention without a feature map, (q kᵀ) v / (q kᵀ) 1: the weights q·k can be negative "
-    "and the denominator 0; apply phi(x) = elu(x) + 1 to q and k first":
-        "你的输出等于没有特征映射的线性注意力 (q kᵀ) v / (q kᵀ) 1：权重 q·k 可能为负，分母可能为 0；"
-        "要先对 q 和 k 施加 phi(x) = elu(x) + 1",
-    "your output equals linear attention with phi(x) = elu(x): add 1, phi(x) = elu(x) + 1 > 0 (elu alone reaches -1, "
-    "so the weights can be negative)":
-        "你的输出等于特征映射为 phi(x) = elu(x) 的线性注意力：要加 1，phi(x) = elu(x) + 1 > 0"
-        "（单独的 elu 最小到 -1，权重就可能为负）",
-    "your output equals linear attention with phi(x) = exp(x): this kata's feature map is elu(x) + 1":
-        "你的输出等于特征映射为 phi(x) = exp(x) 的线性注意力：本题的特征映射是 elu(x) + 1",
-    "your output equals phi(Q) (phi(K)ᵀ V) without the normaliser: divide by phi(Q) · z with z = sum_j phi(k_j) (for "
-    "causal, its prefix sum), so each query's weights sum to 1":
-        "你的输出等于没有归一化的 phi(Q) (phi(K)ᵀ V)：要除以 phi(Q) · z，z = sum_j phi(k_j)（因果时用它的前缀和），"
-        "这样每个查询的权重之和才为 1",
-    "your causal output equals prefix sums over j < i: query i must see its own key too, S_i = sum_{j <= i} phi(k_j)ᵀ "
-    "v_j (torch.cumsum is inclusive; a loop updates S before reading it). The first position then divides 0 by 0":
-        "你的因果输出等于只对 j < i 求前缀和的结果：查询 i 也必须看到它自己的键，S_i = sum_{j <= i} phi(k_j)ᵀ v_j"
-        "（torch.cumsum 是包含当前项的；循环写法要先更新 S 再读取）。这样第一个位置还会变成 0 除以 0",
-    "your output with causal=True equals the non-causal one: every query sees every key. With causal=True query i "
-    "sees keys 0..i only: prefix sums S_i = cumsum over positions of phi(k_j)ᵀ v_j, and z_i likewise":
-        "causal=True 时你的输出和非因果的一样：每个查询都看到了所有键。causal=True 时查询 i 只能看到键 0..i："
-        "用前缀和 S_i = 沿位置对 phi(k_j)ᵀ v_j 做 cumsum，z_i 同理",
-    "your output equals linear attention with q scaled by 1/√d_k before the feature map: softmax's temperature has "
-    "no place here, phi(q) · phi(k) is used as it is":
-        "你的输出等于在特征映射之前把 q 缩放了 1/√d_k 的线性注意力：这里没有 softmax 的温度，phi(q) · phi(k) 直接使用",
-    "your output equals softmax attention, softmax(q kᵀ / √d_k) v: linear attention replaces exp(q·k) by "
-    "phi(q) · phi(k), phi(x) = elu(x) + 1, and never forms the (T_q, T_k) matrix":
-        "你的输出等于 softmax 注意力 softmax(q kᵀ / √d_k) v：线性注意力用 phi(q) · phi(k)（phi(x) = elu(x) + 1）"
-        "代替 exp(q·k)，而且从不构造 (T_q, T_k) 矩阵",
-    "your feature map is relu(x): the paper's is elu(x) + 1, positive everywhere (relu(x) is 0 for x <= 0)":
-        "你的特征映射是 relu(x)：论文用的是 elu(x) + 1，处处为正（relu(x) 在 x <= 0 时为 0）",
-    "your feature map returns x itself: phi(x) = elu(x) + 1": "你的特征映射直接返回了 x：应为 phi(x) = elu(x) + 1",
-    "your feature map is elu(x): add 1, phi(x) = elu(x) + 1, so it is positive everywhere":
-        "你的特征映射是 elu(x)：要加 1，phi(x) = elu(x) + 1，这样才处处为正",
-    "your feature map is exp(x): this kata's is elu(x) + 1": "你的特征映射是 exp(x)：本题用的是 elu(x) + 1",
-    "your output equals phi(Q) S / (phi(Q) · z + 1e-6): the epsilon of the paper's code (fast-transformers' "
-    "LinearAttention, eps=1e-6). phi = elu + 1 is positive, so the denominator cannot be 0 and this kata's reference "
-    "adds no epsilon; the epsilon was allowed for every later check":
-        "你的输出等于 phi(Q) S / (phi(Q) · z + 1e-6)：这是论文代码里的 epsilon（fast-transformers 的 LinearAttention，"
-        "eps=1e-6）。phi = elu + 1 为正，分母不可能为 0，所以本题的参考答案不加 epsilon；之后的所有检查都允许这个 epsilon",
-    "{label}: out": "{label}：out",
-    "{fail}; expected the weights phi(q_i) · phi(k_j) / sum_j phi(q_i) · phi(k_j){causal} applied to v":
-        "{fail}；应当是把权重 phi(q_i) · phi(k_j) / sum_j phi(q_i) · phi(k_j){causal} 作用在 v 上",
-    " over j <= i": "（j <= i）",
-    "{label}: changing the keys and values after position {pos} changed the output at positions <= {pos}: the future "
-    "leaks. With causal=True, S_i and z_i are prefix sums over j <= i (torch.cumsum over the positions, or a loop that "
-    "carries S and z)":
-        "{label}：改动位置 {pos} 之后的键和值，改变了位置 <= {pos} 的输出：未来的信息泄漏了。causal=True 时，S_i 和 "
-        "z_i 是对 j <= i 的前缀和（沿位置做 torch.cumsum，或者用循环携带 S 和 z）",
-    "{label}: out of the first {n} positions alone": "{label}：单独输入前 {n} 个位置时的 out",
-    "{fail}: causal linear attention is an RNN, the state (S_i, z_i) after position i depends on positions 0..i only":
-        "{fail}：因果线性注意力就是一个 RNN，位置 i 之后的状态 (S_i, z_i) 只取决于位置 0..i",
-    "{label}: your code ran the fused attention kernel {kernel}: that is softmax attention, quadratic in T":
-        "{label}：你的代码调用了融合注意力内核 {kernel}：那是 softmax 注意力，复杂度随 T 二次增长",
-    "{label}: your code made a tensor of shape {shape} ({op}) with an axis of T_q = {T_q} and one of T_k = {T_k}: a "
-    "matrix of query-key weights, which is what linear attention avoids":
-        "{label}：你的代码构造了形状为 {shape} 的张量（{op}），它有一个长 T_q = {T_q} 的轴和一个长 T_k = {T_k} 的轴："
-        "这是查询-键权重矩阵，正是线性注意力要避免的",
-    "sum over the keys first, S = phi(K)ᵀ V (d_k, d_v) and z = sum of phi(K), then phi(Q) S / (phi(Q) · z); causal: "
-    "prefix sums of phi(k_j)ᵀ v_j":
-        "先对键求和，S = phi(K)ᵀ V (d_k, d_v)、z = phi(K) 之和，再算 phi(Q) S / (phi(Q) · z)；因果时用 phi(k_j)ᵀ v_j 的前缀和",
-    "{label}: your code created a tensor of {largest} elements ({op} returned shape {shape}), more than the bound "
-    "B·H·max(T_q, T_k)·d_k·d_v = {limit}: memory must grow linearly in T":
-        "{label}：你的代码创建了一个有 {largest} 个元素的张量（{op} 返回形状 {shape}），超过了上限 "
-        "B·H·max(T_q, T_k)·d_k·d_v = {limit}：内存必须随 T 线性增长",
-    "{label}: linear_attention should return out of shape (B, H, T_q, d_v) = {want}, got {got}":
-        "{label}：linear_attention 应该返回形状为 (B, H, T_q, d_v) = {want} 的 out，实际是 {got}",
-})

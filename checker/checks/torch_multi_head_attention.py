@@ -7,7 +7,7 @@ from torch import nn
 
 from checker.checks.shared import attention as shared
 from checker.kit import Fail, Mistake, case, check, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "MultiHeadAttention"
 DROPOUT = "weights"  # the constructor takes dropout: it acts in training only, on the attention weights
@@ -201,51 +201,3 @@ def dropout_after_softmax(kit):
 
 def _pair(value, c):
     return shared.out_and_attn(value, c, (c.B, c.T_q, c.D), "(B, T_q, D)", (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")
-
-
-_ZH = register({
-    "dropout acts on the softmax weights, not on the scores: in training each weight is kept, zeroed or scaled by "
-    "1/(1-p)": "dropout 作用在 softmax 之后的权重上，而不是打分上：训练时每个权重要么不变，要么为 0，要么乘以 1/(1-p)",
-    "{label}, training mode, dropout=0.5: attn[{b}, {h}, {i}, {j}] = {got:.4g} is neither the eval-mode weight "
-    "{want:.4g}, nor 0, nor twice it: dropout reaches the weights through the softmax, so it acts on the scores. Drop "
-    "out the weights after softmax: self.dropout(weights) @ V":
-        "{label}，训练模式，dropout=0.5：attn[{b}, {h}, {i}, {j}] = {got:.4g}，既不是 eval 模式下的权重 {want:.4g}，也不是 0，"
-        "也不是它的两倍：dropout 经过了 softmax 才到达权重，说明它作用在打分上。请在 softmax 之后对权重做 dropout："
-        "self.dropout(weights) @ V",
-    # titles
-    "MultiHeadAttention is an nn.Module with W_q, W_k, W_v, W_o and forward(x_q, x_kv, mask)":
-        "MultiHeadAttention 是一个 nn.Module，带 W_q、W_k、W_v、W_o 和 forward(x_q, x_kv, mask)",
-    "hidden keys get exactly zero weight in every head": "每个头里被遮挡的键权重都恰好为 0",
-    "in causal self-attention, position i uses no input after i": "在带因果掩码的自注意力中，位置 i 不用到 i 之后的任何输入",
-    "a query with no visible key gets zero weights (its output is W_o's bias)":
-        "没有任何可见键的查询权重为 0（它的输出是 W_o 的偏置）",
-    # named mistakes
-    "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
-    "d_k = d_model // num_heads":
-        "你的输出等于没有 1/√d_k 缩放的注意力：要把分数除以 math.sqrt(d_k)，d_k = d_model // num_heads",
-    "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head (d_model // num_heads)":
-        "你的输出等于按 1/√d_model 缩放的注意力：要按 1/√d_k 缩放，d_k 是“一个”头的维度（d_model // num_heads）",
-    "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))":
-        "你的输出等于按 1/d_k 缩放的注意力：缩放因子是 1/√d_k（math.sqrt(d_k)）",
-    "your heads are split with x.view(B, H, T, d_k) directly, which cuts the sequence into blocks instead of cutting "
-    "each vector into heads: use x.view(B, T, H, d_k).transpose(1, 2)":
-        "你直接用 x.view(B, H, T, d_k) 拆分头，这是把序列切成了几段，而不是把每个向量切成几个头：请用 "
-        "x.view(B, T, H, d_k).transpose(1, 2)",
-    "your heads are combined without a transpose, so the positions get mixed: use "
-    "out.transpose(1, 2).contiguous().view(B, T_q, d_model)":
-        "你合并头的时候没有 transpose，位置就混在了一起：请用 out.transpose(1, 2).contiguous().view(B, T_q, d_model)",
-    "your output equals the concatenated heads without the output projection: apply self.W_o at the end":
-        "你的输出等于拼接后的各个头，没有输出投影：最后要用 self.W_o",
-    "in cross-attention your keys and values come from x_q: K = W_k(x_kv) and V = W_v(x_kv); only Q comes from x_q":
-        "在交叉注意力中，你的键和值来自 x_q：应为 K = W_k(x_kv)、V = W_v(x_kv)；只有 Q 来自 x_q",
-    "your queries come from x_kv and your keys/values from x_q: Q = W_q(x_q), K = W_k(x_kv), V = W_v(x_kv)":
-        "你的查询来自 x_kv，键/值来自 x_q：应为 Q = W_q(x_q)、K = W_k(x_kv)、V = W_v(x_kv)",
-    "your values are projected with W_k (a copy-paste slip): V = self.W_v(x_kv)":
-        "你的值是用 W_k 投影的（复制粘贴时的笔误）：应为 V = self.W_v(x_kv)",
-    "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1":
-        "你的权重是在查询上归一化的（dim=-2）：softmax 必须在键上做，dim=-1",
-    "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)":
-        "你的掩码反了：True 表示“可以关注”，所以要遮挡 mask 为 False 的位置（~mask）",
-    "your output equals attention without the mask: pass the mask on to the attention and fill hidden scores with -inf":
-        "你的输出等于没有掩码的注意力：要把 mask 传给注意力，并把被遮挡的分数填成 -inf",
-})

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "PositionalEncoding"
 OUTPUTS = [("output", "(B, T, D)")]
@@ -259,110 +259,3 @@ def dropout_on_the_sum(kit):
                      "= 2(x + pe)", label=c.label, fail=fail),
                    t("the elements your dropout keeps are not (x + pe) / (1 - p): apply self.dropout to the sum x + pe, "
                      "once (dropping x or the table alone, or twice, breaks this)")) from None
-
-
-_ZH = register({
-    "your table puts every sin in the first half of the columns and every cos in the second (the "
-    "tensor2tensor layout): this kata interleaves them, PE[pos, 2i] = sin and PE[pos, 2i+1] = cos "
-    "(pe[:, 0::2] = sin, pe[:, 1::2] = cos)":
-        "你的表把所有 sin 放在前一半列、所有 cos 放在后一半列（tensor2tensor 的布局）：本题要求交错排列，"
-        "PE[pos, 2i] = sin，PE[pos, 2i+1] = cos（pe[:, 0::2] = sin，pe[:, 1::2] = cos）",
-    "your cos columns use the frequency of the NEXT pair (angle[:, 1:] for an odd d_model): the cos in "
-    "column 2i+1 shares the frequency of the sin in column 2i; take angle[:, : d_model // 2]":
-        "你的 cos 列用的是下一对的频率（奇数 d_model 时取了 angle[:, 1:]）：第 2i+1 列的 cos 与第 2i 列的 sin "
-        "共用同一频率；请取 angle[:, : d_model // 2]",
-    # titles
-    "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)":
-        "PositionalEncoding 是一个 nn.Module，位置编码表存在缓冲区 pe (1, max_len, d_model) 里",
-    "forward(x) with T < max_len returns x's shape (B, T, D)": "T < max_len 时 forward(x) 返回与 x 相同的形状 (B, T, D)",
-    "an odd d_model builds the table and gives (B, T, D)": "d_model 为奇数时也能建表，并返回 (B, T, D)",
-    "the table: forward(zeros) gives PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(...)":
-        "位置编码表：forward(zeros) 得到 PE[pos, 2i] = sin(pos / 10000^(2i/D))，PE[pos, 2i+1] = cos(...)",
-    "a module left in float32 returns float32 for a float32 x": "保持 float32 的模块对 float32 的 x 返回 float32",
-    "dropout acts on the sum: in training each output is 0 or (x + pe) / (1 - p)":
-        "dropout 作用在和上：训练时每个输出要么是 0，要么是 (x + pe) / (1 - p)",
-    # named mistakes
-    "your table has cos in the even columns and sin in the odd ones: PE[pos, 2i] = sin, PE[pos, 2i+1] = cos, so row 0 "
-    "reads 0, 1, 0, 1, ...":
-        "你的表在偶数列放了 cos，奇数列放了 sin：PE[pos, 2i] = sin，PE[pos, 2i+1] = cos，所以第 0 行是 0, 1, 0, 1, ...",
-    "your table starts at position 1: positions run 0, 1, ..., max_len - 1 (torch.arange(max_len)), so row 0 reads "
-    "0, 1, 0, 1, ...":
-        "你的表从位置 1 开始：位置是 0, 1, ..., max_len - 1（torch.arange(max_len)），所以第 0 行是 0, 1, 0, 1, ...",
-    "your frequencies are 1/10000^(i/d_model) with i the pair index: the exponent is 2i/d_model, the even column index "
-    "over d_model (torch.arange(0, d_model, 2))":
-        "你的频率是 1/10000^(i/d_model)，i 是第几对：指数应为 2i/d_model，即偶数列的下标除以 d_model"
-        "（torch.arange(0, d_model, 2)）",
-    "your cos columns use the exponent (2i+1)/d_model: both columns of a pair share the frequency 1/10000^(2i/d_model); "
-    "take the exponents from torch.arange(0, d_model, 2), not torch.arange(d_model)":
-        "你的 cos 列用的指数是 (2i+1)/d_model：同一对的两列共用频率 1/10000^(2i/d_model)；指数要取自 "
-        "torch.arange(0, d_model, 2)，而不是 torch.arange(d_model)",
-    "your angles are pos × 10000^(2i/d_model): divide, pos / 10000^(2i/d_model) (in the exp form: "
-    "exp(2i × -ln(10000) / d_model), mind the minus sign)":
-        "你的角度是 pos × 10000^(2i/d_model)：应该是除，pos / 10000^(2i/d_model)（写成 exp 形式是 "
-        "exp(2i × -ln(10000) / d_model)，注意负号）",
-    "for an odd d_model your table is the one for d_model + 1 with its last column cut off: the exponent divides by "
-    "d_model itself, 2i/d_model; use the first d_model // 2 frequencies for the cos columns":
-        "d_model 为奇数时，你的表是 d_model + 1 的表去掉最后一列：指数要除以 d_model 本身，2i/d_model；cos 列用前 "
-        "d_model // 2 个频率",
-    "your output is the table alone: the encoding is added to the input, return x + pe[:, :T]":
-        "你的输出只有位置编码表：位置编码是加到输入上的，要返回 x + pe[:, :T]",
-    "your output equals x·√d_model + pe: the √d_model scale belongs to the embedding layer (paper section 3.4); this "
-    "module only adds the table":
-        "你的输出等于 x·√d_model + pe：√d_model 的缩放属于嵌入层（论文 3.4 节）；这个模块只负责加上位置编码表",
-    # messages
-    " (it has: {names})": "（它有的是：{names}）",
-    "PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) = {want}, got "
-    "{got}{hint}":
-        "PositionalEncoding(d_model={D}, max_len={max_len}).pe 的形状应为 (1, max_len, d_model) = {want}，实际是 "
-        "{got}{hint}",
-    ": add the batch axis with .unsqueeze(0)": "：用 .unsqueeze(0) 加上批次维",
-    "PositionalEncoding has parameters the contract does not have: {names}; the sinusoidal encoding learns nothing":
-        "PositionalEncoding 有约定之外的参数：{names}；正弦位置编码不需要学习任何东西",
-    "{label}: your code raised {error}": "{label}：你的代码抛出了 {error}",
-    "{label}: your code raised {error}, and an even d_model fails as well":
-        "{label}：你的代码抛出了 {error}，而且 d_model 为偶数时也会失败",
-    "{label}: output": "{label}：output",
-    "forward(zeros), which is the table pe": "forward(zeros)，也就是表 pe",
-    "{label}: {fail} (position {pos}, column {col}, a {kind} column with 2i = {two_i}: expected "
-    "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g})":
-        "{label}：{fail}（位置 {pos}，第 {col} 列，是 2i = {two_i} 的 {kind} 列：应为 "
-        "{kind}({pos} / 10000^({two_i}/{D})) = {value:.6g}）",
-    "{label}, dropout=0.5 in training mode: output": "{label}，训练模式下 dropout=0.5：output",
-    "the elements dropout kept": "dropout 保留下来的元素",
-    "pe is an nn.Parameter, so an optimizer would train it": "pe 是 nn.Parameter，优化器会训练它",
-    "the sinusoidal table is fixed: store it with self.register_buffer('pe', table), not as an nn.Parameter":
-        "正弦位置编码表是固定的：请用 self.register_buffer('pe', table) 保存，不要做成 nn.Parameter",
-    "PositionalEncoding({D}, max_len={max_len}) has no buffer named pe{found}":
-        "PositionalEncoding({D}, max_len={max_len}) 没有名为 pe 的缓冲区{found}",
-    "store the table with self.register_buffer('pe', table): a plain attribute is neither moved by .to() nor saved in "
-    "state_dict":
-        "请用 self.register_buffer('pe', table) 保存这张表：普通属性既不会随 .to() 移动，也不会存进 state_dict",
-    "{label}: your code works when T == max_len but raised {error} for T = {T} < max_len = {max_len}":
-        "{label}：你的代码在 T == max_len 时能运行，但 T = {T} < max_len = {max_len} 时抛出了 {error}",
-    "your code adds the whole table, or slices its batch axis: add only the first T rows, self.pe[:, :x.size(1)] "
-    "(pe[:T] slices the batch axis of the (1, max_len, D) buffer)":
-        "你的代码加上了整张表，或者切的是表的批次维：只加表的前 T 行，self.pe[:, :x.size(1)]"
-        "（pe[:T] 切的是 (1, max_len, D) 缓冲区的批次维）",
-    "{label}: output has shape {got}, the table's slice (1, T, D), not x's (B, T, D) = {want}":
-        "{label}：输出的形状是 {got}，是表的切片 (1, T, D)，而不是 x 的 (B, T, D) = {want}",
-    "{label}: with an odd d_model your code raised {error}": "{label}：d_model 为奇数时你的代码抛出了 {error}",
-    "an odd d_model = {D} has {sin} sin columns (0, 2, ..., {last_sin}) and {cos} cos columns (1, 3, ..., {last_cos}): "
-    "fill the cos columns with the first d_model // 2 frequencies, cos(position * div_term[: d_model // 2]) (seed 004)":
-        "奇数 d_model = {D} 有 {sin} 个 sin 列（0, 2, ..., {last_sin}）和 {cos} 个 cos 列（1, 3, ..., {last_cos}）："
-        "cos 列用前 d_model // 2 个频率填，cos(position * div_term[: d_model // 2])（seed 004）",
-    "your output does not keep x's dtype: keep the table in the default dtype (float32) or cast it with "
-    ".to(x.dtype) before adding":
-        "你的输出没有保持 x 的 dtype：表要保持默认的 dtype（float32），或者在相加之前用 .to(x.dtype) 转换",
-    "{label}, module not moved with .to(): {fail}": "{label}，模块没有用 .to() 转换：{fail}",
-    "{label}: with dropout=0.5 in training mode no element of the output is zero":
-        "{label}：训练模式下 dropout=0.5 时，输出中没有一个元素为 0",
-    "no dropout acts on the output: apply self.dropout to the sum, dropout(x + pe[:, :T]) (dropping only the table "
-    "leaves x whole)":
-        "输出上没有任何 dropout：要对和用 self.dropout，dropout(x + pe[:, :T])（只对表做 dropout 会让 x 原封不动）",
-    "{label}, dropout=0.5 in training mode: {fail}; the kept elements should be (x + pe) / (1 - p) = 2(x + pe)":
-        "{label}，训练模式下 dropout=0.5：{fail}；保留下来的元素应为 (x + pe) / (1 - p) = 2(x + pe)",
-    "the elements your dropout keeps are not (x + pe) / (1 - p): apply self.dropout to the sum x + pe, once "
-    "(dropping x or the table alone, or twice, breaks this)":
-        "你的 dropout 保留下来的元素不是 (x + pe) / (1 - p)：对和 x + pe 只用一次 self.dropout"
-        "（只对 x 或只对表做 dropout，或者做两次，都会出错）",
-})

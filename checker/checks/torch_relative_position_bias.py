@@ -9,7 +9,7 @@ import math
 import torch
 
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "relative_position_bias"
 DEVICE = True  # the positions are built inside: they must follow weight's device
@@ -254,110 +254,3 @@ def decode_rows(kit):
             raise Fail(t("{label}: {fail}. With T_q < T_k the queries are the LAST T_q positions: query i is at "
                          "i + T_k - T_q, relative position j - (i + T_k - T_q)", label=c.label, fail=fail),
                        kit.name_mistake((weight, last, T, bidirectional, max_distance), step)) from None
-
-
-_ZH = register({
-    "your log buckets multiply by n, the buckets of the whole half: the log part fills only the buckets left after the "
-    "exact ones, so multiply by n - max_exact, max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * "
-    "(n - max_exact))":
-        "你的对数桶乘的是 n，即这一半的全部桶数：对数部分只填精确桶之后剩下的桶，所以要乘 n - max_exact，"
-        "max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * (n - max_exact))",
-    "your bias reshapes the looked-up table, (T_q, T_k, H) -> (1, H, T_q, T_k), instead of moving the head axis: "
-    "reshape keeps the memory order, so each head gets numbers of all heads; use weight[buckets].permute(2, 0, "
-    "1).unsqueeze(0) (HF T5: values.permute([2, 0, 1]).unsqueeze(0))":
-        "你的偏置把查表结果从 (T_q, T_k, H) 直接 reshape 成 (1, H, T_q, T_k)，而不是移动头所在的轴：reshape 保持内存"
-        "顺序，于是每个头拿到的是各个头混在一起的数；应写 weight[buckets].permute(2, 0, 1).unsqueeze(0)（HF T5："
-        "values.permute([2, 0, 1]).unsqueeze(0)）",
-    "relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance) and "
-    "relative_position_bias(weight, T_q, T_k, bidirectional, max_distance) exist":
-        "存在 relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance) 和 "
-        "relative_position_bias(weight, T_q, T_k, bidirectional, max_distance)",
-    "relative_position_bucket equals T5's bucket function on every offset from -150 to 150":
-        "relative_position_bucket 在 -150 到 150 的每个相对位置上都等于 T5 的分桶函数",
-    "relative_position_bucket's defaults are bidirectional=True, num_buckets=32, max_distance=128":
-        "relative_position_bucket 的默认参数是 bidirectional=True、num_buckets=32、max_distance=128",
-    "causal buckets: every key after the query shares bucket 0 with the query itself":
-        "单向（因果）分桶：查询之后的每个键都和查询自己共用 0 号桶",
-    "the bias depends on j - i only, and a decode step (the last T_q queries) gets the last T_q rows":
-        "偏置只取决于 j - i，解码的一步（最后 T_q 个查询）得到的是最后 T_q 行",
-    "bidirectional": "双向",
-    "causal": "单向（因果）",
-    "{kind}, num_buckets={num_buckets}, max_distance={max_distance}":
-        "{kind}，num_buckets={num_buckets}，max_distance={max_distance}",
-    "relative_position_bucket(j - i, {setting})": "relative_position_bucket(j - i)，{setting}",
-    " (relative position {rp}: got bucket {got}, expected {want})": "（相对位置 {rp}：得到桶 {got}，应为 {want}）",
-    "relative_position_bucket(j - i) with its defaults": "使用默认参数的 relative_position_bucket(j - i)",
-    "relative_position_bucket should return a tensor of the shape of relative_position":
-        "relative_position_bucket 应该返回与 relative_position 形状相同的张量",
-    "with bidirectional=False, relative position {rp} (a key {rp} steps after the query) got bucket {got}: a causal "
-    "model never attends to the future, so T5 sends every future key to bucket 0, distance = max(-relative_position, 0)":
-        "bidirectional=False 时，相对位置 {rp}（查询之后第 {rp} 个键）得到了桶 {got}：因果模型从不关注未来，"
-        "所以 T5 把所有未来的键都放进 0 号桶，distance = max(-relative_position, 0)",
-    "{label}: the bias should be a tensor of shape (1, H, T_q, T_k) = {want}":
-        "{label}：偏置应该是形状为 (1, H, T_q, T_k) = {want} 的张量",
-    "the bias for the last query alone": "单独计算最后一个查询时的偏置",
-    "the bias for the last {n} queries alone": "单独计算最后 {n} 个查询时的偏置",
-    "{label}: {fail}. With T_q < T_k the queries are the LAST T_q positions: query i is at i + T_k - T_q, relative "
-    "position j - (i + T_k - T_q)":
-        "{label}：{fail}。T_q < T_k 时，查询是最后 T_q 个位置：查询 i 位于 i + T_k - T_q，相对位置是 j - (i + T_k - T_q)",
-    "your buckets are those of query - key: the relative position is key - query (HF T5: memory_position - "
-    "context_position), so a key in the PAST has a negative relative position; in the bidirectional case the upper "
-    "half of the buckets is for keys after the query":
-        "你的分桶用的是“查询 - 键”：相对位置是“键 - 查询”（HF T5：memory_position - context_position），所以过去的键"
-        "相对位置为负；双向时，上半部分的桶留给查询之后的键",
-    "your buckets are the distance itself, clamped to the last bucket: only distances below max_exact = n // 2 get a "
-    "bucket each; from max_exact up to max_distance the buckets grow with the LOG of the distance, "
-    "max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * (n - max_exact))":
-        "你的桶号就是距离本身，只在最后一个桶处截断：只有小于 max_exact = n // 2 的距离才各占一个桶；从 max_exact 到 "
-        "max_distance，桶号随距离的对数增长，max_exact + int(log(d / max_exact) / log(max_distance / max_exact) * "
-        "(n - max_exact))",
-    "your bidirectional buckets do not halve num_buckets: keys after the query must get num_buckets // 2 added (not "
-    "num_buckets), and the exact and log buckets are then counted within that half (num_buckets //= 2 first, as T5 "
-    "does)":
-        "你的双向分桶没有把 num_buckets 减半：查询之后的键要加上 num_buckets // 2（而不是 num_buckets），"
-        "精确桶和对数桶都在这一半里计数（像 T5 一样先 num_buckets //= 2）",
-    "your bidirectional buckets add num_buckets // 2 for keys after the query, but count the exact and log buckets "
-    "over all num_buckets, so the two halves overlap: halve num_buckets itself (num_buckets //= 2) before max_exact = "
-    "num_buckets // 2 and the log part":
-        "你的双向分桶给查询之后的键加了 num_buckets // 2，但精确桶和对数桶却按全部 num_buckets 计数，两半因此重叠："
-        "要先把 num_buckets 本身减半（num_buckets //= 2），再算 max_exact = num_buckets // 2 和对数部分",
-    "your log buckets start one bucket late: distances below max_exact = n // 2 get bucket = distance, and the first "
-    "log bucket IS max_exact (log(max_exact / max_exact) = 0): bucket = max_exact + int(log(d / max_exact) / "
-    "log(max_distance / max_exact) * (n - max_exact)), no + 1":
-        "你的对数桶晚开始了一个：小于 max_exact = n // 2 的距离桶号等于距离，第一个对数桶就是 max_exact"
-        "（log(max_exact / max_exact) = 0）：bucket = max_exact + int(log(d / max_exact) / log(max_distance / max_exact) "
-        "* (n - max_exact))，不要 + 1",
-    "your log buckets are rounded to the nearest integer: T5 truncates, max_exact + (log(...) / log(...) * "
-    "(n - max_exact)).long() (.long() and int() drop the fraction)":
-        "你的对数桶是四舍五入的：T5 是截断取整，max_exact + (log(...) / log(...) * (n - max_exact)).long()"
-        "（.long() 和 int() 直接丢掉小数部分）",
-    "your log buckets are rounded up (ceil): T5 truncates with .long(), so a distance just past a bucket boundary "
-    "stays in the lower bucket":
-        "你的对数桶是向上取整（ceil）的：T5 用 .long() 截断，所以刚越过桶边界的距离仍留在较低的桶里",
-    "your farthest distances get bucket n (num_buckets, or num_buckets // 2 per half): the last bucket is n - 1, "
-    "min(bucket, n - 1), so every distance from max_distance on shares it":
-        "你最远的距离得到的是桶 n（num_buckets，或每一半的 num_buckets // 2）：最后一个桶是 n - 1，"
-        "min(bucket, n - 1)，从 max_distance 起的所有距离都共用它",
-    "your causal buckets use |relative_position|, so a future key gets the bucket of a past key as far away: with "
-    "bidirectional=False every key after the query counts as distance 0, max(-relative_position, 0)":
-        "你的单向分桶用了 |relative_position|，于是未来的键得到了与它等距的过去的键的桶：bidirectional=False 时，"
-        "查询之后的每个键都算作距离 0，max(-relative_position, 0)",
-    "your bidirectional buckets put relative position 0 (the query's own key) in the upper half: only keys AFTER the "
-    "query, relative_position > 0, get num_buckets // 2 added":
-        "你的双向分桶把相对位置 0（查询自己的键）放进了上半部分：只有查询之后的键（relative_position > 0）才加 "
-        "num_buckets // 2",
-    "your log buckets divide by log(max_distance): the log range runs from max_exact to max_distance, so divide by "
-    "log(max_distance / max_exact)":
-        "你的对数桶除以的是 log(max_distance)：对数区间是从 max_exact 到 max_distance，所以要除以 "
-        "log(max_distance / max_exact)",
-    "your bias counts the queries from position 0: the T_q queries are the LAST T_q of the T_k positions, query i is "
-    "at i' = i + T_k - T_q, so the relative position is j - (i + T_k - T_q)":
-        "你的偏置把查询从位置 0 开始数：T_q 个查询是 T_k 个位置中的最后 T_q 个，查询 i 位于 i' = i + T_k - T_q，"
-        "所以相对位置是 j - (i + T_k - T_q)",
-    "your bias uses bidirectional buckets although bidirectional=False was passed: pass the argument on to "
-    "relative_position_bucket":
-        "传入的是 bidirectional=False，你的偏置却用了双向分桶：要把这个参数传给 relative_position_bucket",
-    "your bias uses causal buckets although bidirectional=True was passed: pass the argument on to "
-    "relative_position_bucket":
-        "传入的是 bidirectional=True，你的偏置却用了单向分桶：要把这个参数传给 relative_position_bucket",
-})

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "RMSNorm"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -236,102 +236,3 @@ def half_precision(kit):
                          "it in float32, h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast "
                          "the result back to x.dtype (LLaMA: self._norm(x.float()).type_as(x))"))
     compare(got, exact, t("{label}: output", label=c.label), "(..., D)", tol=_HALF_TOL)
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "small: 0.1·randn + 0.05, mean(x²) close to eps": "很小：0.1·randn + 0.05，mean(x²) 接近 eps",
-    "normal, and x[1, 2, 3] all zeros": "正常，且 x[1, 2, 3] 全为 0",
-    "your output is x · (rsqrt(mean(x²)) + eps): eps belongs inside the root, x · rsqrt(mean(x²) + eps), "
-    "where it keeps an all-zero vector finite":
-        "你的输出是 x · (rsqrt(mean(x²)) + eps)：eps 应放在根号里面，x · rsqrt(mean(x²) + eps)，这样全零向量也保持有限",
-    "your output is scaled by 1 + weight (Gemma's RMSNorm, whose weight starts at 0): this kata's weight "
-    "starts at ones and scales directly, x_hat * weight":
-        "你的输出乘的是 1 + weight（Gemma 的 RMSNorm，它的 weight 从 0 开始）：本题的 weight 从 1 开始，直接相乘，x_hat * weight",
-    "RMSNorm is an nn.Module with one parameter, weight (D,)": "RMSNorm 是一个 nn.Module，只有一个参数 weight (D,)",
-    "weight starts at ones": "weight 初始化为全 1",
-    "an all-zero vector gives exactly zeros, not NaN": "全零向量的输出恰好是全零，而不是 NaN",
-    "float16 input with entries of size 300: mean(x²) in float32, no overflow, float16 out":
-        "float16 输入、元素大小约 300：mean(x²) 用 float32 计算，不溢出，输出仍是 float16",
-    "your output equals x / (sqrt(mean(x²)) + eps), with eps outside the square root: use "
-    "x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps), or x * torch.rsqrt(... + eps), as LLaMA does":
-        "你的输出等于 x / (sqrt(mean(x²)) + eps)，eps 放在了平方根外面：要写成 "
-        "x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)，或者像 LLaMA 那样写 x * torch.rsqrt(... + eps)",
-    "your output equals (x - mean) / sqrt(var + eps) * weight: that is LayerNorm (without beta). RMSNorm subtracts no "
-    "mean: x / sqrt(mean(x²) + eps) * weight":
-        "你的输出等于 (x - mean) / sqrt(var + eps) * weight：这是层归一化（LayerNorm，没有 beta）。RMSNorm 不减均值："
-        "x / sqrt(mean(x²) + eps) * weight",
-    "your output equals x / sqrt(sum(x²) + eps): that is x / ‖x‖, too small by √D. Take the MEAN of the squares, "
-    "x.pow(2).mean(-1, keepdim=True)":
-        "你的输出等于 x / sqrt(sum(x²) + eps)：这就是 x / ‖x‖，小了 √D 倍。要取平方的均值（MEAN），"
-        "x.pow(2).mean(-1, keepdim=True)",
-    "your output divides by sqrt(var(x) + eps), the standard deviation (which subtracts the mean inside): RMSNorm "
-    "divides by the root mean square, sqrt(mean(x²) + eps)":
-        "你的输出除以的是 sqrt(var(x) + eps)，即标准差（它在内部减去了均值）：RMSNorm 除以的是均方根 sqrt(mean(x²) + eps)",
-    "your output divides by the unbiased standard deviation (x.var() / x.std() divide by D - 1 around the mean): "
-    "RMSNorm divides by the root mean square, sqrt(x.pow(2).mean(-1, keepdim=True) + eps)":
-        "你的输出除以的是无偏标准差（x.var() / x.std() 围绕均值计算并除以 D - 1）：RMSNorm 除以的是均方根 "
-        "sqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
-    "your output divides by sqrt(mean(x) + eps), the mean of x itself (NaN where it is negative): the statistic is the "
-    "mean of the SQUARES, x.pow(2).mean(-1, keepdim=True)":
-        "你的输出除以的是 sqrt(mean(x) + eps)，即 x 本身的均值（为负时得到 NaN）：要用的统计量是平方的均值，"
-        "x.pow(2).mean(-1, keepdim=True)",
-    "your output equals x / (mean(x²) + eps), without the square root: divide by torch.sqrt(mean(x²) + eps) (or "
-    "multiply by torch.rsqrt)":
-        "你的输出等于 x / (mean(x²) + eps)，少了平方根：要除以 torch.sqrt(mean(x²) + eps)（或者乘以 torch.rsqrt）",
-    "your output has no scale: multiply by self.weight, x / sqrt(mean(x²) + eps) * self.weight":
-        "你的输出没有缩放：要乘以 self.weight，x / sqrt(mean(x²) + eps) * self.weight",
-    "your output equals x / sqrt(mean(x²)), without eps: an all-zero vector then divides 0 by 0; use "
-    "torch.sqrt(mean(x²) + eps)":
-        "你的输出等于 x / sqrt(mean(x²))，没有 eps：全零向量就会变成 0 除以 0；要用 torch.sqrt(mean(x²) + eps)",
-    "your output equals RMSNorm with eps=1e-5 where the default eps=1e-6 applies: the default here is 1e-6, as in "
-    "LLaMA's RMSNorm and HF's LlamaRMSNorm (1e-5 is nn.LayerNorm's default)":
-        "在应当使用默认 eps=1e-6 的地方，你的输出等于 eps=1e-5 的 RMSNorm：这里的默认值是 1e-6，和 LLaMA 的 RMSNorm、"
-        "HF 的 LlamaRMSNorm 一样（1e-5 是 nn.LayerNorm 的默认值）",
-    "your output equals RMSNorm with eps=1e-6 although another eps was passed: use self.eps, the constructor's "
-    "argument, not a constant":
-        "传入的是另一个 eps，你的输出却等于 eps=1e-6 的 RMSNorm：要用构造函数的参数 self.eps，而不是常数",
-    "your output is normalised over the second-to-last axis (the positions): RMSNorm normalises each vector over its "
-    "last axis, mean(dim=-1, keepdim=True)":
-        "你的输出是在倒数第二个轴（位置）上归一化的：RMSNorm 对每个向量在它的最后一个轴上归一化，"
-        "mean(dim=-1, keepdim=True)",
-    "your output is normalised with one mean square for the whole tensor: take it per vector, over the last axis only "
-    "(dim=-1, keepdim=True)":
-        "你的输出对整个张量只用了一个均方值来归一化：要对每个向量单独计算，只在最后一个轴上（dim=-1, keepdim=True）",
-    "your output is float32 for a float64 input: x.float() upcasts, but the result must come back in x's dtype "
-    "(.to(x.dtype) or .type_as(x)), and float64 should not be downcast at all":
-        "输入是 float64，你的输出却是 float32：x.float() 会提升精度，但结果必须转回 x 的 dtype"
-        "（.to(x.dtype) 或 .type_as(x)），而且 float64 根本不应该被降精度",
-    "your float64 output is right to float32's precision (~1e-7), not float64's: the mean square is computed in "
-    "float32, as Hugging Face's LlamaRMSNorm (hidden_states.to(torch.float32)) and Meta's LLaMA (x.float()) do. This "
-    "kata's reference upcasts to AT LEAST float32, x.to(torch.promote_types(x.dtype, torch.float32)), so float64 stays "
-    "float64; float32 internals were allowed for every later check":
-        "你的 float64 输出只精确到 float32 的精度（约 1e-7），而不是 float64 的：均方值是用 float32 计算的，"
-        "Hugging Face 的 LlamaRMSNorm（hidden_states.to(torch.float32)）和 Meta 的 LLaMA（x.float()）都是这样做的。"
-        "本题的参考答案把精度提升到至少 float32，x.to(torch.promote_types(x.dtype, torch.float32))，所以 float64 仍是 "
-        "float64；之后的所有检查都允许内部用 float32 计算",
-    "RMSNorm(6).state_dict() has no weight of shape (6,)": "RMSNorm(6).state_dict() 里没有形状为 (6,) 的 weight",
-    "a fresh RMSNorm(6) has weight = {got}: weight starts at ones (torch.ones(d_model)), so that a new RMSNorm only "
-    "normalises":
-        "新建的 RMSNorm(6) 的 weight = {got}：weight 应初始化为全 1（torch.ones(d_model)），这样新的 RMSNorm 只做归一化",
-    "{label}: output": "{label}：output",
-    "{label}, {dtype}: x{at} is all zeros and came out {row}...: divide by torch.sqrt(mean(x²) + eps), eps inside the "
-    "root, so 0 / sqrt(eps) = 0":
-        "{label}，{dtype}：x{at} 全为零，输出却是 {row}...：要除以 torch.sqrt(mean(x²) + eps)，eps 放在根号里面，"
-        "这样 0 / sqrt(eps) = 0",
-    "{label}, {dtype}: x{at} is all zeros, so the output should be zeros, got {row}...: RMSNorm has no bias and "
-    "subtracts nothing":
-        "{label}，{dtype}：x{at} 全为零，所以输出应该全为零，实际是 {row}...：RMSNorm 没有偏置，也不减去任何东西",
-    "{label}: float16 in gave float32 out": "{label}：输入 float16，输出却是 float32",
-    "your code returns the upcast result: upcast for the computation, then return x's dtype (.to(x.dtype) or "
-    ".type_as(x)), as nn.RMSNorm and LLaMA do":
-        "你的代码返回了提升精度后的结果：计算时提升精度，然后返回 x 的 dtype（.to(x.dtype) 或 .type_as(x)），"
-        "nn.RMSNorm 和 LLaMA 都是这样做的",
-    "{label}: some outputs are 0, inf or NaN": "{label}：有些输出是 0、inf 或 NaN",
-    "x² of 300 is 90000, beyond float16's largest value 65504, so your mean(x²) overflows: compute it in float32, "
-    "h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast the result back to x.dtype "
-    "(LLaMA: self._norm(x.float()).type_as(x))":
-        "300 的平方是 90000，超过了 float16 的最大值 65504，所以你的 mean(x²) 溢出了："
-        "要用 float32 计算，h = x.float()（或 x.to(torch.promote_types(x.dtype, torch.float32))），再把结果转回 "
-        "x.dtype（LLaMA：self._norm(x.float()).type_as(x)）",
-})

@@ -3,7 +3,7 @@
 import torch
 
 from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "apply_rope"
 DEVICE = True  # the frequencies and angles are built inside: they must follow x's device
@@ -215,85 +215,3 @@ def unknown_layout(kit):
         return
     raise Fail(t("layout='complex' returned a result: raise ValueError(...) for anything but 'half' and "
                  "'interleaved', so a typo cannot silently pick a layout"))
-
-
-_ZH = register({
-    "for layout='interleaved' you rotate the pairs (x[..., 0::2], x[..., 1::2]) right but write them "
-    "back as two halves (torch.cat, or torch.stack(..., dim=-2)): put each pair back in place, "
-    "torch.stack([a, b], dim=-1).flatten(-2)":
-        "layout='interleaved' 时，你正确地旋转了每一对 (x[..., 0::2], x[..., 1::2])，却把结果按前后两半写回"
-        "（torch.cat 或 torch.stack(..., dim=-2)）：应把每一对放回原位，torch.stack([a, b], dim=-1).flatten(-2)",
-    "every pair rotates by the same angle, the position itself: the exponent 2i/d_k came out 0 "
-    "(torch.arange(0, d_k, 2) // d_k is integer division); divide in floating point":
-        "每一对都旋转相同的角度，也就是位置本身：指数 2i/d_k 算成了 0（torch.arange(0, d_k, 2) // d_k 是整数除法）；"
-        "请用浮点除法",
-    "apply_rope is a function taking (x, positions, layout, base)": "apply_rope 是一个函数，参数为 (x, positions, layout, base)",
-    "relative positions: shifting every query and key position by 13 leaves each score q·k unchanged":
-        "相对位置：把每个查询和键的位置都平移 13，每个分数 q·k 不变",
-    "rotation keeps the length of every vector": "旋转保持每个向量的长度不变",
-    "position 0 leaves x unchanged": "位置 0 让 x 保持不变",
-    "positions are absolute: one row rotated alone equals the same row of the whole sequence":
-        "位置是绝对的：单独旋转一行，结果等于整个序列中同一行的结果",
-    "an unknown layout ('complex') raises ValueError": "未知的 layout（'complex'）会抛出 ValueError",
-    "your output pairs the other layout's coordinates: layout='half' pairs x[..., i] with x[..., i + d_k/2] "
-    "(rotate_half), layout='interleaved' pairs x[..., 2i] with x[..., 2i+1]":
-        "你的输出按另一种布局配对坐标：layout='half' 把 x[..., i] 与 x[..., i + d_k/2] 配对（rotate_half），"
-        "layout='interleaved' 把 x[..., 2i] 与 x[..., 2i+1] 配对",
-    "your frequencies are base^(-i/d_k): the exponent is 2i/d_k (torch.arange(0, d_k, 2) / d_k), so the d_k/2 "
-    "frequencies run from 1 down to about 1/base":
-        "你的频率是 base^(-i/d_k)：指数应为 2i/d_k（torch.arange(0, d_k, 2) / d_k），这样 d_k/2 个频率从 1 "
-        "递减到约 1/base",
-    "your output uses d_k frequencies, base^(-c/d_k) for every column c: there are d_k/2 frequencies, one per PAIR, "
-    "and both coordinates of a pair are rotated by the same angle":
-        "你的输出用了 d_k 个频率，每一列 c 用 base^(-c/d_k)：应该只有 d_k/2 个频率，每一对坐标一个，"
-        "同一对的两个坐标旋转相同的角度",
-    "your rotation pairs the right coordinates but lays the frequencies out for the other layout: with layout='half' "
-    "the cos/sin table is cat([freqs, freqs]) (column c uses frequency c mod d_k/2), with layout='interleaved' it is "
-    "freqs.repeat_interleave(2) (column c uses frequency c // 2)":
-        "你的旋转配对的坐标是对的，但频率是按另一种布局排列的：layout='half' 时 cos/sin 表是 cat([freqs, freqs])"
-        "（第 c 列用频率 c mod d_k/2），layout='interleaved' 时是 freqs.repeat_interleave(2)（第 c 列用频率 c // 2）",
-    "your output equals a rotation by MINUS the angle: (a, b) -> (a cos - b sin, a sin + b cos); check the sign of sin "
-    "(rotate_half(x) is cat([-x2, x1]))":
-        "你的输出等于旋转了负的角度：应为 (a, b) -> (a cos - b sin, a sin + b cos)；检查 sin 的符号"
-        "（rotate_half(x) 是 cat([-x2, x1])）",
-    "your rotate_half lost its minus sign: it must return cat([-x2, x1]) (interleaved: (-x[2i+1], x[2i])); without it "
-    "the map is no rotation and lengths change":
-        "你的 rotate_half 丢了负号：它必须返回 cat([-x2, x1])（interleaved 布局：(-x[2i+1], x[2i])）；"
-        "没有负号，这个映射就不是旋转，长度也会改变",
-    "your output equals x·sin + rotate(x)·cos: cos multiplies x itself, sin the rotated copy":
-        "你的输出等于 x·sin + rotate(x)·cos：cos 乘的是 x 本身，sin 乘的是旋转后的副本",
-    "your output uses positions 0..T-1 instead of the given positions: rotate row t by positions[t] (in a decode step "
-    "after 7 cached tokens the new row is at position 7, not 0)":
-        "你的输出用的是位置 0..T-1，而不是传入的 positions：第 t 行要按 positions[t] 旋转（缓存了 7 个词元之后的解码步，"
-        "新的一行在位置 7，而不是 0）",
-    "your output uses base 10000 whatever base is passed: use the base argument":
-        "无论传入什么 base，你的输出都用 10000：要使用参数 base",
-    "your frequencies are base^(+2i/d_k): θ_i = base^(-2i/d_k) = 1 / base^(2i/d_k), mind the minus sign":
-        "你的频率是 base^(+2i/d_k)：θ_i = base^(-2i/d_k) = 1 / base^(2i/d_k)，注意负号",
-    "{got} of dtype {dtype}": "{got}（dtype 为 {dtype}）",
-    "{what} should be a {dtype} tensor of shape (B, H, T, d_k) = {shape}, got {got}":
-        "{what} 应该是形状为 (B, H, T, d_k) = {shape} 的 {dtype} 张量，实际是 {got}",
-    "scores after the shift": "平移之后的分数",
-    "layout={layout}: {fail}. With every position moved by 13 the score of query m and key n must stay the same, since "
-    "it depends only on m - n: rotate each pair by an angle proportional to the position, the same frequency for both "
-    "coordinates of a pair":
-        "layout={layout}：{fail}。所有位置都平移 13 之后，查询 m 与键 n 的分数必须不变，因为它只取决于 m - n："
-        "每一对坐标要旋转一个与位置成正比的角度，同一对的两个坐标用同一个频率",
-    "the length |x| of each row": "每一行的长度 |x|",
-    "{label}: {fail}. A rotation changes no length: each pair (a, b) must become (a cos - b sin, a sin + b cos) with "
-    "the same angle in both lines":
-        "{label}：{fail}。旋转不改变长度：每一对 (a, b) 必须变成 (a cos - b sin, a sin + b cos)，两行用同一个角度",
-    "{label}: {fail}. At position 0 every angle is 0, cos = 1, sin = 0: x must come back unchanged":
-        "{label}：{fail}。在位置 0，所有角度都是 0，cos = 1，sin = 0：x 必须原样返回",
-    "output of one row": "单独一行的输出",
-    "the row at position {pos} rotated alone": "单独旋转的位置 {pos} 那一行",
-    "{label}: {fail}. A decode step passes one new row with positions=[{pos}]: use the given positions, not "
-    "torch.arange(T)":
-        "{label}：{fail}。解码的一步只传入新的一行，positions=[{pos}]：要用传入的 positions，而不是 torch.arange(T)",
-    "layout='complex' raised {err}: raise ValueError(...) for anything but 'half' and 'interleaved'":
-        "layout='complex' 抛出了 {err}：除 'half' 和 'interleaved' 之外的值都要 raise ValueError(...)",
-    "layout='complex' returned a result: raise ValueError(...) for anything but 'half' and 'interleaved', so a typo "
-    "cannot silently pick a layout":
-        "layout='complex' 返回了结果：除 'half' 和 'interleaved' 之外的值都要 raise ValueError(...)，"
-        "这样拼写错误就不会悄悄选中某种布局",
-})

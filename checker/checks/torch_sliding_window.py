@@ -9,7 +9,7 @@ import math
 import torch
 
 from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "sliding_window_attention"
 DEVICE = True  # the mask is built inside: it must follow q's device
@@ -242,104 +242,3 @@ def bad_window(kit):
         raise Accepted(t("an `assert` for the window check was recognised (AssertionError): the reference raises "
                          "ValueError, because asserts vanish under `python -O` and a window of 0 would then pass "
                          "silently"))
-
-
-_ZH = register({
-    "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them weight: "
-    "fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))":
-        "你把被遮挡的分数设成了 0（填 0 或者乘以掩码），而 exp(0) = 1 仍会给它们权重："
-        "softmax 之前要把它们填成 -inf，scores.masked_fill(~mask, float('-inf'))",
-    "your output is NaN everywhere, as when (~mask) * -inf is added to the scores (0 · -inf is NaN, on every visible "
-    "score): hide keys with scores.masked_fill(~mask, float('-inf'))":
-        "你的输出处处是 NaN，就像把 (~mask) * -inf 加到分数上那样（0 · -inf 是 NaN，每个可见的分数都会变成 NaN）："
-        "请用 scores.masked_fill(~mask, float('-inf')) 遮挡键",
-    "sliding_window_mask(T, window, device) and sliding_window_attention(q, k, v, window) exist":
-        "存在 sliding_window_mask(T, window, device) 和 sliding_window_attention(q, k, v, window)",
-    "sliding_window_mask(T, window) is (T, T) bool, True exactly where i - window < j <= i":
-        "sliding_window_mask(T, window) 是 (T, T) 的 bool 张量，恰好在 i - window < j <= i 处为 True",
-    "sliding_window_mask(T, window, device='meta') is made on the requested device":
-        "sliding_window_mask(T, window, device='meta') 在指定的设备上创建",
-    "output at position i depends only on keys and values i - window < j <= i":
-        "位置 i 的输出只取决于 i - window < j <= i 的键和值",
-    "a window as long as the sequence (or longer) gives plain causal attention":
-        "窗口与序列一样长（或更长）时，结果就是普通的因果注意力",
-    "window = 1 gives out == v (every query sees only itself)": "window = 1 时 out == v（每个查询只看到它自己）",
-    "a window below 1 raises ValueError": "窗口小于 1 时抛出 ValueError",
-    "your mask shows window + 1 keys (i - window <= j <= i): query i sees itself and the window - 1 keys before it, "
-    "i - window < j <= i":
-        "你的掩码露出了 window + 1 个键（i - window <= j <= i）：查询 i 看到的是它自己和它之前的 window - 1 个键，"
-        "i - window < j <= i",
-    "your mask shows only window - 1 keys: query i sees itself and the window - 1 keys before it, i - window < j <= i "
-    "(window = 1: the diagonal alone)":
-        "你的掩码只露出了 window - 1 个键：查询 i 看到的是它自己和它之前的 window - 1 个键，i - window < j <= i"
-        "（window = 1 时只有对角线）",
-    "your mask is a symmetric band |i - j| < window, so queries see future keys: keep only j <= i":
-        "你的掩码是对称的带状 |i - j| < window，所以查询看到了未来的键：只保留 j <= i",
-    "your mask is the plain causal mask (tril): also hide the keys older than the window, j <= i - window":
-        "你的掩码是普通的因果掩码（tril）：还要遮挡窗口之外更早的键，j <= i - window",
-    "your mask hides the diagonal: query i must see itself, i - window < j <= i":
-        "你的掩码遮挡了对角线：查询 i 必须能看到它自己，i - window < j <= i",
-    "your mask is True on the hidden keys (the 1 = masked convention of seed 000): here True means 'may attend', so "
-    "return the band itself":
-        "你的掩码在被遮挡的键上为 True（seed 000 的 1 = 遮挡 约定）：这里 True 表示“可以关注”，所以要返回带状区域本身",
-    "your mask is a float 0/1 tensor: return a bool tensor (comparisons and & already give one)":
-        "你的掩码是 0/1 的浮点张量：要返回 bool 张量（比较运算和 & 本来就会得到 bool）",
-    "your mask has shape (1, 1, T, T): the contract wants (T, T) (it broadcasts over (B, H) by itself)":
-        "你的掩码形状是 (1, 1, T, T)：约定要求 (T, T)（它会自己在 (B, H) 上广播）",
-    "your output equals attention over window + 1 keys (i - window <= j <= i): query i sees itself and the window - 1 "
-    "keys before it, i - window < j <= i":
-        "你的输出等于在 window + 1 个键上做注意力（i - window <= j <= i）：查询 i 看到的是它自己和它之前的 window - 1 "
-        "个键，i - window < j <= i",
-    "your output equals attention over window - 1 keys: query i sees itself and the window - 1 keys before it, "
-    "i - window < j <= i":
-        "你的输出等于在 window - 1 个键上做注意力：查询 i 看到的是它自己和它之前的 window - 1 个键，i - window < j <= i",
-    "your output equals attention with a symmetric band |i - j| < window: queries see future keys; sliding-window "
-    "attention in a decoder is causal, j <= i":
-        "你的输出等于用对称带状 |i - j| < window 做的注意力：查询看到了未来的键；解码器中的滑动窗口注意力是因果的，j <= i",
-    "your output equals plain causal attention: the window is ignored, hide the keys j <= i - window too":
-        "你的输出等于普通的因果注意力：窗口被忽略了，还要遮挡 j <= i - window 的键",
-    "your output equals attention with no mask at all: hide the future and the keys older than the window":
-        "你的输出等于完全没有掩码的注意力：要遮挡未来的键和窗口之外更早的键",
-    "your output equals sliding-window attention without the 1/√d_k scale: divide q kᵀ by √d_k":
-        "你的输出等于没有 1/√d_k 缩放的滑动窗口注意力：要把 q kᵀ 除以 √d_k",
-    "your output equals sliding-window attention scaled by 1/d_k: the scale is 1/√d_k":
-        "你的输出等于按 1/d_k 缩放的滑动窗口注意力：缩放因子是 1/√d_k",
-    "your weights are normalised over the queries (dim=-2): softmax runs over the keys, dim=-1":
-        "你的权重是在查询上归一化的（dim=-2）：softmax 要在键上做，dim=-1",
-    "sliding_window_mask(5, 2, device='meta') raised {err}: create every tensor with device=device "
-    "(torch.arange(T, device=device))":
-        "sliding_window_mask(5, 2, device='meta') 抛出了 {err}：创建每个张量时都要传 device=device"
-        "（torch.arange(T, device=device)）",
-    "no tensor": "没有张量",
-    "sliding_window_mask(5, 2, device='meta') came back on {where}: create the mask on `device` (torch.arange(T, "
-    "device=device), torch.ones(T, T, dtype=torch.bool, device=device))":
-        "sliding_window_mask(5, 2, device='meta') 返回的结果在 {where} 上：要在 `device` 上创建掩码"
-        "（torch.arange(T, device=device)，torch.ones(T, T, dtype=torch.bool, device=device)）",
-    "{label}: the output should be a tensor of shape (B, H, T, d_v)": "{label}：输出应该是形状为 (B, H, T, d_v) 的张量",
-    "a FUTURE key": "一个未来的键",
-    "a key {back} positions back, outside the window of {window}": "往前 {back} 个位置的键，在大小为 {window} 的窗口之外",
-    "{label}: changing key/value position {pos} changed the output at position {i}: query {i} reads {kind}. Query i may "
-    "read only keys i - window < j <= i":
-        "{label}：改动键/值位置 {pos}，改变了位置 {i} 的输出：查询 {i} 读取了{kind}。查询 i 只能读取 "
-        "i - window < j <= i 的键",
-    "{label}: changing key/value position {pos} left the output at position {i} unchanged, but key {pos} is inside its "
-    "window ({i} - {window} < {pos} <= {i})":
-        "{label}：改动键/值位置 {pos}，位置 {i} 的输出却没有变化，但键 {pos} 在它的窗口之内（{i} - {window} < {pos} <= {i}）",
-    "output with window={window} >= T={T}": "window={window} >= T={T} 时的输出",
-    "{label}: {fail}. With window >= T nothing is cut: it must equal causal attention":
-        "{label}：{fail}。window >= T 时什么都不会被截掉：结果必须等于因果注意力",
-    "output with window=1": "window=1 时的输出",
-    "{label}: {fail}. With window = 1 each query sees only its own key, its weight is 1, so the output is v itself":
-        "{label}：{fail}。window = 1 时每个查询只看到它自己的键，权重为 1，所以输出就是 v 本身",
-    "Follow-up: what should sliding_window_mask(T, 0) do? A window below 1 lets a query see nothing, not even itself, "
-    "and every row of its attention turns NaN (or uniform with -1e9) far from the bad argument; the reference raises "
-    "ValueError at once":
-        "追问：sliding_window_mask(T, 0) 应该怎么处理？窗口小于 1 时，查询什么都看不到，连它自己都看不到，注意力的每一行"
-        "都会变成 NaN（用 -1e9 时则变成均匀分布），而出错的地方离错误的参数很远；参考答案会立即抛出 ValueError",
-    "sliding_window_mask(4, window={window}) raised {err}. {why}": "sliding_window_mask(4, window={window}) 抛出了 {err}。{why}",
-    "sliding_window_mask(4, window={window}) returned a mask. {why}": "sliding_window_mask(4, window={window}) 返回了一个掩码。{why}",
-    "an `assert` for the window check was recognised (AssertionError): the reference raises ValueError, because "
-    "asserts vanish under `python -O` and a window of 0 would then pass silently":
-        "识别出了用 `assert` 检查窗口（AssertionError）：参考答案抛出 ValueError，因为 `python -O` 下 assert 会消失，"
-        "窗口为 0 时就会悄无声息地通过",
-})

@@ -14,7 +14,7 @@ from torch import nn
 
 from checker.checks.child.layers import DecoderLayer, EncoderLayer, decoder_calls, with_own_layers
 from checker.kit import DTYPES, Fail, Mistake, UserError, case, check, compare, describe, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "Encoder"
 OUTPUTS = [("x", "(B, T_s, D)")]
@@ -368,105 +368,3 @@ def _diagnose(kit, c, args, state, dtype, got):
         return None
     kit.diagnosis = kit.diagnosis or found
     return found
-
-
-_ZH = register({
-    # case settings, shown in the case labels
-    "padding src_mask (B, 1, 1, T_s)": "填充 src_mask (B, 1, 1, T_s)",
-    # titles
-    "Encoder and Decoder hold N independent deep copies of the layer and a final norm":
-        "Encoder 和 Decoder 持有层的 N 个独立深拷贝，以及最后的层归一化",
-    "Encoder and Decoder unpack the tuples the layers return": "Encoder 和 Decoder 会拆开层返回的元组",
-    "Encoder: the content of PAD source positions changes no real position's output":
-        "Encoder：源端 PAD 位置的内容不影响任何真实位置的输出",
-    "Decoder: every layer receives tgt_mask and memory_mask": "Decoder：每一层都收到 tgt_mask 和 memory_mask",
-    "Decoder: every layer runs once, in order, and reads the encoder memory":
-        "Decoder：每一层都按顺序只运行一次，并读取编码器的 memory",
-    "Decoder returns y (B, T_t, D) on every case": "Decoder 在每组输入上都返回 y (B, T_t, D)",
-    "Decoder matches the reference in float64 and in float32": "Decoder 在 float64 和 float32 下都与参考答案一致",
-    "Encoder and Decoder work with the layers given in the file (training mode, dropout on)":
-        "Encoder 和 Decoder 配合文件中给定的层也能正常工作（训练模式，开启 dropout）",
-    "the given layers, stacked: a batch item that is all PAD gives no NaN": "堆叠给定的层：全是 PAD 的样本不产生 NaN",
-    # named mistakes
-    "your output equals the stack without the final LayerNorm: return self.norm(x) after the last layer":
-        "你的输出等于没有最后那个 LayerNorm 的堆叠：最后一层之后要返回 self.norm(x)",
-    "your output equals the stack without the final LayerNorm: return self.norm(y) after the last layer":
-        "你的输出等于没有最后那个 LayerNorm 的堆叠：最后一层之后要返回 self.norm(y)",
-    "your output equals the stack with self.norm applied after every layer: each layer already normalises its own "
-    "output (post-LN); the stack adds ONE LayerNorm, after the last layer":
-        "你的输出等于每一层之后都用了 self.norm 的堆叠：每一层已经对自己的输出做了层归一化（post-LN）；堆叠只在最后一层"
-        "之后加“一个”LayerNorm",
-    "every layer of your stack reads the stack's input: each layer must read the previous layer's output, "
-    "x, _ = layer(x, ...)":
-        "你的堆叠里每一层读的都是堆叠的输入：每一层必须读上一层的输出，x, _ = layer(x, ...)",
-    "every layer of your stack reads the stack's input: each layer must read the previous layer's output, "
-    "y, _, _ = layer(y, memory, ...)":
-        "你的堆叠里每一层读的都是堆叠的输入：每一层必须读上一层的输出，y, _, _ = layer(y, memory, ...)",
-    "your stack applies self.norm to its input instead of its output: return self.norm(x) after the loop":
-        "你的堆叠把 self.norm 用在了输入上而不是输出上：循环结束后返回 self.norm(x)",
-    "your output equals the stack without src_mask: pass it to every layer, x, _ = layer(x, src_mask)":
-        "你的输出等于没有 src_mask 的堆叠：要把它传给每一层，x, _ = layer(x, src_mask)",
-    "only your first decoder layer reads the encoder memory; the others cross-attend to the decoder's own stream: "
-    "pass the same memory to every layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)":
-        "只有你的第一个解码器层读了编码器的 memory；其他层的交叉注意力关注的是解码器自己这一路：要把同一个 memory 传给"
-        "每一层，y, _, _ = layer(y, memory, tgt_mask, memory_mask)",
-    "your output equals the stack without tgt_mask: pass it to every layer (the causal mask)":
-        "你的输出等于没有 tgt_mask 的堆叠：要把它（因果掩码）传给每一层",
-    "your output equals the stack without memory_mask: pass it to every layer":
-        "你的输出等于没有 memory_mask 的堆叠：要把它传给每一层",
-    # messages
-    "{target}(layer, N={N}) has no parameter layers.0.*": "{target}(layer, N={N}) 没有参数 layers.0.*",
-    "keep the copies in self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) (a plain Python list "
-    "hides them from .parameters() and state_dict())":
-        "要把各个拷贝放在 self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(N)]) 里"
-        "（普通的 Python 列表会让 .parameters() 和 state_dict() 看不到它们）",
-    "{target}(layer, N={N}): layers {layers} have no weights of their own":
-        "{target}(layer, N={N})：第 {layers} 层没有自己的权重",
-    "the same layer object is used N times (so all layers share one set of weights), or fewer than N layers are "
-    "built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])":
-        "同一个层对象被用了 N 次（所有层共用一套权重），或者建的层不到 N 个。要做 N 个独立的拷贝："
-        "nn.ModuleList([copy.deepcopy(layer) for _ in range(N)])",
-    "{target} has no parameter norm.weight: add the final LayerNorm, self.norm = nn.LayerNorm(d_model) with "
-    "d_model = layer.self_attn.d_model":
-        "{target} 没有参数 norm.weight：要加上最后的 LayerNorm，self.norm = nn.LayerNorm(d_model)，其中 "
-        "d_model = layer.self_attn.d_model",
-    "{label}: your {target} raised {err}": "{label}：你的 {target} 抛出了 {err}",
-    "the given layers return tuples, (x, self_weights) and (y, self_weights, cross_weights) as in seed 003 (seed 004's "
-    "layers return a tensor): keep the first item, x, _ = layer(x, src_mask)":
-        "给定的层返回元组，和 seed 003 一样是 (x, self_weights) 和 (y, self_weights, cross_weights)"
-        "（seed 004 的层返回一个张量）：取第一项，x, _ = layer(x, src_mask)",
-    "{label}: {target}.forward returned {got}; it returns one tensor: unpack the layers' tuples "
-    "(x, _ = layer(x, src_mask)) and return self.norm(x)":
-        "{label}：{target}.forward 返回了{got}；它应该返回一个张量：拆开层返回的元组（x, _ = layer(x, src_mask)），"
-        "再返回 self.norm(x)",
-    "{label}: changing x at PAD positions changed the output at real positions: pass src_mask to every layer, "
-    "x, _ = layer(x, src_mask)":
-        "{label}：改动 x 的 PAD 位置，改变了真实位置的输出：要把 src_mask 传给每一层，x, _ = layer(x, src_mask)",
-    "{label}: your Decoder called its layers in the order {order}; each of the N={N} layers runs once, in order: for "
-    "layer in self.layers: ...":
-        "{label}：你的 Decoder 调用各层的顺序是 {order}；N={N} 个层每个都要按顺序运行一次：for layer in self.layers: ...",
-    "{label}: decoder layer {i} received as {name} {what}, not the Decoder's own {name}: pass the same {name} to every "
-    "layer, y, _, _ = layer(y, memory, tgt_mask, memory_mask)":
-        "{label}：第 {i} 个解码器层收到的 {name} 是{what}，而不是 Decoder 自己的 {name}：要把同一个 {name} 传给每一层，"
-        "y, _, _ = layer(y, memory, tgt_mask, memory_mask)",
-    "{label}: Decoder.forward should return one tensor of shape (B, T_t, D) = {want}, got {shape} (the layers return "
-    "tuples: unpack them, y, _, _ = layer(...))":
-        "{label}：Decoder.forward 应该返回一个形状为 (B, T_t, D) = {want} 的张量，实际得到 {shape}（层返回的是元组："
-        "要拆开，y, _, _ = layer(...)）",
-    "{label}, {dtype}: {fail}": "{label}，{dtype}：{fail}",
-    " Here batch item 0 is all PAD, so its queries see no key. Follow-up: what should such a query return? A NaN there "
-    "spreads to the whole batch through the loss and its gradients; the given MultiHeadAttention gives it zero weights "
-    "(weights.masked_fill(~mask, 0.0) after softmax)":
-        "这里批次中第 0 个样本全是 PAD，所以它的查询看不到任何键。追问：这样的查询应该返回什么？那里的 NaN 会通过损失和"
-        "梯度扩散到整个批次；给定的 MultiHeadAttention 让它的权重为 0（在 softmax 之后做 weights.masked_fill(~mask, 0.0)）",
-    " Your result holds NaN.": "你的结果里有 NaN。",
-    "{label}: built around the {layer} given in your file, with dropout=0.5 in training mode, your {kind} does not give "
-    "the reference's result.{nan} If the numerics checks pass, the given classes were changed: keep them exactly as "
-    "given.{edge}":
-        "{label}：用你文件中给定的 {layer} 搭建、训练模式下 dropout=0.5 时，你的 {kind} 和参考答案的结果不一致。{nan}"
-        "如果数值检查都通过了，说明给定的类被改过：请保持它们原样。{edge}",
-    "{label}: Encoder.forward should return one tensor of shape (B, T_s, D) = {want}, got {shape} (the layers return "
-    "tuples: unpack them, x, _ = layer(x, src_mask))":
-        "{label}：Encoder.forward 应该返回一个形状为 (B, T_s, D) = {want} 的张量，实际得到 {shape}（层返回的是元组："
-        "要拆开，x, _ = layer(x, src_mask)）",
-})

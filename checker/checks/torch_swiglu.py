@@ -5,7 +5,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from checker.kit import Fail, Mistake, any_leading_axes, case, check, compare, expect_structure, matches
-from checker.lang import register, t
+from checker.lang import t
 
 TARGET = "SwiGLU"
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
@@ -173,87 +173,3 @@ def linear_up_branch(kit):
     raise Fail(t("{label}, W_up's weight doubled: W_up(x) doubles, and since the up branch is not activated the "
                  "hidden units and the output should double too, and they do not: the up branch stays linear, only the "
                  "gate goes through SiLU, W_down(silu(W_gate(x)) * W_up(x))", label=c.label))
-
-
-_ZH = register({
-    "your gate is x · σ(-x), i.e. x / (1 + exp(x)): SiLU is x · σ(x) = x / (1 + exp(-x)), mind the sign":
-        "你的门控是 x · σ(-x)，也就是 x / (1 + exp(x))：SiLU 是 x · σ(x) = x / (1 + exp(-x))，注意符号",
-    "your gate is x · σ(1.702x), the sigmoid approximation of GELU: SwiGLU's gate is SiLU, x · σ(x) "
-    "(F.silu)":
-        "你的门控是 x · σ(1.702x)，即 GELU 的 sigmoid 近似：SwiGLU 的门控是 SiLU，x · σ(x)（F.silu）",
-    "your gate reads W_up (a copy-paste slip): the gate is silu(W_gate(x)), the linear branch W_up(x)":
-        "你的门控用的是 W_up（复制粘贴的笔误）：门控是 silu(W_gate(x))，线性分支是 W_up(x)",
-    "your linear branch reads W_gate (a copy-paste slip): the gate is silu(W_gate(x)), the linear "
-    "branch W_up(x)":
-        "你的线性分支用的是 W_gate（复制粘贴的笔误）：门控是 silu(W_gate(x))，线性分支是 W_up(x)",
-    "SwiGLU is an nn.Module with W_gate, W_up = Linear(d_model, d_ff) and W_down = Linear(d_ff, d_model)":
-        "SwiGLU 是一个 nn.Module，包含 W_gate、W_up = Linear(d_model, d_ff) 和 W_down = Linear(d_ff, d_model)",
-    "a closed gate (W_gate = 0) gives silu(0) = 0 hidden units and a zero output":
-        "门关闭时（W_gate = 0），隐藏单元是 silu(0) = 0，输出为 0",
-    "the up branch is linear: doubling W_up doubles the output (no biases)":
-        "up 分支是线性的：W_up 加倍，输出也加倍（无偏置）",
-    "your output equals W_down(W_gate(x) * silu(W_up(x))): SiLU is on the wrong branch. The gate is W_gate (LLaMA's "
-    "w1): W_down(silu(W_gate(x)) * W_up(x))":
-        "你的输出等于 W_down(W_gate(x) * silu(W_up(x)))：SiLU 放错了分支。门是 W_gate（LLaMA 的 w1）："
-        "W_down(silu(W_gate(x)) * W_up(x))",
-    "your output equals W_down(sigmoid(W_gate(x)) * W_up(x)): that is GLU (Dauphin et al.), not SwiGLU. SiLU is "
-    "h · sigmoid(h): use F.silu(W_gate(x))":
-        "你的输出等于 W_down(sigmoid(W_gate(x)) * W_up(x))：这是 GLU（Dauphin 等人），不是 SwiGLU。SiLU 是 "
-        "h · sigmoid(h)：要用 F.silu(W_gate(x))",
-    "your output equals W_down(gelu(W_gate(x)) * W_up(x)): that is GEGLU. SwiGLU's gate is SiLU, h · sigmoid(h): use "
-    "F.silu":
-        "你的输出等于 W_down(gelu(W_gate(x)) * W_up(x))：这是 GEGLU。SwiGLU 的门是 SiLU，h · sigmoid(h)：要用 F.silu",
-    "your output equals W_down(relu(W_gate(x)) * W_up(x)): that is ReGLU. SwiGLU's gate is SiLU, h · sigmoid(h): use "
-    "F.silu":
-        "你的输出等于 W_down(relu(W_gate(x)) * W_up(x))：这是 ReGLU。SwiGLU 的门是 SiLU，h · sigmoid(h)：要用 F.silu",
-    "your output equals W_down(silu(W_gate(x) * W_up(x))): SiLU acts on the gate alone, before the product: "
-    "W_down(silu(W_gate(x)) * W_up(x))":
-        "你的输出等于 W_down(silu(W_gate(x) * W_up(x)))：SiLU 只作用在门上，而且在相乘之前："
-        "W_down(silu(W_gate(x)) * W_up(x))",
-    "your output equals W_down(silu(W_gate(x)) * silu(W_up(x))): the up branch stays linear, "
-    "W_down(silu(W_gate(x)) * W_up(x))":
-        "你的输出等于 W_down(silu(W_gate(x)) * silu(W_up(x)))：up 分支保持线性，W_down(silu(W_gate(x)) * W_up(x))",
-    "your output equals W_down(silu(W_gate(x))), a plain two-layer FFN: W_up is never used. Multiply by the linear "
-    "branch: W_down(silu(W_gate(x)) * W_up(x))":
-        "你的输出等于 W_down(silu(W_gate(x)))，一个普通的两层前馈网络：W_up 根本没用上。要乘以线性分支："
-        "W_down(silu(W_gate(x)) * W_up(x))",
-    "your output equals W_down(silu(W_up(x))), a plain two-layer FFN: W_gate is never used. "
-    "W_down(silu(W_gate(x)) * W_up(x))":
-        "你的输出等于 W_down(silu(W_up(x)))，一个普通的两层前馈网络：W_gate 根本没用上。应为 "
-        "W_down(silu(W_gate(x)) * W_up(x))",
-    "your output equals W_down(W_gate(x) * W_up(x)), with no activation (a bilinear layer): apply SiLU to the gate, "
-    "F.silu(W_gate(x))":
-        "你的输出等于 W_down(W_gate(x) * W_up(x))，没有激活函数（一个双线性层）：要对门做 SiLU，F.silu(W_gate(x))",
-    "your output equals W_down(silu(W_gate(x)) + W_up(x)): the gate MULTIPLIES the linear branch elementwise, "
-    "silu(W_gate(x)) * W_up(x)":
-        "你的输出等于 W_down(silu(W_gate(x)) + W_up(x))：门是逐元素乘以线性分支，silu(W_gate(x)) * W_up(x)",
-    "your output ignores the biases (bias=True was passed): call the nn.Linear modules, self.W_gate(x), rather than "
-    "x @ self.W_gate.weight.T":
-        "你的输出忽略了偏置（传入了 bias=True）：要调用 nn.Linear 模块 self.W_gate(x)，而不是 x @ self.W_gate.weight.T",
-    "SwiGLU(d_model=6, d_ff=16): a Linear goes the wrong way": "SwiGLU(d_model=6, d_ff=16)：有一个 Linear 方向反了",
-    "W_gate = nn.Linear(d_model, d_ff) and W_up likewise expand, W_down = nn.Linear(d_ff, d_model) projects back "
-    "(nn.Linear(in, out) stores its weight as (out, in))":
-        "W_gate = nn.Linear(d_model, d_ff) 和 W_up 一样负责扩展，"
-        "W_down = nn.Linear(d_ff, d_model) 负责投影回去（nn.Linear(in, out) 的 weight 存为 (out, in)）",
-    "SwiGLU(6, 16, bias=False) has bias parameters ({names})": "SwiGLU(6, 16, bias=False) 有偏置参数（{names}）",
-    "your Linears ignore the bias argument: pass bias=bias to every nn.Linear; LLaMA's feed-forward has no biases":
-        "你的 Linear 没有理会 bias 参数：要给每个 nn.Linear 传 bias=bias；LLaMA 的前馈网络没有偏置",
-    "SwiGLU(6, 16, bias=True) has no bias parameters": "SwiGLU(6, 16, bias=True) 没有偏置参数",
-    "your Linears ignore the bias argument: pass bias=bias to every nn.Linear":
-        "你的 Linear 没有理会 bias 参数：要给每个 nn.Linear 传 bias=bias",
-    "{label}: output": "{label}：output",
-    "your output did not change when W_gate was zeroed: is W_gate used at all?":
-        "把 W_gate 清零后你的输出没有变化：W_gate 到底有没有用上？",
-    "the gate does not close: silu(0) = 0 · sigmoid(0) = 0, while sigmoid(0) = 0.5, and a plain FFN or a gate on the "
-    "wrong branch lets W_up through":
-        "门没有关上：silu(0) = 0 · sigmoid(0) = 0，而 sigmoid(0) = 0.5，普通前馈网络或放错分支的门都会让 W_up 漏过去",
-    "{label}, W_gate's weight set to 0: the hidden units are silu(0) · W_up(x) = 0, so the output should be 0; {why}. "
-    "SwiGLU(x) = W_down(silu(W_gate(x)) * W_up(x))":
-        "{label}，把 W_gate 的权重设为 0：隐藏单元是 silu(0) · W_up(x) = 0，所以输出应为 0；{why}。"
-        "SwiGLU(x) = W_down(silu(W_gate(x)) * W_up(x))",
-    "{label}, W_up's weight doubled: W_up(x) doubles, and since the up branch is not activated the hidden units and the "
-    "output should double too, and they do not: the up branch stays linear, only the gate goes through SiLU, "
-    "W_down(silu(W_gate(x)) * W_up(x))":
-        "{label}，把 W_up 的权重加倍：W_up(x) 加倍，而 up 分支没有激活函数，所以隐藏单元和输出也应该加倍，但它们没有："
-        "up 分支保持线性，只有门经过 SiLU，W_down(silu(W_gate(x)) * W_up(x))",
-})

@@ -1,0 +1,151 @@
+"""The one tensor comparison: tolerances, and what a difference says."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from checker.lang import t
+from checker.sandbox import Opaque
+from checker.kit.authoring import Fail
+
+
+# Tolerances. Two correct implementations differ only in rounding order (matmul vs einsum,
+# -inf vs -1e9, fused vs separate ops). In float64 that is ~1e-15 relative; 1e-9 leaves six
+# orders of magnitude of headroom, while every real mistake (a missing scale, a swapped axis)
+# moves results by more than 1e-3.
+RTOL_F64, ATOL_F64 = 1e-9, 1e-10
+# In float32 (eps 1.2e-7) sums over a few dozen terms and an exp() lose a few ulps.
+RTOL_F32, ATOL_F32 = 1e-4, 1e-5
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+# How PyTorch words an operation that mixes devices (checked with torch 2.x on the meta device).
+# ----------------------------------------------------------------------------- comparing
+
+def describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return t("a tensor of shape {shape}", shape=tuple(value.shape))
+    if isinstance(value, np.ndarray):
+        return t("a NumPy array of shape {shape}", shape=value.shape)
+    if isinstance(value, Opaque):
+        return f"a {value.type} ({value.repr})"
+    if isinstance(value, (tuple, list)):
+        return t("a {kind} of {count} items", kind=type(value).__name__, count=len(value))
+    return "None" if value is None else t("a {kind} ({value})", kind=type(value).__name__, value=repr(value))
+
+
+def dtype_diagnosis(actual, expected) -> str | None:
+    """Where a float64-for-float32 (or float32-for-float64) result comes from, by track."""
+    want, got = (_dtype_name(x).rsplit(".", 1)[-1] for x in (expected, actual))
+    torch_track = isinstance(expected, torch.Tensor)
+    if (want, got) == ("float32", "float64"):
+        return (t("something made inside is float64 (dtype=torch.float64, .double(), torch.from_numpy) and promotes "
+                  "the result: create what you make in the inputs' dtype (dtype=x.dtype)") if torch_track else
+                t("something made inside is float64 (np.zeros or np.ones without dtype=, a np.float64 scalar) and "
+                  "promotes the result: create what you make in the inputs' dtype (dtype=x.dtype)"))
+    if (want, got) == ("float64", "float32"):
+        return (t("the result is built in or cast to float32 (torch.zeros(...) without dtype= filled in place, "
+                  ".float()): create it in the inputs' dtype (torch.zeros_like(x), x.new_zeros(...))") if torch_track
+                else t("the result is cast to or built in float32 (astype(np.float32), dtype=np.float32): keep the "
+                       "inputs' dtype"))
+    return None
+
+
+def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
+    """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail.
+
+    Values pass when |actual - expected| <= atol + rtol * |expected| everywhere (NaN equals NaN).
+
+    tol=(rtol, atol) overrides the dtype's default tolerance (a kata names its own and says why).
+    """
+    want_kind = torch.Tensor if isinstance(expected, torch.Tensor) else np.ndarray
+    if not isinstance(actual, want_kind):
+        kind = "a torch.Tensor" if want_kind is torch.Tensor else "a NumPy array (np.ndarray)"
+        raise Fail(t("{what} should be {kind}, got {got}", what=what, kind=kind, got=describe(actual)))
+    if tuple(actual.shape) != tuple(expected.shape):
+        shown = f"{legend} = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"
+        raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
+    if actual.dtype != expected.dtype:
+        raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),
+                     got=_dtype_name(actual)))
+    a, e = _as_tensor(actual), _as_tensor(expected)
+    if a.numel() == 0:
+        return
+    if exact or not a.is_floating_point():
+        bad = a != e
+        if bad.any():
+            raise Fail(t("{what}: {count} of {total} elements differ; first at index {index}: got {got}, expected "
+                         "{want}", what=what, count=int(bad.sum()), total=a.numel(), index=_index(bad),
+                         got=_fmt(a[bad][0]), want=_fmt(e[bad][0])))
+        return
+    rtol, atol = tol or ((RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64))
+    # The rule of torch.testing.assert_close, |a - e| <= atol + rtol * |e| with NaN equal to NaN,
+    # applied with torch.isclose: assert_close's first call imports torch.distributed and sympy
+    # (0.8-2 s), which every cold `kata check` would pay.
+    bad = ~torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return
+    nan = torch.isnan(a) & ~torch.isnan(e)
+    if nan.any():
+        raise Fail(t("{what}: {count} of {total} elements are NaN; first at index {index}", what=what,
+                     count=int(nan.sum()), total=a.numel(), index=_index(nan)))
+    diff = (a - e).abs().nan_to_num(nan=math.inf)
+    worst = divmod_index(int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff)))), a.shape)
+    raise Fail(t("{what}: {count} of {total} elements differ; largest difference {diff} at index {index}: got {got}, "
+                 "expected {want}", what=what, count=int(bad.sum()), total=a.numel(), diff=_fmt(diff[worst]),
+                 index=worst, got=_fmt(a[worst]), want=_fmt(e[worst])))
+
+
+def matches(actual, expected, tol=None) -> bool:
+    """True when compare() would accept actual."""
+    try:
+        compare(actual, expected, "value", tol=tol)
+        return True
+    except Fail:
+        return False
+
+
+def _as_tensor(x) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(x)) if isinstance(x, np.ndarray) else x
+
+
+def _dtype_name(x) -> str:
+    return str(x.dtype) if isinstance(x, torch.Tensor) else f"numpy.{x.dtype}"
+
+
+def divmod_index(flat: int, shape) -> tuple:
+    out = []
+    for size in reversed(tuple(shape)):
+        flat, rem = divmod(flat, size)
+        out.append(rem)
+    return tuple(reversed(out))
+
+
+def _index(mask: torch.Tensor) -> tuple:
+    return divmod_index(int(mask.reshape(-1).nonzero()[0]), mask.shape)
+
+
+def _fmt(x) -> str:
+    value = x.item() if hasattr(x, "item") else x
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:
+    """Split what TARGET returned into the named outputs, or say what is wrong with its form."""
+    if len(outputs) == 1:
+        return (value,)
+    names = " and ".join(name for name, _ in outputs)
+    if not isinstance(value, (tuple, list)) or len(value) != len(outputs):
+        raise Fail(t("should return a tuple ({names}), got {got}", names=names, got=describe(value)))
+    return tuple(value)
+
+
+def float_tensor(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def floating(x) -> bool:
+    """A float tensor or a float NumPy array."""
+    return float_tensor(x) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")

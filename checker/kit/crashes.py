@@ -1,0 +1,98 @@
+"""A crash of the user's code, explained: its line, and the mistake its error message points to."""
+
+from __future__ import annotations
+
+import re
+
+
+from checker.lang import t
+from checker.sandbox import UserError
+from checker.kit.authoring import Case, Fail
+
+DEVICE_MISMATCH = ("same device", "expected device", "device type", "on the expected device", "Expected all tensors")
+
+def user_line(err: UserError) -> int | None:
+    """The deepest line of the user's file in the traceback of an error their code raised."""
+    lines = re.findall(r"line (\d+)", err.traceback or "")
+    return int(lines[-1]) if lines else None
+
+
+def at_line(err: UserError) -> str:
+    """' (line N)' for the message: where in the user's file the error their code raised points."""
+    line = user_line(err)
+    return t(" (line {line})", line=line) if line else ""
+
+
+def raised(label: str, err: UserError, diagnosis: str | None = None) -> Fail:
+    """The Fail of a check whose call into the user's code raised, with the line it raised on and, when
+    the check knows why, the diagnosis."""
+    return Fail(t("{label}: your code raised {err}{where}", label=label, err=err, where=at_line(err)), diagnosis,
+                line=user_line(err))
+
+
+def _size_names(size: int, dims: dict) -> str:
+    """'5 (T)', '8 (d_k, D)', '4 (d_k / 2)', '24 (H × d_k)' or '7': what a size is in a case, when certain."""
+    dims = {k: v for k, v in dims.items() if k != "seed" and v > 0}  # an int setting is no dimension
+    names = [k for k, v in dims.items() if v == size]
+    if not names:
+        names = [f"{k} / 2" for k, v in dims.items() if v == 2 * size]
+    if not names:
+        keys = list(dims)
+        names = [f"{a} × {b}" for i, a in enumerate(keys) for b in keys[i + 1:] if dims[a] * dims[b] == size]
+    return f"{size} ({', '.join(names)})" if names and len(names) <= 3 else str(size)
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"-?\d+", text)]
+
+
+def crash_diagnosis(err: UserError) -> str | None:
+    """What a shape error the user's code raised means in the case's own dimension names, at their line.
+
+    Only the sizes the error names are read: a size that matches several dimensions names them all."""
+    case, text = err.case, err.message or ""
+    if "view size is not compatible with input tensor's size and stride" in text:
+        return t("view() needs the tensor's memory in order, and a transpose or permute before it leaves it out of "
+                 "order: call .contiguous() before .view(...), or use .reshape(...)")
+    if "axes don't match array" in text:
+        return t("the transpose lists another number of axes than the array has there: the array's rank is not what "
+                 "the code assumes; swap only the axes you mean (np.swapaxes(x, -1, -2))")
+    if not isinstance(case, Case) or not case.dims:
+        return None
+    dims, line = case.dims, user_line(err)
+    where = t("line {line}", line=line) if line else t("your code")
+    named = lambda n: _size_names(n, dims)
+    inner = (re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", text)
+             or re.search(r"batch2 tensor to be: \[\d+, (\d+)\] but got: \[\d+, (\d+)\]", text)
+             or re.search(r"not aligned: (\d+) \(dim \d+\) != (\d+) \(dim \d+\)", text))
+    if "matmul" in text and (m := re.search(r"size (\d+) is different from (\d+)", text)):
+        inner = (None, m[2], m[1])  # NumPy names the second operand's size first
+    if inner:
+        a, b = int(inner[1]), int(inner[2])
+        return t("{where} multiplies a matrix of {a} columns by one of {b} rows: the inner sizes must agree; "
+                 "check which axis each holds (a missing transpose, or the wrong weight)", where=where, a=named(a),
+                 b=named(b))
+    if m := re.search(r"Sizes of tensors must match except in dimension (-?\d+)\. Expected size (\d+) but got size "
+                      r"(\d+)", text):
+        return t("{where} joins tensors along axis {axis} whose other axes differ (size {a} against {b}): they do not "
+                 "hold the same dimensions in the same order; check the axis you concatenate along and which axis each "
+                 "holds", where=where, axis=m[1], a=named(int(m[2])), b=named(int(m[3])))
+    if m := (re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", text)
+             or re.search(r"subscript \w+ has size (\d+) .*previously seen size (\d+)", text)):
+        a, b = int(m[1]), int(m[2])
+        return t("{where} meets an axis of size {a} with one of size {b}: the two tensors do not hold the same "
+                 "dimensions there; check which axis each holds", where=where, a=named(a), b=named(b))
+    if m := (re.search(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", text)
+             or re.search(r"cannot reshape array of size (\d+) into shape \(([-\d, ]+)\)", text)):
+        shape, total = (m[1], int(m[2])) if m[0].startswith("shape") else (m[2], int(m[1]))
+        shown = ", ".join(named(n) if n > 0 else str(n) for n in _sizes(shape))
+        return t("{where} asks for the shape ({shape}) from a tensor of {total} elements, which that shape cannot "
+                 "hold: build the new shape from the sizes the tensor has there, and check which axis holds what",
+                 where=where, shape=shown, total=named(total))
+    if "could not be broadcast together" in text:  # einsum's remapped shapes hold 'newaxis': only the originals
+        shapes = [tuple(_sizes(s)) for s in re.findall(r"\(([\d,]+)\)", text.split("shapes", 1)[-1])]
+        shown = t(" and ").join("(" + ", ".join(named(n) for n in s) + ")" for s in shapes)
+        return t("{where} combines arrays of shapes {shapes}, which do not line up axis by axis from the last one: "
+                 "the arrays do not hold the same dimensions in the same order; check which axis each holds", where=where,
+                 shapes=shown)
+    return None

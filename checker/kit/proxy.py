@@ -1,0 +1,342 @@
+"""The Kit a check is handed: every way to the user's code (user, drive, inspect, layout) goes through it."""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import numpy as np
+import torch
+
+from checker.lang import t
+from checker.sandbox import CHILD_PACKAGE, UserError
+from checker.kit.authoring import Case, Convention, Fail, options
+from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
+from checker.kit.diagnosis import MEMORY_NAMES, identify
+
+# ----------------------------------------------------------------------------- the user proxy
+
+
+class Kit:
+    """Handed to every check: calls the user's code (in the child) and the reference (here)."""
+
+    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True):
+        """makes_tensors: rules.makes_tensors of the user's source; False skips the meta-device run."""
+        self.spec, self.sandbox, self.solution = spec, sandbox, solution
+        self.options = options(spec)
+        self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
+        self.divergence_line: int | None = None  # the user's line that feeds the first diverging part
+        self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
+        self.reference_seconds: float | None = None
+        self.diagnosis: str | None = None
+        self.general_diagnosis: str | None = None  # shown only when no check named the mistake
+        self.makes_tensors = makes_tensors
+        self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
+
+    # -- the module or function under test
+
+    def init(self, case: Case):
+        make = getattr(self.spec, "init", None)
+        return make(case) if make else None
+
+    def state(self, case: Case, dtype: str):
+        """The reference's weights for this case (seeded), loaded into the user's module by name."""
+        key = (case.id, dtype)
+        if key not in self._states:
+            self._states[key] = self._make_state(case, dtype)
+        cached = self._states[key]  # a fresh copy each time: a check may edit the weights it gets
+        return None if cached is None else {k: v.clone() for k, v in cached.items()}
+
+    def _make_state(self, case: Case, dtype: str):
+        torch.manual_seed(7919 * case.id)  # before init(case), which may build a module of its own
+        init = self.init(case)
+        if init is None or not self.options.LOAD_STATE:
+            return None
+        module = getattr(self.solution, self.spec.TARGET)(**init).to(DTYPES[dtype])
+        # Move every weight away from its initial value (LayerNorm starts at gamma=1, beta=0),
+        # so that a swapped gamma/beta or a forgotten bias changes the result.
+        g = case.generator(salt=17)
+        with torch.no_grad():
+            for p in module.parameters():
+                spread = float(p.std()) if p.numel() > 1 and float(p.std()) > 0 else 1.0
+                p.add_(torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype) * 0.3 * spread)
+        return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def user(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
+             target: str | None = None, init=None, state=None, return_args: bool = False, train: bool = False,
+             method: str | None = None, kwargs: dict | None = None):
+        """Call the user's TARGET in the child. Module katas are built from init and given state."""
+        return self._user_reply(args, case=case, dtype=dtype, target=target, init=init, state=state,
+                                return_args=return_args, train=train, method=method, kwargs=kwargs)[0]
+
+    def _user_reply(self, args, *, case=None, dtype="float64", target=None, init=None, state=None,
+                    return_args=False, train=False, method=None, repeat=1, cotangents=None, kwargs=None):
+        if case is not None:
+            init = self.init(case) if init is None else init
+            state = self.state(case, dtype) if state is None else state
+        try:
+            reply = self.sandbox.request(
+                "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
+                args=tuple(args), kwargs=kwargs or {}, train=train, method=method, return_args=return_args,
+                repeat=repeat, cotangents=cotangents)
+        except UserError as err:
+            err.case = err.case or case  # the sizes in a shape error are named after this case's dimensions
+            raise
+        value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
+        return value, reply["seconds"]
+
+    def drive(self, driver, *args):
+        """Run driver(user_module, *args) in the child; return its (decoded) value.
+
+        driver is a function of the child-side package checker.checks.child: the child imports it
+        by name, so it never travels as code.
+        """
+        module, name = driver.__module__, driver.__qualname__
+        if not module.startswith(CHILD_PACKAGE + "."):
+            raise ValueError(f"a driver lives in {CHILD_PACKAGE}, not in {module}")
+        return self.sandbox.request("drive", driver=f"{module}:{name}", args=tuple(args))["value"]
+
+    def inspect(self, target: str | None = None, init: dict | None = None) -> dict:
+        """What the user's file defines: names, whether target exists, its kind and parameters;
+        with init, the parameters, buffers and submodules of target(**init)."""
+        return self.sandbox.request("inspect", target=target or self.spec.TARGET, init=init)
+
+    def layout(self, args: tuple, *, case: Case | None = None, target: str | None = None, device: str = "meta",
+               dtype: str | None = "float64") -> list:
+        """Device, dtype and shape of each returned tensor when the inputs (and the module) are on device."""
+        init = self.init(case) if case is not None else None
+        return self.sandbox.request("call", target=target or self.spec.TARGET, init=init, state=None, dtype=dtype,
+                                    args=tuple(args), device=device)["value"]
+
+    def boundary(self) -> list[tuple]:
+        """What the sandbox's boundary recorded so far (checker.boundary): ("trapped", line, name) for an
+        off-limits call, ("refused", kind, detail) for what it refused the user's code."""
+        return [tuple(entry) for entry in self.sandbox.request("report")["value"]]
+
+    def trapped(self) -> list:
+        """[(line, name)] of the off-limits calls the user's code made so far."""
+        return [(line, name) for what, line, name in self.boundary() if what == "trapped"]
+
+    def time(self, case: Case, repeat: int = 3) -> None:
+        """Fastest of `repeat` runs of the user's code and of the reference on one case, same inputs."""
+        args = self.inputs(case)
+        _, self.user_seconds = self._user_reply(args, case=case, repeat=repeat)
+        fn, runs = self._reference_callable(case=case), []
+        with torch.no_grad():
+            for _ in range(repeat):
+                start = time.perf_counter()
+                fn(*args)
+                runs.append(time.perf_counter() - start)
+        self.reference_seconds = min(runs)
+
+    def reference(self, args: tuple, *, case: Case | None = None, dtype: str = "float64",
+                  target: str | None = None, init=None, state=None, impl=None, method: str | None = None,
+                  kwargs: dict | None = None):
+        """Call the reference (or impl, a named mistake) the same way the user's code was called."""
+        fn = self._reference_callable(case=case, dtype=dtype, target=target, init=init, state=state, impl=impl)
+        if method:
+            fn = getattr(fn, method)
+        with torch.no_grad():
+            return fn(*_clone(args), **(kwargs or {}))
+
+    def _reference_callable(self, *, case=None, dtype="float64", target=None, init=None, state=None, impl=None):
+        if case is not None:
+            init = self.init(case) if init is None else init
+            state = self.state(case, dtype) if state is None else state
+        followed = self.convention.impl if self.convention is not None and target in (None, self.spec.TARGET) else None
+        obj = impl or followed or getattr(self.solution, target or self.spec.TARGET)
+        if init is not None and isinstance(obj, type):
+            module = obj(**init).to(DTYPES[dtype])
+            if state is not None:
+                module.load_state_dict(state, strict=True)
+            obj = module.eval()
+        return obj
+
+    def gradients(self, case: Case, cotangents: list, *, user: bool) -> dict:
+        """{"args": [grad or None], "params": {name: grad}} of sum(output * cotangent), float64."""
+        args = self.inputs(case)
+        if user:
+            return self._user_reply(args, case=case, cotangents=cotangents)[0]
+        fn = self._reference_callable(case=case)
+        leaves = [a.detach().clone().requires_grad_(True) if float_tensor(a) else a for a in args]
+        value = fn(*leaves)
+        outs = [o for o in (value if isinstance(value, (tuple, list)) else (value,)) if float_tensor(o)]
+        sum((o * c).sum() for o, c in zip(outs, cotangents)).backward()
+        params = dict(fn.named_parameters()) if isinstance(fn, torch.nn.Module) else {}
+        return {"args": [a.grad if float_tensor(a) else None for a in leaves], "params": {n: p.grad for n, p in params.items()}}
+
+    def tolerance(self, dtype: str):
+        """The kata's own (rtol, atol) for dtype, if its check module sets TOLERANCES; else the default."""
+        if dtype == "float64" and self.convention is not None and self.convention.tol is not None:
+            return self.convention.tol
+        return self.options.TOLERANCES.get(dtype)
+
+    def inputs(self, case: Case, dtype: str = "float64") -> tuple:
+        return tuple(self.spec.inputs(case, dtype))
+
+    # -- diagnosis
+
+    def settle(self) -> Convention | None:
+        """The first accepted convention the user's code follows on every case in float64, adopted as the
+        reference for every later comparison; None when it follows none (or the reference itself)."""
+        opts = self.options
+        if not opts.CONVENTIONS or opts.OUTPUTS is None:
+            return None
+        try:
+            got = [as_outputs(self.user(self.inputs(c), case=c), opts.OUTPUTS) for c in opts.CASES]
+        except (Fail, UserError):
+            return None  # the checks say what is wrong with it
+        for convention in opts.CONVENTIONS:
+            try:
+                wrong = [as_outputs(self.reference(self.inputs(c), case=c, impl=convention.impl), opts.OUTPUTS)
+                         for c in opts.CASES]
+            except Exception:  # noqa: BLE001 - a convention that cannot run on these cases does not apply
+                continue
+            if all(matches(u, w, convention.tol) for g, e in zip(got, wrong) for u, w in zip(g, e)):
+                self.convention = convention
+                return convention
+        return None
+
+    def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
+        """Name the known mistake whose result on this case equals the user's outputs, if any; else, for a
+        composite kata, the first given sub-part whose input differs from the reference's."""
+        found = self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
+                                  outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+        if found or not self.options.PARTS or dtype != "float64":
+            return found
+        try:
+            found = self.first_divergence(case)
+        except (Fail, UserError):
+            return None  # the user's module cannot be recorded: the other checks say why
+        self.diagnosis = self.diagnosis or found
+        return found
+
+    def recorded_calls(self, case: Case, *, target: str | None = None, init=None, state=None,
+                       args: tuple | None = None) -> tuple[list, list]:
+        """(the reference's calls, the user's calls) of the given sub-parts on one case, float64, eval mode.
+
+        Torch: forward hooks on the named sub-modules. NumPy: the named module functions (or the forward of
+        the named attributes of a class) wrapped for one call."""
+        from checker.checks.child.recording import record_numpy, record_user, recorded_forward
+
+        target = target or self.spec.TARGET
+        args = self.inputs(case) if args is None else args
+        init, parts = self.init(case) if init is None else init, self.options.PARTS
+        if self.spec.__name__.startswith("checker.checks.numpy_"):
+            make = getattr(self.spec, "weights", None)
+            weights = make(case, "float64") if isinstance(getattr(self.solution, target), type) else None
+            with np.errstate(all="ignore"):
+                want = record_numpy(self.solution, target, parts, _clone(args), init, weights)["calls"]
+            got = self.drive(record_numpy, target, parts, args, init, weights)["calls"]
+            return want, got
+        state = self.state(case, "float64") if state is None else state
+        reference = self._reference_callable(case=case, target=target, init=init, state=state)
+        want = recorded_forward(reference, parts, _clone(args))["calls"]
+        got = self.drive(record_user, target, init, state, args, parts)["calls"]
+        return want, got
+
+    def first_divergence(self, case: Case, *, target: str | None = None, init=None, state=None,
+                         args: tuple | None = None) -> str | None:
+        """'norm2 receives x + cross_attn's output, ...; expected norm1's output + ...': the first given
+        sub-part, in the reference's order of calls, whose input differs from the reference's.
+
+        A call the user never makes is passed over (NumPy users may write a given function out inline), and
+        named only when no later call diverges."""
+        args = self.inputs(case) if args is None else args
+        want, got = self.recorded_calls(case, target=target, init=init, state=state, args=args)
+        named = dict(zip(arg_names(self, target), args))
+        candidates = [(t("the encoder memory {name}", name=n) if n in MEMORY_NAMES else
+                       t("the layer's input {name}", name=n), v) for n, v in named.items()
+                      if isinstance(v, (torch.Tensor, np.ndarray))]
+        times = {name: sum(w[0] == name for w in want) for name, *_ in want}
+
+        def label(name, k):
+            return name if times[name] == 1 else t("{part} call {number}", part=name, number=k + 1)
+
+        seen: dict[str, int] = {}
+        never = None
+        for name, ref_inputs, ref_output, *_ in want:
+            k = seen[name] = seen.get(name, -1) + 1
+            mine = [c for c in got if c[0] == name]
+            if name in self.options.LOOPED_PARTS and len(mine) != times[name]:
+                pass  # called once per head: not comparable call by call
+            elif k >= len(mine):
+                never = never or (name, k)
+            elif len(mine[k][1]) != len(ref_inputs):
+                self.divergence_line = mine[k][3]
+                return t("first divergence: {part} receives {got} tensor arguments; the reference passes {want} (a mask "
+                         "left out, or passed where the reference passes none?)", part=label(name, k),
+                         got=len(mine[k][1]), want=len(ref_inputs))
+            else:
+                for j, (expected, actual) in enumerate(zip(ref_inputs, mine[k][1])):
+                    if not matches(actual, expected):
+                        self.divergence_line = mine[k][3]
+                        # what the user's own earlier calls gave, for a part called out of its place
+                        earlier = got[:next(i for i, c in enumerate(got) if c is mine[k])]
+                        theirs = [(t("your {part}'s output", part=c[0]), c[2]) for c in earlier if c[2] is not None]
+                        what = identify(actual, candidates) or identify(actual, theirs) or t(
+                            "a tensor that is none of the layer's inputs and outputs")
+                        expected = identify(expected, candidates) or t("what the reference gives it")
+                        params = mine[k][4] if len(mine[k]) > 4 else []
+                        if len(params) == len(mine[k][1]):  # NumPy: the parameter's own name
+                            return t("first divergence: {part} (its argument {param}) receives {what}; expected "
+                                     "{expected}", part=label(name, k), param=params[j], what=what, expected=expected)
+                        return t("first divergence: {part} (argument {number}) receives {what}; expected {expected}",
+                                 part=label(name, k), number=j + 1, what=what, expected=expected)
+            candidates.append((t("{part}'s output", part=label(name, k)), ref_output))
+            candidates += [(t("{part}'s input", part=label(name, k)), ref_inputs[0])] if ref_inputs else []
+        if never is not None:
+            return t("{part} is never called where the reference calls it (call {number})", part=never[0],
+                     number=never[1] + 1)
+        for name in [n for n in times if n not in self.options.LOOPED_PARTS]:  # the extra calls change the result
+            extra = sum(c[0] == name for c in got)
+            if extra > times[name]:
+                self.divergence_line = [c for c in got if c[0] == name][times[name]][3]
+                return t("{part} is called {actual} time(s); the reference calls it {expected} time(s): the extra call "
+                         "changes the result", part=name, actual=extra, expected=times[name])
+        return None
+
+    def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
+                     **how) -> str | None:
+        """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
+        got, one value or a tuple of them; it becomes the report's diagnosis.
+
+        run(mistake) computes a mistake's result when calling the reference with impl=mistake.impl
+        (and `how`: case=, dtype=, target=, method=) is not how this kata runs one; same(got, wrong)
+        replaces "every value matches within tol"; outputs splits a result as as_outputs() does.
+        """
+        for mistake in self.options.MISTAKES if mistakes is None else mistakes:
+            try:
+                with np.errstate(all="ignore"):
+                    wrong = run(mistake) if run else self.reference(args, impl=mistake.impl, **how)
+                wrong = as_outputs(wrong, outputs) if outputs else wrong
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on these inputs does not apply
+                continue
+            if same is not None:
+                found = same(got, wrong)
+            else:
+                several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
+                found = all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)]))
+            if found:
+                explain = t(mistake.explain)
+                self.diagnosis = self.diagnosis or explain
+                return explain
+        return None
+
+
+def _clone(args: tuple) -> tuple:
+    """Copies, so that a call cannot change what the next one gets (a generator's state included)."""
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a.copy() if isinstance(a, np.ndarray)
+                 else _copy_generator(a) if isinstance(a, torch.Generator) else a for a in args)
+
+
+def _copy_generator(g: torch.Generator) -> torch.Generator:
+    copy = torch.Generator(device=g.device)
+    copy.set_state(g.get_state())
+    return copy
+
+
+def arg_names(kit: Kit, name: str | None = None) -> list[str]:
+    target = getattr(kit.solution, name or kit.spec.TARGET)
+    fn = target.forward if isinstance(target, type) else target
+    return [p for p in inspect.signature(fn).parameters if p != "self"]

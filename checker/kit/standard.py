@@ -1,0 +1,376 @@
+"""The checks every kata gets from its options: structure, shapes, numerics, gradients, dropout, batches."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import torch
+
+from checker.lang import t
+from checker.sandbox import UserError
+from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
+from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches
+from checker.kit.crashes import DEVICE_MISMATCH, at_line, user_line
+from checker.kit.proxy import Kit, arg_names
+
+# ----------------------------------------------------------------------------- standard checks
+
+
+def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, forward: list[str] | None = None,
+                     init=None, module: bool | None = None) -> dict:
+    """The target exists, is the right kind, takes the documented parameters, has the reference's weights."""
+    info = kit.inspect(target)
+    if not info["exists"]:
+        import difflib
+
+        close = difflib.get_close_matches(target, info["names"], n=1, cutoff=0.6)
+        hint = t(" Found '{name}': did you misname it?", name=close[0]) if close else (
+            t(" The file defines: {names}.", names=", ".join(info["names"]) or t("nothing")))
+        raise Fail(t("'{target}' is missing.{hint}", target=target, hint=hint),
+                   t("the checker looks your code up by the exact name '{target}', which the file does not define",
+                     target=target), general=True)
+    if module is True and not info["is_module"]:
+        raise Fail(t("'{target}' should be a class deriving from torch.nn.Module", target=target),
+                   t("the checker builds it with its constructor's arguments and loads weights into it, which only a "
+                     "torch.nn.Module subclass allows"), general=True)
+    if module is False and (info["is_class"] or not info["callable"]):
+        raise Fail(t("'{target}' should be a function", target=target),
+                   t("the checker calls it directly with the inputs, as a plain function, not as a class to build"),
+                   general=True)
+    # A constructor gets its arguments by keyword, so its names are the contract. forward and a
+    # function get them by position: other names are the user's choice, unless they are the
+    # contract's names in another order (Q and K swapped) or too few.
+    for got, want, where, by_name in ((info["params"], params, f"{target}", info["is_class"]),
+                                      (info.get("forward"), forward, f"{target}.forward", False)):
+        if want is None or got is None or got[: len(want)] == want:
+            continue
+        if by_name or len(got) < len(want) or sorted(got[: len(want)]) == sorted(want):
+            raise Fail(t("{where} should take ({want}), but takes ({got})", where=where, want=", ".join(want),
+                         got=", ".join(got)),
+                       t("the checker passes the documented arguments (by position, a constructor's by name), so "
+                         "parameters missing, renamed or reordered receive the wrong values"), general=True)
+    if init is not None and info["is_module"]:
+        built = kit.inspect(target, init)
+        reference = getattr(kit.solution, target)(**init)
+        want_params = {n: list(p.shape) for n, p in reference.named_parameters()}
+        got_params = built["parameters"]
+        missing = [n for n in want_params if n not in got_params]
+        if missing:
+            shapes = ", ".join(f"{n} {tuple(want_params[n])}" for n in missing)
+            raise Fail(t("{target}({init}) has no parameter {shapes}; it has {names}. The docstring names the "
+                         "submodules the checker loads weights into", target=target, init=_kwargs(init), shapes=shapes,
+                         names=", ".join(got_params) or t("none")),
+                       t("the weights are registered under other names than the contract's, so the reference's "
+                         "weights cannot be loaded into them: name the submodules as the docstring does"), general=True)
+        for n, shape in want_params.items():
+            if got_params[n] != shape:
+                raise Fail(t("parameter {name} should have shape {want}, got {got}", name=n, want=tuple(shape),
+                             got=tuple(got_params[n])),
+                           t("a weight is built with other sizes than the contract's: check the sizes passed to its "
+                             "layer (nn.Linear(in, out) stores its weight as (out, in))"), general=True)
+        extra = [n for n in got_params if n not in want_params]
+        if extra:
+            raise Fail(t("{target}({init}) has parameters the contract does not have: {names}", target=target,
+                         init=_kwargs(init), names=", ".join(extra)),
+                       t("the module holds weights the contract does not have, which the reference's weights cannot "
+                         "fill: drop them or build them from the contract's submodules"), general=True)
+    return info
+
+
+def _kwargs(init: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in init.items())
+
+
+def standard_checks(spec) -> list:
+    """Shapes on every case, numerics in float64 and float32, and hygiene: the same for every kata."""
+    outputs, opts = spec.OUTPUTS, options(spec)
+
+    def run_all(kit: Kit, dtype: str, stage_shapes_only: bool, tol=None, widened: list | None = None):
+        """Compare every case. widened collects the NumPy outputs that came back float64 from float32
+        inputs with the right values (np.sqrt(d_k) promotes under NumPy 2): a follow-up, not a failure."""
+        for c in spec.CASES:
+            value = kit.user(kit.inputs(c, dtype), case=c, dtype=dtype)
+            expected = as_outputs(kit.reference(kit.inputs(c, dtype), case=c, dtype=dtype), outputs)
+            try:
+                got = as_outputs(value, outputs)
+            except Fail as fail:
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
+            try:
+                for (name, legend), u, e in zip(outputs, got, expected):
+                    shape_ok = isinstance(u, (torch.Tensor, np.ndarray)) and tuple(u.shape) == tuple(e.shape)
+                    if widened is not None and isinstance(u, np.ndarray) and isinstance(e, np.ndarray) \
+                            and u.dtype == np.float64 and e.dtype == np.float32:
+                        widened.append((c, name))
+                        u = u.astype(np.float32)
+                    if not (stage_shapes_only and shape_ok):
+                        compare(u, e, name, legend, tol=tol or kit.tolerance(dtype))
+            except Fail as fail:
+                message = t("{label}: {fail}", label=c.label, fail=fail.message)
+                found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
+                if found is None and floating(u) and floating(e) and u.shape == e.shape and u.dtype != e.dtype:
+                    raise Fail(message, dtype_diagnosis(u, e), general=True) from None
+                raise Fail(message, found, line=kit.divergence_line if found else None) from None
+
+    def legends():
+        return t(" and ").join(f"{n} {legend}".strip() for n, legend in outputs)
+
+    @check("shapes", "returns {legends} on every case", legends=legends)
+    def shapes(kit):
+        run_all(kit, "float64", True)
+
+    @check("numerics", "matches the reference in float64")
+    def numerics64(kit):
+        try:
+            run_all(kit, "float64", False)
+        except Fail:
+            if kit.convention is None and kit.settle() is not None:
+                run_all(kit, "float64", False)  # against the convention now, on every case
+                raise Accepted(t(kit.convention.explain)) from None
+            # Code that follows no convention: report a case where it is wrong beyond each convention's
+            # tolerance (float32 internals), not the first case, which may differ by float32 rounding only.
+            if kit.convention is None:
+                for tol in [c.tol for c in kit.options.CONVENTIONS if c.tol is not None]:
+                    run_all(kit, "float64", False, tol=tol)
+            raise
+
+    @check("numerics", "float32 in gives float32 out, close to the reference")
+    def numerics32(kit):
+        widened: list = []
+        run_all(kit, "float32", False, widened=widened)
+        if widened:
+            c, name = widened[0]
+            raise FollowUp(t("{label}: float32 inputs gave a float64 {name}, right in value. Follow-up: where does "
+                             "the float64 come from, and why does it matter? Under NumPy 2 a NumPy float64 scalar "
+                             "such as np.sqrt(d_k) or np.float64(eps) turns a float32 array into float64, which "
+                             "doubles the memory and slows every later step: divide by math.sqrt(d_k), a Python "
+                             "float, to keep the input's dtype", label=c.label, name=name))
+
+    @check("hygiene", "leaves the caller's inputs unchanged")
+    def hygiene(kit):
+        for c in spec.CASES:
+            sent = kit.inputs(c)
+            _, after = kit.user(sent, case=c, return_args=True)
+            for i, (before, now) in enumerate(zip(sent, after)):
+                if isinstance(before, (torch.Tensor, np.ndarray)):
+                    try:
+                        compare(now, before, t("argument {number}", number=i + 1), exact=True)
+                    except Fail as fail:
+                        advice = (t("an in-place operation (x -= m, x[...] = ...) writes into the caller's array: "
+                                    "compute a new one instead, x = x - m") if isinstance(before, np.ndarray)
+                                  else t("an in-place operation (x += ..., masked_fill_, x[...] = ...) writes into the "
+                                         "caller's tensor: compute a new one instead (x = x + ..., masked_fill)"))
+                        raise Fail(t("{label}: your code modified its input ({fail})", label=c.label, fail=fail.message),
+                                   advice, general=True) from None
+
+    @check("gradients", "backward gives the reference's gradients for the inputs and every weight")
+    def gradients(kit):
+        for c in spec.CASES:
+            expected_out = as_outputs(kit.reference(kit.inputs(c), case=c), outputs)
+            g = c.generator(salt=23)
+            cotangents = [torch.randn(e.shape, generator=g, dtype=e.dtype) for e in expected_out if float_tensor(e)]
+            if not cotangents:
+                raise Fail(t("the reference returns no float tensor to differentiate: set GRADIENTS = False"))
+            want = kit.gradients(c, cotangents, user=False)
+            got = kit.gradients(c, cotangents, user=True)
+            names = [n for n, _ in zip(arg_names(kit), want["args"])]
+            try:
+                for name, u, e in zip(names, got["args"], want["args"]):
+                    if e is not None:
+                        if u is None:
+                            raise Fail(t("no gradient reaches {name}: something detaches it from the graph", name=name))
+                        compare(u, e, t("gradient of {name}", name=name), tol=kit.tolerance("float64"))
+                for name, e in want["params"].items():
+                    u = got["params"].get(name)
+                    if e is not None:
+                        if u is None:
+                            raise Fail(t("no gradient reaches the weight {name}: is it used, and not detached?",
+                                         name=name))
+                        compare(u, e, t("gradient of {name}", name=name), tol=kit.tolerance("float64"))
+            except Fail as fail:
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
+
+    @check("properties", "tensors made inside follow the inputs' device (run on the meta device)",
+           followup=opts.DEVICE == "followup")
+    def device(kit):
+        if not kit.makes_tensors:  # every tensor the code holds comes from its inputs: none can end up elsewhere
+            try:
+                kit.user(kit.inputs(spec.CASES[0]), case=spec.CASES[0])
+            except UserError as err:
+                if err.not_implemented:
+                    raise  # a stub is not started, here as on the meta device
+            return
+        for c in spec.CASES:
+            if any(isinstance(a, torch.Tensor) for a in kit.inputs(c)):
+                _on_meta(kit, spec, c)
+
+    def _on_meta(kit, spec, c):
+        try:
+            layout = kit.layout(kit.inputs(c), case=c)
+        except UserError as err:
+            if err.not_implemented and "meta" not in err.message.lower():  # not the meta device's own (.tolist())
+                raise
+            if not any(word in err.message for word in DEVICE_MISMATCH):
+                return  # an operation the meta device lacks (data-dependent code): no verdict either way
+            message = t("{label}, inputs on another device (meta): {error}", label=c.label,
+                        error=err.message.splitlines()[0]) + at_line(err)
+            advice = t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
+                       "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
+                       "device=x.device)) or use x.new_ones(...)")
+            raise Fail(message, advice, general=True, line=user_line(err)) from None
+        stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
+        if stray:
+            raise Fail(t("{label}: with every input on the meta device, your result came back on {device}",
+                         label=c.label, device=stray[0]),
+                       t("the result is built on a fixed device, not the inputs' one: create it with device=x.device "
+                         "or from the inputs (x.new_zeros(...), torch.zeros_like(x))"), general=True)
+
+    checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
+    takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
+    if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
+        checks.append(device)
+    if spec.__name__.startswith("checker.checks.torch_") and opts.GRADIENTS:
+        checks.append(gradients)
+    if opts.DROPOUT:
+        checks += dropout_checks(spec)
+    if opts.PARTS:
+        checks.append(calls_per_part(spec))
+    if opts.BATCH_INDEPENDENT:
+        checks.append(batch_independence(spec))
+    return checks
+
+
+def dropout_elsewhere() -> str:
+    """The diagnosis of a dropout that acts beyond the sublayer outputs."""
+    return t("dropout in the wrong place: it hits x, a residual sum or a normalized output, not only the sublayer outputs")
+
+
+def dropout_missing() -> str:
+    """The diagnosis of a sublayer output that training does not drop out."""
+    return t("dropout in the wrong place: a sublayer output is not dropped out in training")
+
+
+def calls_per_part(spec):
+    """No given sub-part is called more often than the reference calls it (one forward pass)."""
+
+    @check("properties", "each given part (attention, norm, FFN, ...) is called no more often than in the reference")
+    def calls(kit):
+        c = spec.CASES[0]
+        want, got = kit.recorded_calls(c)
+        for part in [p for p in kit.options.PARTS if p not in kit.options.LOOPED_PARTS]:
+            expected, actual = sum(w[0] == part for w in want), sum(g[0] == part for g in got)
+            if actual > expected:
+                extra = [g for g in got if g[0] == part][expected]
+                raise Fail(t("{label}: {part} is called {actual} time(s) in one forward pass; the reference calls it "
+                             "{expected} time(s): each sublayer runs once where the paper's figure has it (a second "
+                             "call costs time and, with dropout, draws a second mask)", label=c.label, part=part,
+                             actual=actual, expected=expected),
+                           t("{part} is called more often than in the reference: the extra call is on line {line}",
+                             part=part, line=extra[3]) if extra[3] else
+                           t("{part} is called more often than in the reference", part=part), line=extra[3])
+
+    return calls
+
+
+def batch_independence(spec):
+    """Changing batch item 0 of every input leaves the outputs of the other items unchanged."""
+
+    @check("properties", "batch items are independent: changing item 0 leaves the others unchanged")
+    def independent(kit):
+        c = next(c for c in spec.CASES if c.dims.get("B", 1) > 1)
+        args = kit.inputs(c)
+        changed = tuple(_perturb_first_item(a, c.B) for a in args)
+        before = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        after = as_outputs(kit.user(changed, case=c), spec.OUTPUTS)
+        for (name, _), b, a in zip(spec.OUTPUTS, before, after):
+            if isinstance(b, (torch.Tensor, np.ndarray)) and b.ndim and b.shape[0] == c.B:
+                try:
+                    compare(a[1:], b[1:], name, tol=kit.tolerance("float64"))
+                except Fail as fail:
+                    raise Fail(t("{label}: changing batch item 0 changed the {name} of other items ({fail}); "
+                                 "something mixes the batch axis (a reshape or transpose across B?)", label=c.label,
+                                 name=name, fail=fail)) from None
+
+    return independent
+
+
+def any_leading_axes(base: Case, others) -> object:
+    """A check for modules that act on the last axis: inputs of other ranks (the cases in others) work too."""
+
+    @check("shapes", "any leading axes work: (T, D) and (B, N, T, D) inputs as well as (B, T, D)")
+    def any_rank(kit):
+        kit.user(kit.inputs(base), case=base)  # rank 3 first: if this raises, the error is not about the rank
+        for c in others:
+            try:
+                kit.user(kit.inputs(c), case=c)
+            except UserError as err:
+                if err.not_implemented:
+                    raise
+                rank = len(kit.inputs(c)[0].shape)
+                raise Fail(t("{label}: your code works on a (B, T, D) input but raised {error}{where} on a rank-{rank} "
+                             "input", label=c.label, error=err, where=at_line(err), rank=rank),
+                           t("the code assumes exactly three axes (B, T, D = x.shape, or a reshape to (B * T, D)), but "
+                             "the network acts on the last axis only and nn.Linear accepts any leading axes: leave the "
+                             "leading axes as they come"), general=True, line=user_line(err)) from None
+
+    return any_rank
+
+
+def _perturb_first_item(a, batch: int):
+    if isinstance(a, torch.Tensor) and a.is_floating_point() and a.ndim and a.shape[0] == batch:
+        a = a.clone()
+        a[0] = a[0] * -1.5 + 0.25
+    elif isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.ndim and a.shape[0] == batch:
+        a = a.copy()
+        a[0] = a[0] * -1.5 + 0.25
+    return a
+
+
+def dropout_checks(spec) -> list:
+    """For modules taking `dropout`: it acts in training only, and it does act."""
+    c = spec.CASES[0]
+
+    def with_dropout():
+        return {**spec.init(c), "dropout": 0.5}
+
+    # Both compare the user's module with itself at dropout=0.0, so a numeric mistake elsewhere
+    # (already reported by the numerics checks) does not read as a dropout mistake.
+    @check("properties", "dropout is off in eval mode: dropout=0.5 in eval gives the dropout=0.0 result")
+    def dropout_eval(kit):
+        args = kit.inputs(c)
+        plain = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        got = as_outputs(kit.user(args, case=c, init=with_dropout()), spec.OUTPUTS)
+        try:
+            for (name, legend), u, e in zip(spec.OUTPUTS, got, plain):
+                compare(u, e, name, legend, tol=kit.tolerance("float64"))
+        except Fail as fail:
+            raise Fail(t("{label}, eval mode, dropout=0.5 vs dropout=0.0: {fail}", label=c.label, fail=fail),
+                       t("the dropout rate still changes the result after .eval(): a dropout that ignores the mode "
+                         "(F.dropout(x, p) without self.training, or a mask of your own) keeps dropping; use "
+                         "nn.Dropout, or F.dropout(x, p, self.training)")) from None
+
+    @check("properties", "dropout acts in training mode: dropout=0.5 in train mode changes the result")
+    def dropout_train(kit):
+        args = kit.inputs(c)
+        plain = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        trained = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
+        if all(matches(u, e, kit.tolerance("float64")) for u, e in zip(trained, plain)):
+            raise Fail(t("{label}: with dropout=0.5 in training mode the result equals the result without dropout",
+                         label=c.label),
+                       t("the dropout rate has no effect in training mode: nothing the result depends on goes through "
+                         "self.dropout; apply it where the contract says"))
+
+    @check("properties", "dropout acts on the attention weights, not on the output")
+    def dropout_on_weights(kit):
+        args = kit.inputs(c)
+        (plain, *_) = as_outputs(kit.user(args, case=c), spec.OUTPUTS)
+        (trained, *_) = as_outputs(kit.user(args, case=c, init=with_dropout(), train=True), spec.OUTPUTS)
+        if isinstance(plain, torch.Tensor) and isinstance(trained, torch.Tensor) and plain.shape == trained.shape:
+            zeroed = float(((trained == 0) & (plain != 0)).double().mean())
+            # Dropout on the weights leaves almost no output element exactly 0; on the output, about p of them.
+            if zeroed > 0.2:
+                raise Fail(t("{label}: with dropout=0.5 in training mode {share:.0%} of the output elements are exactly "
+                             "0: dropout is applied to the output; the contract applies it to the attention weights, "
+                             "before they multiply V (self.dropout(weights) @ V)", label=c.label, share=zeroed),
+                           t("dropout in the wrong place: on the attention output, not on the weights"))
+
+    return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
