@@ -30,6 +30,8 @@ def missing_places(kata: catalogue.Kata) -> list[str]:
         (f"the stub katas/{kata.file}, defining {named}", _defines(KATAS / kata.file, kata.targets)),
         (f"the solution solutions/{kata.file}, defining {named}", _defines(SOLUTIONS / kata.file, kata.targets)),
         (f"the hidden checks checker/checks/{code}.py", (PACKAGE / "checks" / f"{code}.py").is_file()),
+        (f"the Chinese of its checks and steps checker/checks/{code}.zh.toml",
+         (PACKAGE / "checks" / f"{code}.zh.toml").is_file()),
         *((f"the statement {kata.statement_path(lang).relative_to(ROOT)} with 3 hints",
            kata.statement_path(lang).is_file() and len(statement.hints(kata, lang)) == 3)
           for lang in catalogue.LANGUAGES),
