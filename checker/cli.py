@@ -59,83 +59,6 @@ def cmd_init(args, console: Console) -> int:
     return EXIT_OK
 
 
-def cmd_list(args, console: Console) -> int:
-    ws = open_workspace(args, console)
-    summary = _summary(ws, console)
-    lang = language(args.lang)
-    from checker.progress import file_hash
-
-    rows = []
-    for k in catalogue.all_katas():
-        seen = summary.get(k.id, {})
-        checked = seen.get("file_hash")  # None: never checked, or checked before hashes were kept
-        rows.append({"name": k.id, "track": k.track, "part": k.part, "title": k.title_in(lang),
-                     "difficulty": k.difficulty, "status": seen.get("status", "not_started"),
-                     "attempts": seen.get("attempts", 0), "followups": seen.get("followups", 0),
-                     "fastest_run_seconds": seen.get("fastest_run"),
-                     "changed_since_check": bool(checked) and file_hash(workspace.kata_file(ws, k)) != checked})
-    if args.json:
-        print_json({"katas": rows})
-        return EXIT_OK
-    from checker.terminal import duration, status_text
-
-    with speaking(lang):
-        statuses = [status_text(r["status"]) if r["attempts"] else Text(say(lang, "list.new"), style="dim")
-                    for r in rows]
-    # Plain aligned columns, not a rich Table: measuring every cell of ~40 rows cost more than
-    # importing rich itself (bench/bench.py holds `kata list` to 2x an import of rich.console).
-    for r, status in zip(rows, statuses):
-        if r["status"] == "pass" and r["followups"]:
-            status.append(" ?", style="bold yellow")  # passed, with follow-up questions still open
-        if r["changed_since_check"]:
-            status.append(" *", style="bold cyan")  # the file changed since its last check
-    runs = [duration(r["fastest_run_seconds"]) for r in rows]
-    shows_runs = any(r["fastest_run_seconds"] is not None for r in rows)  # a column of dashes: dropped
-    heads = {"kata": t("kata"), "level": t("level"), "status": t("status"), "run": t("run time"), "title": t("title")}
-    name_w = max(len(r["name"]) for r in rows)
-    level_w = max(5, cell_len(heads["level"]))
-    status_w = max(cell_len(heads["status"]), *(s.cell_len for s in statuses))
-    run_w = max(cell_len(heads["run"]), *(len(b) for b in runs)) + 2 if shows_runs else 0
-    indent = 2 + 2 + name_w + 2 + level_w + 2 + status_w + run_w + 2  # where the title column starts
-    groups = list(dict.fromkeys((k.part, k.track) for k in catalogue.all_katas()))  # in learning order
-
-    def pad(text: str, width: int) -> str:  # by terminal cells: a Chinese character takes two
-        return text + " " * (width - cell_len(text))
-
-    run_head = f"{' ' * (run_w - cell_len(heads['run']))}{heads['run']}" if shows_runs else ""
-    columns = (f" #  {pad(heads['kata'], name_w)}  {pad(heads['level'], level_w)}  {pad(heads['status'], status_w)}"
-               f"{run_head}  {heads['title']}")
-    from checker.terminal import Wrapped, wrap
-
-    for part, track in groups:
-        heading = say(lang, "list.track" if part == "seeds" else f"list.track_{part}", track=track)
-        lines = Text.assemble((heading, "bold"), "\n", (columns, "dim"))
-        group = [i for i, k in enumerate(catalogue.all_katas()) if (k.part, k.track) == (part, track)]
-        for n, i in enumerate(group, 1):
-            lines.append(f"\n{n:>2}  ")
-            lines.append(f"{rows[i]['name']:<{name_w}}", style="bold")
-            lines.append(f"  {pad('★' * rows[i]['difficulty'], level_w)}  ")
-            lines.append_text(statuses[i])
-            lines.append(" " * (status_w - statuses[i].cell_len) + (f"{runs[i]:>{run_w}}" if shows_runs else "") + "  ")
-            at = indent if console.width - indent >= 20 else 4  # a narrow terminal: the title on lines of its own
-            title = [line.plain for line in wrap(Text(rows[i]["title"]), console.width - at)]  # CJK-aware
-            lines.append(title[0] if at == indent else f"\n{' ' * at}{title[0]}")
-            for more in title[1:]:  # a long title continues under itself
-                lines.append(f"\n{' ' * at}{more}")
-        console.print(lines, no_wrap=True, overflow="fold")
-        console.print()
-    with speaking(lang):
-        passed = status_text("pass").plain
-    notes = [t("Workspace: {workspace}.", workspace=ws),
-             t("Check one with `kata check NAME`; NumPy katas are numpy/NAME."),
-             t("run time: the fastest passing run of your code.") if shows_runs else "",
-             t("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
-               passed=passed),
-             t("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
-    console.print(Wrapped(("" if lang == "zh" else " ").join(n for n in notes if n), style="dim"))  # 。 needs no space
-    return EXIT_OK
-
-
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
     from checker.statement import HINTS, hints, read, render, without
@@ -202,17 +125,17 @@ def cmd_check(args, console: Console) -> int:
                 warn(console, str(err))
                 progress = None
     status = EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
-    try:
-        if args.json or args.format == "json":
-            print_json({"katas": [r.to_json() for r in results]})
-        elif args.format == "problems":
-            for line in problems(results):
-                print(line)
-        else:
-            from checker.report import print_results
+    from checker import report
 
-            with speaking(lang):
-                print_results(console, results, verbose=args.verbose)
+    try:
+        with speaking(lang):
+            if args.json or args.format == "json":
+                print_json({"katas": [report.as_json(r) for r in results]})
+            elif args.format == "problems":
+                for line in report.problems(results):
+                    print(line)
+            else:
+                report.print_results(console, results, verbose=args.verbose)
     except BrokenPipeError:  # `kata check ... | head`: the reader left; the verdict is still the verdict
         _silence_stdout()
     return status
@@ -224,25 +147,6 @@ def _silence_stdout() -> None:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def problems(results) -> list[str]:
-    """One `path:line:col: error|warning: stage: message` line per problem, for editors' problem matchers
-    (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning;
-    a problem no check can place in the file points at its first line."""
-    import re
-
-    out = []
-    for r in results:
-        if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
-            lines = re.findall(r"line (\d+)", r.error)
-            out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")
-        for c in r.checks:
-            if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
-                continue
-            message = " ".join(c.message.split())
-            out.append(f"{r.file}:{c.line or 1}:{c.column or 1}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
-    return out
 
 
 def _print_case(console: Console, engine, kata, number: int, lang: str) -> int:
@@ -263,26 +167,11 @@ def _print_case(console: Console, engine, kata, number: int, lang: str) -> int:
     return EXIT_OK
 
 
-def _summary(ws: Path, console: Console) -> dict:
-    try:
-        progress = open_progress(ws)
-    except ProgressError as err:
-        warn(console, str(err))
-        return {}
-    try:
-        return progress.summary()
-    except ProgressError as err:
-        warn(console, str(err))
-        return {}
-    finally:
-        progress.close()
-
-
 # ----------------------------------------------------------------------------- parser
 
 
 # A command is a function, or "module:function" for one imported only when that command runs.
-COMMANDS = {"init": cmd_init, "list": cmd_list, "show": cmd_show, "check": cmd_check,
+COMMANDS = {"init": cmd_init, "list": "checker.listing:cmd_list", "show": cmd_show, "check": cmd_check,
             "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
             "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
             "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",

@@ -15,7 +15,7 @@ from checker import boundary, processes, workspace
 from checker import kit as kitmod
 from checker.checks import rules
 from checker.catalogue import Kata
-from checker.lang import speaking, t
+from checker.lang import read_catalogue, speaking, t
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
@@ -61,6 +61,7 @@ def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show
     lang: the language of every title and message in the result (en, zh).
     """
     with speaking(lang):
+        read_catalogue(kata.checks_module)
         return _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict)
 
 
@@ -214,10 +215,10 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
             add(not strict, str(note), kind=note.kind)
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
-                add(not strict, str(fail), kind="followup", line=fail.line, column=fail.column,
+                add(not strict, fail.message, kind="followup", line=fail.line, column=fail.column,
                     diagnosis=fail.diagnosis or None)
                 continue
-            add(False, str(fail), line=fail.line, column=fail.column, diagnosis=fail.diagnosis or None)
+            add(False, fail.message, line=fail.line, column=fail.column, diagnosis=fail.diagnosis or None)
             if fail.general:
                 kit.general_diagnosis = kit.general_diagnosis or fail.diagnosis
             else:
@@ -267,6 +268,7 @@ class Replay:
         from checker import catalogue
 
         self.kata = catalogue.find(kata) if isinstance(kata, str) else kata
+        read_catalogue(self.kata.checks_module)
         self.spec = importlib.import_module(self.kata.checks_module)
         opts = kitmod.options(self.spec)
         cases = {c.id: c for c in opts.CASES}

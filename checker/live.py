@@ -30,10 +30,10 @@ from rich.text import Text
 from checker import catalogue, practice, workspace
 from checker.lang import language, say, speak, spoken, t
 from checker.progress import NotRecorded, ProgressError
-from checker.report import _without_diagnosis, heatmap, kata_panel, stage_bar, where
+from checker.report import diagnosis, kata_panel, screen_middle, screen_top
 from checker.errors import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError
 from checker.progress import open_progress
-from checker.terminal import NO_BREAK, Wrapped, duration, marks, print_json, status_text, warn
+from checker.terminal import Wrapped, print_json, status_text, warn
 from checker.workspace import open_workspace, writable
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
@@ -326,85 +326,6 @@ def _scroll_keys(first: int, last: int, total: int) -> Text:
                   first=first, last=last, total=total), style="bold")
 
 
-def _result_top(result, where: str) -> list:
-    """The lines that never leave the screen: the kata's name, its status and its stage bar."""
-    title = Text.assemble((result.name, "bold"), (" · ", "dim"), status_text(result.status),
-                          (f" · {result.seconds:.2f} s · {where}", "dim"))
-    if not result.checks:
-        return [Wrapped(title)]
-    bar = stage_bar(result)
-    mark_of = marks()
-    for mark in (mark_of["pass"], mark_of["fail"], mark_of["skipped"]):  # each mark stays with its stage:
-        bar.plain = bar.plain.replace(mark + " ", mark + NO_BREAK)  # the bar breaks only after the next mark
-    bar.plain = bar.plain.replace(" " + mark_of["next"], NO_BREAK + mark_of["next"])
-    return [Wrapped(title), Wrapped(bar)]
-
-
-def _result_middle(result) -> list:
-    """The report without its diagnosis: passed checks folded into one line, the failures in full, then the rest."""
-    rows: list = []
-    if result.status == "not_started":
-        rows.append(Wrapped(Text.assemble((t("Not started: "), "yellow"), t(
-            "the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
-            "prints the task).", kata=result.name))))
-    shown = [c for c in result.checks if not c.skipped]
-    passed = sum(c.passed for c in shown)
-    if passed:
-        rows.append(Text.assemble((marks()["pass"] + " ", "green"), (t("{count} check(s) passed", count=passed), "green")))
-    failed = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
-    failed.add_column(width=len(marks()["fail"]))
-    failed.add_column(ratio=1)
-    for c in shown:
-        if not c.passed:
-            failed.add_row(Text(marks()["fail"], style="red"), Wrapped(Text(c.name, style="bold")))
-            if c.message:
-                failed.add_row(Text(""), Wrapped(Text(_without_diagnosis(c.message), style="red")))
-            if c.line:
-                failed.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
-    if failed.row_count:
-        rows.append(failed)
-    skipped = len(result.checks) - len(shown)
-    if skipped:
-        rows.append(Wrapped(t(" · {count} more check(s) skipped until the ones above pass", count=skipped),
-                            style="dim"))
-    notes = [c for c in result.followups() if c.passed]
-    if notes:
-        rows.append(Text(""))
-        rows.append(Wrapped(t("Accepted, with what an interviewer would ask next (--strict fails these):"),
-                            style="bold yellow"))
-        for c in notes:
-            label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
-            rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
-    if result.weights:
-        rows.append(Text(""))
-        rows.append(Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where "
-                              "the expected one is 0):", case=result.weights["case"], leak=marks()["fail"]), style="bold"))
-        rows.append(heatmap(result))
-    if result.error and result.status != "not_started":
-        rows.append(Text(""))
-        rows.append(Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
-                         style="bold"))
-        rows.append(Wrapped(result.error.rstrip()))
-    if result.output.strip():
-        rows.append(Text(""))
-        rows.append(Text(t("Your code printed:"), style="bold"))
-        rows.append(Wrapped(result.output.rstrip(), style="dim"))
-    if result.user_seconds is not None and result.status in ("pass", "fail"):
-        ratio = (t(" ({ratio:.1f}× the reference)", ratio=result.user_seconds / result.reference_seconds)
-                 if result.reference_seconds else "")
-        rows.append(Text(""))
-        rows.append(Wrapped(t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
-                              user=duration(result.user_seconds), reference=duration(result.reference_seconds),
-                              ratio=ratio, seconds=result.seconds), style="dim"))
-    return rows
-
-
-def _diagnosis(result) -> list:
-    if not result.diagnosis:
-        return []
-    return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
-
-
 def _where(path: Path, folder: Path) -> str:
     try:
         return path.relative_to(folder).as_posix()
@@ -509,9 +430,9 @@ class _Watch:
                                      (doing, "dim")))]
         middle, bottom = [], []
         if self.result is not None:
-            top += _result_top(self.result, _where(Path(self.result.file), self.ws))
+            top += screen_top(self.result, _where(Path(self.result.file), self.ws))
             top.append(Text(""))
-            middle, bottom = _result_middle(self.result), _diagnosis(self.result)
+            middle, bottom = screen_middle(self.result), diagnosis(self.result)
             if self.following:
                 bottom.append(Wrapped(self.following, style="green"))
         bottom += [Wrapped(note, style="yellow") for note in self.notes]
@@ -661,8 +582,8 @@ class _Drill:
         top = [Wrapped(head), Wrapped(t("Your files: {folder}", folder=self.folder), style="dim"), table]
         middle, bottom = [], []
         if self.last is not None:
-            top += [Text(""), *_result_top(self.last, _where(Path(self.last.file), self.folder))]
-            middle, bottom = _result_middle(self.last), _diagnosis(self.last)
+            top += [Text(""), *screen_top(self.last, _where(Path(self.last.file), self.folder))]
+            middle, bottom = screen_middle(self.last), diagnosis(self.last)
         if self.note:
             bottom.append(Wrapped(self.note, style="cyan"))
         bottom += [Wrapped(note, style="yellow") for note in self.notes]

@@ -299,7 +299,7 @@ def cmd_solution(args, console: Console) -> int:
     console.print(Text(say(lang, "solution.title", kata=kata.id), style="bold"))
     console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
     console.print(Text(say(lang, "solution.why"), style="bold cyan"))
-    for line in statement.steps(source, lang):
+    for line in statement.steps(source, lang, kata):
         console.print(Padding(Wrapped(line), (0, 0, 0, 2), expand=False))
     console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
     console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))

@@ -6,6 +6,7 @@ in Text objects, never parsed as markup, so `[mask]` in a message stays `[mask]`
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -14,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checker.lang import say, spoken, t
-from checker.terminal import STATUS_STYLE, Wrapped, duration, marks, status_text
+from checker.terminal import NO_BREAK, STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 
 
@@ -69,10 +70,12 @@ def heatmap(result) -> Table:
     return grid
 
 
-def _without_diagnosis(message: str) -> str:
-    """A failure message without the '. Diagnosis: ...' that kit.Fail appends, in either language."""
-    joint = t("{message}. Diagnosis: {diagnosis}").split("{message}")[1].split("{diagnosis}")[0]
-    return message.split(joint)[0]
+def sentence(check) -> str:
+    """A check's message with its diagnosis, as one sentence in the language spoken: what --json's message,
+    the problems lines and a follow-up's note say. The panel and the screens show the diagnosis apart."""
+    if not check.diagnosis:
+        return check.message
+    return t("{message}. Diagnosis: {diagnosis}", message=check.message, diagnosis=check.diagnosis)
 
 
 def where(path: str, line: int) -> str:
@@ -87,65 +90,142 @@ def where(path: str, line: int) -> str:
     return t("→ line {line}: {code}", line=line, code=code) if code else t("→ line {line}", line=line)
 
 
-def kata_panel(result, *, verbose: bool = False) -> Panel:
-    rows: list = [Text(result.file, style="dim")]
-    if result.status == "not_started":
-        rows.append(Text.assemble((t("Not started: "), "yellow"), (
-            t("the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
-              "prints the task).", kata=result.name), "")))
-    elif result.checks:
-        rows.append(stage_bar(result))
-        rows.append(Text(""))
-        checks = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
-        checks.add_column(width=2, justify="right")
-        checks.add_column(ratio=1)
-        mark_of = marks()
-        for c in result.checks:
-            if c.skipped and not verbose:
-                continue
-            mark = (mark_of["pass"], "green") if c.passed else (mark_of["fail"], "red")
-            if c.passed and c.message and c.kind != "core":
-                mark = ("?", "yellow")  # accepted, with a note below
-            checks.add_row(Text(mark[0], style=mark[1]), Wrapped(c.name, style="" if c.passed else "bold"))
-            if c.message and not c.passed:
-                message = _without_diagnosis(c.message)  # the diagnosis gets its own line below
-                checks.add_row(Text(""), Wrapped(message, style="red"))
-                if c.line:
-                    checks.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
-        rows.append(checks)
-        skipped = sum(c.skipped for c in result.checks)
-        if skipped and not verbose:
-            rows.append(Text(t(" · {count} more check(s) skipped until the ones above pass", count=skipped), style="dim"))
-    if result.diagnosis:
-        rows.append(Wrapped(Text.assemble(("\n" + t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow"))))
+def _not_started(result) -> Wrapped:
+    return Wrapped(Text.assemble((t("Not started: "), "yellow"), (
+        t("the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
+          "prints the task).", kata=result.name), "")))
+
+
+def _checks(result, *, verbose: bool, folded: bool) -> list:
+    """Each check with its mark, a failure with its message and the line it points at; folded (the screens):
+    the passed ones as one line."""
+    rows: list = []
+    mark_of = marks()
+    shown = [c for c in result.checks if verbose or not c.skipped]
+    passed = sum(c.passed for c in shown)
+    if folded and passed:
+        rows.append(Text.assemble((mark_of["pass"] + " ", "green"), (t("{count} check(s) passed", count=passed), "green")))
+    grid = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
+    grid.add_column(width=max(2, len(mark_of["fail"])), justify="right")
+    grid.add_column(ratio=1)
+    for c in shown:
+        if folded and c.passed:
+            continue
+        mark = (mark_of["pass"], "green") if c.passed else (mark_of["fail"], "red")
+        if c.passed and c.message and c.kind != "core":
+            mark = ("?", "yellow")  # accepted, with a note below
+        grid.add_row(Text(mark[0], style=mark[1]), Wrapped(c.name, style="" if c.passed else "bold"))
+        if c.message and not c.passed:
+            grid.add_row(Text(""), Wrapped(c.message, style="red"))  # its diagnosis has a line of its own
+            if c.line:
+                grid.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
+    if grid.row_count:
+        rows.append(grid)
+    skipped = len(result.checks) - len(shown)
+    if skipped:
+        rows.append(Wrapped(t(" · {count} more check(s) skipped until the ones above pass", count=skipped),
+                            style="dim"))
+    return rows
+
+
+def diagnosis(result) -> list:
+    """The mistake the run names, on a line of its own."""
+    if not result.diagnosis:
+        return []
+    return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
+
+
+def _after(result) -> list:
+    """What follows the checks: accepted variants and follow-up questions, the attention weights, what the
+    user's code raised and printed, and the time it took."""
+    rows: list = []
     notes = [c for c in result.followups() if c.passed]
     if notes:
-        rows.append(Text("\n" + t("Accepted, with what an interviewer would ask next (--strict fails these):"),
-                         style="bold yellow"))
+        rows += [Text(""), Wrapped(t("Accepted, with what an interviewer would ask next (--strict fails these):"),
+                                   style="bold yellow")]
         for c in notes:
             label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
-            rows.append(Wrapped(Text.assemble((label, "bold yellow"), (c.message, "yellow"))))
+            rows.append(Wrapped(Text.assemble((label, "bold yellow"), (sentence(c), "yellow"))))
     if result.weights:
-        rows.append(Text("\n" + t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight where "
-                                "the expected one is 0):", case=result.weights["case"], leak=marks()["fail"]), style="bold"))
-        rows.append(heatmap(result))
+        rows += [Text(""), Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight "
+                                     "where the expected one is 0):", case=result.weights["case"],
+                                     leak=marks()["fail"]), style="bold"), heatmap(result)]
     if result.error and result.status != "not_started":
-        rows.append(Text("\n" + (t("Your code raised:") if result.checks else t("Your file could not be loaded:")),
-                         style="bold"))
-        rows.append(Text(result.error.rstrip()))
+        rows += [Text(""), Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
+                                style="bold"), Wrapped(result.error.rstrip())]
     if result.output.strip():
-        rows.append(Text("\n" + t("Your code printed:"), style="bold"))
-        rows.append(Text(result.output.rstrip(), style="dim"))
+        rows += [Text(""), Text(t("Your code printed:"), style="bold"), Wrapped(result.output.rstrip(), style="dim")]
     if result.user_seconds is not None and result.status in ("pass", "fail"):
         ratio = (t(" ({ratio:.1f}× the reference)", ratio=result.user_seconds / result.reference_seconds)
                  if result.reference_seconds else "")
-        rows.append(Text("\n" + t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
-                                  user=duration(result.user_seconds), reference=duration(result.reference_seconds),
-                                  ratio=ratio, seconds=result.seconds), style="dim"))
+        rows += [Text(""), Wrapped(t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
+                                     user=duration(result.user_seconds), reference=duration(result.reference_seconds),
+                                     ratio=ratio, seconds=result.seconds), style="dim")]
+    return rows
+
+
+def kata_panel(result, *, verbose: bool = False) -> Panel:
+    """The terminal's report of one kata (and the notebook's, exported as HTML)."""
+    rows: list = [Text(result.file, style="dim")]
+    if result.status == "not_started":
+        rows.append(_not_started(result))
+    elif result.checks:
+        rows += [stage_bar(result), Text(""), *_checks(result, verbose=verbose, folded=False)]
+    if result.diagnosis:
+        rows += [Text(""), *diagnosis(result)]
+    rows += _after(result)
     title = Text.assemble((f" {result.name} ", "bold"), ("· ", "dim"), status_text(result.status),
                           (f" · {result.seconds:.2f} s ", "dim"))
     return Panel(Group(*rows), title=title, title_align="left",
                  border_style=STATUS_STYLE.get(result.status, "").replace("bold ", ""))
+
+
+def screen_top(result, where: str) -> list:
+    """The watch and drill screens' lines that never scroll away: the kata, its status and its stage bar."""
+    title = Text.assemble((result.name, "bold"), (" · ", "dim"), status_text(result.status),
+                          (f" · {result.seconds:.2f} s · {where}", "dim"))
+    if not result.checks:
+        return [Wrapped(title)]
+    bar = stage_bar(result)
+    mark_of = marks()
+    for mark in (mark_of["pass"], mark_of["fail"], mark_of["skipped"]):  # each mark stays with its stage:
+        bar.plain = bar.plain.replace(mark + " ", mark + NO_BREAK)  # the bar breaks only after the next mark
+    bar.plain = bar.plain.replace(" " + mark_of["next"], NO_BREAK + mark_of["next"])
+    return [Wrapped(title), Wrapped(bar)]
+
+
+def screen_middle(result) -> list:
+    """The screens' scrolling part: the report without its diagnosis (pinned apart), passed checks folded."""
+    rows = [_not_started(result)] if result.status == "not_started" else []
+    return rows + _checks(result, verbose=False, folded=True) + _after(result)
+
+
+def as_json(result) -> dict:
+    """--json: every field of the result; a check's message carries its diagnosis too, as it always has."""
+    document = asdict(result)
+    for check, drawn in zip(result.checks, document["checks"]):
+        drawn["message"] = sentence(check)
+    document["followups"] = [{"name": c.name, "kind": c.kind, "message": sentence(c)} for c in result.followups()]
+    return document
+
+
+def problems(results) -> list[str]:
+    """One `path:line:col: error|warning: stage: message` line per problem, for editors' problem matchers
+    (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning;
+    a problem no check can place in the file points at its first line."""
+    import re
+
+    out = []
+    for r in results:
+        if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
+            lines = re.findall(r"line (\d+)", r.error)
+            out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")
+        for c in r.checks:
+            if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
+                continue
+            message = " ".join(sentence(c).split())
+            out.append(f"{r.file}:{c.line or 1}:{c.column or 1}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
+    return out
 
 
 def summary_table(results) -> Table:

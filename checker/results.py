@@ -1,12 +1,13 @@
 """What a check run produces, as plain data: no torch, no drawing.
 
-The engine fills these; the rich report, `--json`, the watch and drill screens and the history
-all read them (pytest's reports.py is the model: the result is data in one small module).
+The engine fills these; checker.report draws every view of them (the terminal panel, `--json`, the
+problems lines, the watch and drill screens, the notebook), and the history records them (pytest's
+reports.py is the model: the result is data in one small module).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 # The order a kata is judged in, and the partial credit of a failing run: the last stage passed in full.
 STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
@@ -31,7 +32,7 @@ class CheckResult:
     line: int | None = None  # where in the user's file the problem is, when a check can tell (editors read it)
     column: int | None = None
     id: str = ""  # the check's English title, never translated: "numerics: matches the reference in float64"
-    diagnosis: str | None = None  # the mistake this check's failure names, when it names one (also in message)
+    diagnosis: str | None = None  # the mistake this check's failure names, when it names one (not in message)
 
 
 @dataclass
@@ -53,10 +54,6 @@ class KataResult:
     def followups(self) -> list[CheckResult]:
         """The accepted variants and follow-up questions the run raised (passed or, with --strict, failed)."""
         return [c for c in self.checks if c.kind != "core" and c.message]
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "followups": [{"name": c.name, "kind": c.kind, "message": c.message}
-                                              for c in self.followups()]}
 
     def last_stage_passed(self) -> str | None:
         """The stage before the first one with a failing check (None when structure fails)."""

@@ -17,7 +17,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from checker.catalogue import Kata
-from checker.lang import speaking, t
+from checker.lang import read_catalogue, speaking, t
 from checker.terminal import Hanging, Wrapped
 
 # ----------------------------------------------------------------------------- reading
@@ -83,10 +83,10 @@ def pitfalls(kata: Kata, lang: str = "en") -> list[str]:
 STEP = re.compile(r"#\s*(\d+)\)\s*(.+)")
 
 
-def steps(source: str, lang: str = "en") -> list[str]:
+def steps(source: str, lang: str = "en", kata: Kata | None = None) -> list[str]:
     """The reference answer's numbered step comments (`# 1) project`), each under the function it is in
     when several functions have steps; else the first line of each top-level docstring. In lang: every
-    step has its Chinese in _ZH below, keyed by its English (tests/test_statement.py holds that)."""
+    step has its Chinese in the kata's catalogue, keyed by its English (tests/test_statement.py holds that)."""
     tree = ast.parse(source)
     functions = [(f"{cls.name}.{node.name}" if cls else node.name, node.lineno, node.end_lineno)
                  for cls in [None, *(n for n in tree.body if isinstance(n, ast.ClassDef))]
@@ -98,6 +98,8 @@ def steps(source: str, lang: str = "en") -> list[str]:
             where = next((name for name, start, end in functions if start <= number <= end), "")
             found.append((where, match[1], match[2].strip()))
     with speaking(lang):
+        if kata is not None:
+            read_catalogue(kata.checks_module)
         if not found:
             return [f"{n.name}: {t(ast.get_docstring(n).splitlines()[0])}" for n in tree.body
                     if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(n)]

@@ -59,11 +59,18 @@ def _import_all():
             importlib.import_module(module)
 
 
+def _catalogue(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_sentence_through_the_mechanism_has_chinese_with_the_same_placeholders(path):
-    _import_all()
-    missing = [e for e in _english(path) if e not in chinese()]
-    assert not missing, f"{path.name}: no Chinese for:\n" + "\n".join(missing)
+    """In a catalogue read by the time it is spoken: the core's, or for a kata's check module its own."""
+    read = _catalogue(PACKAGE / "zh.toml")
+    if path.parent == PACKAGE / "checks":
+        read = {**read, **_catalogue(path.with_suffix(".zh.toml"))}
+    missing = [e for e in _english(path) if e not in read]
+    assert not missing, f"{path.name}: no Chinese in the catalogues read for it:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize("path", catalogues(), ids=lambda p: p.name)
@@ -197,5 +204,5 @@ def test_english_is_spoken_without_reading_a_catalogue():
     import sys
 
     code = ("import checker.cli, checker.lang as l; from checker.lang import t; t('x');"
-            "assert l._catalogued is None, 'read at import'")
+            "assert not l._read, 'read at import'")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 import checker
+from checker import report
 from conftest import ROOT, run_json, run_kata
 
 WRONG = (ROOT / "tests" / "variants" / "torch_attention" / "wrong_missing_scale.py").read_text(encoding="utf-8")
@@ -32,7 +33,7 @@ def test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone(tmp_pa
     finally:
         torch.set_num_threads(before)
     assert verdict.status == "fail" and "1/√d_k" in verdict.diagnosis
-    assert {"status", "checks", "diagnosis", "stage", "error", "output"} <= set(verdict.to_json())
+    assert {"status", "checks", "diagnosis", "stage", "error", "output"} <= set(report.as_json(verdict))
     assert checker.check("attention", source=SOLUTION).status == "pass"
     chinese = checker.check("attention", source=WRONG, lang="zh")
     assert "缩放" in chinese.diagnosis and "诊断" in chinese._repr_html_()

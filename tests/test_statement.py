@@ -51,7 +51,7 @@ def test_every_step_of_every_reference_answer_has_chinese():
     missing = []
     for kata in catalogue.all_katas():
         source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
-        english, chinese = statement.steps(source, "en"), statement.steps(source, "zh")
+        english, chinese = statement.steps(source, "en", kata), statement.steps(source, "zh", kata)
         assert english and len(english) == len(chinese), kata.id
         missing += [f"{kata.id}: {e}" for e, z in zip(english, chinese) if e == z and not e.endswith(":")]
     assert not missing, "no Chinese for these steps (add them to checker/checks/TRACK_NAME.zh.toml):\n" + "\n".join(missing)

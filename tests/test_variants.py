@@ -26,7 +26,7 @@ def _files(prefix: str):
 
 
 def _report_text(result) -> str:
-    return "\n".join([result.diagnosis or "", result.error] + [c.message for c in result.checks])
+    return "\n".join([result.diagnosis or "", result.error] + [f"{c.message}\n{c.diagnosis or ''}" for c in result.checks])
 
 
 # A message that ends in the kit's value comparison, whatever labels come before it: "case 2 (B=2, ...): y: 7
