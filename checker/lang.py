@@ -7,7 +7,7 @@ One lookup, two ways in:
 The Chinese is data, not code: checker/zh.toml for the core and checker/checks/TRACK_NAME.zh.toml for
 each kata (its checks' sentences and its reference's steps), English template = Chinese template. The
 core's is read when Chinese is first spoken, a kata's before its checks run (read_catalogue).
-Placeholders are named ({d_k}, never positional) and the same on both sides; tests/test_messages.py
+Placeholders are named ({d_k}, never positional) and the same on both sides; tests/commands/test_messages.py
 extracts every sentence the code writes and holds it to that.
 A sentence with no Chinese yet falls back to English. Statements and hints have their own files per
 language (checker/statements/TRACK/NAME[.zh].md).

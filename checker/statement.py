@@ -86,7 +86,7 @@ STEP = re.compile(r"#\s*(\d+)\)\s*(.+)")
 def steps(source: str, lang: str = "en", kata: Kata | None = None) -> list[str]:
     """The reference answer's numbered step comments (`# 1) project`), each under the function it is in
     when several functions have steps; else the first line of each top-level docstring. In lang: every
-    step has its Chinese in the kata's catalogue, keyed by its English (tests/test_statement.py holds that)."""
+    step has its Chinese in the kata's catalogue, keyed by its English (tests/checks/test_statement.py holds that)."""
     tree = ast.parse(source)
     functions = [(f"{cls.name}.{node.name}" if cls else node.name, node.lineno, node.end_lineno)
                  for cls in [None, *(n for n in tree.body if isinstance(n, ast.ClassDef))]

@@ -55,8 +55,8 @@ def pytest_collection_modifyitems(items):
 # ----------------------------------------------------------------------------- figures of the whole run
 # Tests report their figures as user properties of their report; these hooks run where the reports are
 # collected (the main process, also under pytest -n), so the figures add up over every worker.
-#   ("variant", (kata folder, diagnosed, pointed))  tests/test_variants.py, one per wrong variant
-#   ("kill", (kata, killed, total))                  tests/test_mutation.py, one per part of a kata's mutants
+#   ("variant", (kata folder, diagnosed, pointed))  tests/checks/test_variants.py, one per wrong variant
+#   ("kill", (kata, killed, total))                  tests/checks/test_mutation.py, one per part of a kata's mutants
 _FIGURES: dict[str, dict[str, list[int]]] = {"variant": {}, "kill": {}}
 DIAGNOSED_AT_LEAST, POINTED_AT_LEAST = 0.90, 1.0  # issue 16's bounds on the project's own wrong variants
 

@@ -67,7 +67,7 @@ def _dotted(node, aliases: dict[str, str]) -> str | None:
 # ----------------------------------------------------------------------------- tensors made from nothing
 
 # The torch functions and methods that can make a tensor from nothing: each takes a device argument,
-# reads data from outside torch, or moves a tensor to a fixed device (tests/test_rules.py holds this
+# reads data from outside torch, or moves a tensor to a fixed device (tests/checks/test_rules.py holds this
 # list to the installed torch). A call of a name ending in Tensor or Storage (torch.FloatTensor) too.
 MAKERS = frozenset({
     "arange", "as_tensor", "asarray", "bartlett", "bartlett_window", "blackman", "blackman_window", "cosine", "cpu",

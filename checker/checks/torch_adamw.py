@@ -3,7 +3,7 @@
 The standard checks compare one step from given states (the three outputs, float64 and float32,
 arguments unchanged). The loop check then drives one parameter for several steps on a quadratic
 loss, in the child, and compares every step with torch's own AdamW update
-(torch.optim.adamw.adamw, the function torch.optim.AdamW.step runs; tests/test_reference_torch_adamw.py
+(torch.optim.adamw.adamw, the function torch.optim.AdamW.step runs; tests/references/test_reference_torch_adamw.py
 holds the reference equal to the optimizer itself).
 """
 

@@ -3,7 +3,7 @@
 The standard checks run evaluation mode with the loaded weights (shapes, float64 and float32, inputs
 unchanged, gradients). The heart of the kata is the sequence below, run in the child
 (checker/checks/child/batch_norm.py) on the user's module and here on the reference, which
-tests/test_reference_torch_batch_norm.py holds equal to nn.BatchNorm1d: three training steps on
+tests/references/test_reference_torch_batch_norm.py holds equal to nn.BatchNorm1d: three training steps on
 different batches (outputs, gradients of the first, running_mean and running_var after each), then
 evaluation on a fresh batch, from running statistics that start away from 0 and 1. The first
 quantity that differs is reported, and named when it equals a known mistake's.

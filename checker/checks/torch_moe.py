@@ -136,7 +136,7 @@ _HF = _variant(float32=True)
 
 # HF's MixtralSparseMoeBlock computes the router softmax in float32 (F.softmax(..., dtype=torch.float)) and
 # casts the weights back: on float64 input that is right to ~1e-7, what Mixtral's own code does. Every named
-# mistake stays outside FLOAT32_INSIDE on some case (tests/test_reference_torch_moe.py holds them to that).
+# mistake stays outside FLOAT32_INSIDE on some case (tests/references/test_reference_torch_moe.py holds them to that).
 CONVENTIONS = (
     Convention("float32 router softmax (HF Mixtral)", (
         "your float64 output is right to float32's precision (~1e-7), not float64's: the router softmax is "

@@ -18,7 +18,7 @@ OUTPUTS = [("bias", "(1, H, T_q, T_k)")]
 # Every size its own (num_buckets, H, T_q, T_k, max_distance); distances reach past max_distance in
 # every case, so the exact range, the log range and the last shared bucket are all used. T_q < T_k in
 # cases 2-4 (the queries are the last T_q positions). float32 and float64 logs give the same buckets
-# for these settings (tests/test_reference_torch_relative_position_bias.py).
+# for these settings (tests/references/test_reference_torch_relative_position_bias.py).
 CASES = [
     case(1, num_buckets=32, H=3, T_q=26, T_k=26, max_distance=20, bidirectional=True),
     case(2, num_buckets=12, H=4, T_q=5, T_k=30, max_distance=16, bidirectional=False),

@@ -16,7 +16,7 @@ OUTPUTS = [("output", "(..., D)")]
 # percents. Every row has mean 0.5 or 0.05, so subtracting the mean (LayerNorm) changes it.
 # Case 1 has small rows too (mean(x²) ≈ 0.012): the default eps 1e-6 and a wrong 1e-5 then differ by
 # ~4e-4 relative, beyond the tolerance of float32 internals (FLOAT32_INSIDE), so accepting them
-# never accepts a wrong default (tests/test_reference_torch_rms_norm.py holds every mistake to that).
+# never accepts a wrong default (tests/references/test_reference_torch_rms_norm.py holds every mistake to that).
 CASES = [
     case(1, B=2, T=5, D=8, eps="default", rows="small: 0.1·randn + 0.05"),
     case(2, T=7, D=6, eps=1e-2, rows="small: 0.1·randn + 0.05, mean(x²) close to eps"),
@@ -168,7 +168,7 @@ class _LlamaRMSNorm(nn.Module):
 
 # HF's x.to(torch.float32) (Meta's x.float()) computes a float64 input in float32: right to ~1e-7, and
 # what LLaMA's own code does, so it passes as a variant; every formula mistake stays outside
-# FLOAT32_INSIDE on some case, with float32 internals or without (tests/test_reference_torch_rms_norm.py).
+# FLOAT32_INSIDE on some case, with float32 internals or without (tests/references/test_reference_torch_rms_norm.py).
 CONVENTIONS = (
     Convention("float32 internals (HF LlamaRMSNorm)", (
         "your float64 output is right to float32's precision (~1e-7), not float64's: the "

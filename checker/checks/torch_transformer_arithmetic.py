@@ -7,7 +7,7 @@ and compared exactly with
       (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, and seed 003's
       Transformer assembled from them, tied and untied);
     - the bytes of real K and V tensors (meta device) for the KV cache;
-    - the reference's FLOP formulas (tests/test_reference_torch_transformer_arithmetic.py holds them
+    - the reference's FLOP formulas (tests/references/test_reference_torch_transformer_arithmetic.py holds them
       to torch.utils.flop_counter on real modules);
     - seed 003's 4·d², 12·d² and 16·d².
 A wrong count is named by the knobbed formulas below (W_o, biases, LayerNorm, the factor 2, ...).

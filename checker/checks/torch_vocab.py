@@ -57,7 +57,7 @@ def corpus(c, salt=0):
 
 
 # build_vocab: min_freq 1 (the default, not passed), 2 and 3. Each corpus has words seen exactly
-# min_freq times and words seen min_freq - 1 times (tests/test_reference_torch_vocab.py checks it).
+# min_freq times and words seen min_freq - 1 times (tests/references/test_reference_torch_vocab.py checks it).
 _VOCAB_CASES = [
     case(11, B=3, min_freq="default (1)"),
     case(12, B=9, min_freq=2),

@@ -6,7 +6,7 @@ below (TARGET, CASES, OUTPUTS, MISTAKES, ...), defines
     init(case)   -> constructor kwargs for a module kata; absent for a function kata
 and any number of extra checks decorated with @check(stage, title). Its own constants start with
 an underscore: a public UPPERCASE name that is not an option is a misspelling, and the project's
-tests say so (tests/test_catalogue.py, through unknown_options).
+tests say so (tests/checks/test_catalogue.py, through unknown_options).
 
 Everything a check does to the user's code goes through the Kit it is handed: user(), drive(),
 inspect(), layout(). No check module touches the sandbox.

@@ -49,7 +49,7 @@ class Convention:
     impl replaces the reference for every later comparison (None: the reference itself), and tol the
     float64 tolerance (float32 internals on float64 input). explain says what was recognised and what
     this kata's reference does instead. A convention with a tol must leave every named mistake outside
-    it on some case (tests/test_catalogue.py holds each kata to that), so accepting it opens no door.
+    it on some case (tests/checks/test_catalogue.py holds each kata to that), so accepting it opens no door.
     """
 
     name: str

@@ -8,7 +8,7 @@ import pytest
 from checker import catalogue, engine, statement
 from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KATAS_ALL = catalogue.all_katas()
 IDS = [k.id for k in KATAS_ALL]
 
@@ -37,7 +37,7 @@ def missing_places(kata: catalogue.Kata) -> list[str]:
           for lang in catalogue.LANGUAGES),
         (f"a wrong variant tests/variants/{code}/wrong_*.py", any(variants.glob("wrong_*.py"))),
         (f"a right variant tests/variants/{code}/right_*.py", any(variants.glob("right_*.py"))),
-        (f"the reference test tests/test_reference_{code}.py", (ROOT / "tests" / f"test_reference_{code}.py").is_file()),
+        (f"the reference test tests/references/test_reference_{code}.py", (ROOT / "tests" / "references" / f"test_reference_{code}.py").is_file()),
         (f"a row | `{kata.id}` | in the README's catalogue", any(r.startswith(f"| `{kata.id}` |") for r in readme)),
     ]
     return [place for place, present in places if not present]
@@ -61,7 +61,7 @@ def test_a_kata_registered_with_nothing_behind_it_is_missing_every_place():
     expected = ["checker/catalogue.toml", "katas/torch/ghost.py", "solutions/torch/ghost.py",
                 "checker/checks/torch_ghost.py", "checker/statements/torch/ghost.md",
                 "checker/statements/torch/ghost.zh.md", "tests/variants/torch_ghost/wrong_*.py",
-                "tests/variants/torch_ghost/right_*.py", "tests/test_reference_torch_ghost.py", "| `ghost` |"]
+                "tests/variants/torch_ghost/right_*.py", "tests/references/test_reference_torch_ghost.py", "| `ghost` |"]
     missing = missing_places(ghost)
     assert len(missing) == len(expected) and all(path in line for path, line in zip(expected, missing)), missing
 
@@ -106,7 +106,7 @@ def test_no_orphan_files():
     variants = {tuple(p.name.split("_", 1)) for p in (ROOT / "tests" / "variants").iterdir() if p.is_dir()}
     assert variants == known
     references = {tuple(p.stem.removeprefix("test_reference_").split("_", 1))
-                  for p in (ROOT / "tests").glob("test_reference_*.py")}
+                  for p in (ROOT / "tests" / "references").glob("test_reference_*.py")}
     assert references == known
 
 

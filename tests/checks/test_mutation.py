@@ -1,7 +1,7 @@
 """Mutation testing of the hidden checks: every behaviour-changing mutant of a reference is rejected.
 
-Each reference is mutated mechanically (tests/mutation.py); a mutant that still passes every
-hidden check must be listed in tests/equivalent_mutants.toml with the reason it is equivalent.
+Each reference is mutated mechanically (tests/checks/mutation.py); a mutant that still passes every
+hidden check must be listed in tests/checks/equivalent_mutants.toml with the reason it is equivalent.
 The kill rate per kata is printed at the end of the run (tests/conftest.py).
 
 A kata's mutants are checked in PARTS tests, so that `pytest -n` spreads the large katas (stacks has

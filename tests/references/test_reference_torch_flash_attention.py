@@ -19,7 +19,7 @@ from checker.checks.child.memory_probe import flash_attention_memory
 from checker.sandbox import Sandbox
 
 REFERENCE = engine.load_solution(catalogue.find("flash_attention"))
-VARIANTS = __import__("pathlib").Path(__file__).parent / "variants" / "torch_flash_attention"
+VARIANTS = __import__("pathlib").Path(__file__).parents[1] / "variants" / "torch_flash_attention"
 
 
 def _qkv(B, H, T_q, T_k, d_k, d_v, dtype=torch.float64, seed=0):

@@ -13,7 +13,7 @@ import pytest
 
 from checker import catalogue, engine
 
-VARIANTS = Path(__file__).resolve().parent / "variants"
+VARIANTS = Path(__file__).resolve().parents[1] / "variants"
 
 
 def _kata(folder: Path):

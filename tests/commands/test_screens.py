@@ -1,6 +1,6 @@
 """The pieces of the watch and drill screens that need no terminal: wrapping Chinese, and reading keys.
 
-The screens themselves, at 80×24 and resized, are driven in tmux by tests/test_live.py.
+The screens themselves, at 80×24 and resized, are driven in tmux by tests/commands/test_live.py.
 """
 
 import io
