@@ -59,7 +59,7 @@ def test_every_kata_has_every_place(kata):
 def test_a_kata_registered_with_nothing_behind_it_is_missing_every_place():
     ghost = catalogue.Kata("ghost", "torch", "Nothing yet", 1, ("Ghost",), (), len(KATAS_ALL))
     expected = ["checker/catalogue.toml", "katas/torch/ghost.py", "solutions/torch/ghost.py",
-                "checker/checks/torch_ghost.py", "checker/statements/torch/ghost.md",
+                "checker/checks/torch_ghost.py", "checker/checks/torch_ghost.zh.toml", "checker/statements/torch/ghost.md",
                 "checker/statements/torch/ghost.zh.md", "tests/variants/torch_ghost/wrong_*.py",
                 "tests/variants/torch_ghost/right_*.py", "tests/references/test_reference_torch_ghost.py", "| `ghost` |"]
     missing = missing_places(ghost)
