@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -236,10 +237,26 @@ def spoken() -> str:
     return _speaking.get()
 
 
+# English's plural: "{count} check(s)" says "1 check", "2 checks" (up to two words may stand between the
+# number and its noun: "{count} more check(s)"). Chinese has no plural form; its templates keep no "(s)".
+_PLURAL = re.compile(r"\{(\w+)\}((?:\s+[\w-]+){0,2}?\s+\w+)\(s\)")
+
+
+def _plural(template: str, values: dict) -> str:
+    def form(match):
+        number = values.get(match[1])
+        if not isinstance(number, int) or isinstance(number, bool):
+            return match[0]  # not a count: the "(s)" stays
+        return "{" + match[1] + "}" + match[2] + ("" if number == 1 else "s")
+
+    return _PLURAL.sub(form, template)
+
+
 def t(english: str, **values) -> str:
-    """english, or its Chinese while zh is spoken, with the named placeholders filled in."""
+    """english, or its Chinese while zh is spoken, with the named placeholders filled in (English in the
+    plural form its counts call for)."""
     if _speaking.get() != "zh":
-        template = english
+        template = _plural(english, values) if values and "(s)" in english else english
     else:
         if _CORE not in _read:
             _read_catalogues([_CORE])

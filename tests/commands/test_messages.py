@@ -97,6 +97,7 @@ def test_every_case_label_speaks_chinese():
         spec = importlib.import_module(kata.checks_module)
         for c in [*spec.CASES, *[getattr(spec, "TIMING", None)] * hasattr(spec, "TIMING")]:
             with speaking("zh"):
+                lang.read_catalogue(kata.checks_module)  # as the engine does before the kata's checks run
                 label = c.label
             left += [f"{kata.id}: {label}"] * bool(prose.search(label.replace("case ", "")))
     assert not left, "\n".join(left)
@@ -109,6 +110,17 @@ def test_t_speaks_the_language_of_the_block_and_falls_back_to_english(monkeypatc
         assert t("{n} apples", n=3) == "3 个苹果"
         assert t("no table has this") == "no table has this"
     assert t("{n} apples", n=1) == "1 apples"
+
+
+def test_english_counts_take_their_plural_and_chinese_has_none():
+    assert t("{count} check(s) passed", count=1) == "1 check passed"
+    assert t("{count} check(s) passed", count=0) == "0 checks passed"
+    assert t(" · {count} more check(s) skipped until the ones above pass", count=1).startswith(" · 1 more check skipped")
+    assert t("{part} is called {actual} time(s); the reference calls it {expected} time(s): {why}", part="ffn",
+             actual=2, expected=1, why="x") == "ffn is called 2 times; the reference calls it 1 time: x"
+    assert t("{days} day(s) ago", days="a few") == "a few day(s) ago", "not a count: left as written"
+    with speaking("zh"):
+        assert t("{count} check(s) passed", count=1) == "1 项检查通过"
 
 
 WRONG = ROOT / "tests" / "variants" / "torch_attention" / "wrong_missing_scale.py"

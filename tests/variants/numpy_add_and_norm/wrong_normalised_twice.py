@@ -1,4 +1,4 @@
-# expect: layer_norm is called 2 time(s)
+# expect: layer_norm is called 2 times
 """Normalises the sum, then normalises again."""
 import numpy as np
 

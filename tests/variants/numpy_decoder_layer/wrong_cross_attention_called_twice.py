@@ -1,4 +1,4 @@
-# expect: multi_head_attention is called 3 time(s)
+# expect: multi_head_attention is called 3 times
 """Calls the cross-attention once for its output and once for its weights."""
 import math
 

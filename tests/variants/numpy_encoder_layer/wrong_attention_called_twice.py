@@ -1,4 +1,4 @@
-# expect: multi_head_attention is called 2 time(s)
+# expect: multi_head_attention is called 2 times
 """Calls multi_head_attention a second time to look at the weights."""
 import math
 

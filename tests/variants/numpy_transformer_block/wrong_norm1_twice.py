@@ -1,4 +1,4 @@
-# expect: norm1 is called 2 time(s)
+# expect: norm1 is called 2 times
 """norm1 is used after both sublayers; norm2 is built but never used."""
 import math
 

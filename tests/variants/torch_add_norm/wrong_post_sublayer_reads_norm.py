@@ -1,4 +1,4 @@
-# expect: norm is called 2 time(s)
+# expect: norm is called 2 times
 """Post-LN whose sublayer reads norm(x) and whose residual adds norm(x): pre and post mixed."""
 from typing import Callable
 

@@ -1,4 +1,4 @@
-# expect: sublayer is called 2 time(s)
+# expect: sublayer is called 2 times
 """A defensive shape assertion that runs the sublayer a second time (twice the cost; with dropout inside
 the sublayer, the assertion and the result would even see different masks)."""
 from typing import Callable

@@ -1,4 +1,4 @@
-# expect: q_proj is called 2 time(s)
+# expect: q_proj is called 2 times
 """Computes V with q_proj (copy-paste)."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: cross_attn is called 2 time(s)
+# expect: cross_attn is called 2 times
 """Calls the cross-attention a second time just to get its weights."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: ffn is called 2 time(s)
+# expect: ffn is called 2 times
 """A leftover line computes the FFN once more before the residual."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: W_q is called 2 time(s)
+# expect: W_q is called 2 times
 """Sends the concatenated heads through W_q instead of W_o."""
 import math
 

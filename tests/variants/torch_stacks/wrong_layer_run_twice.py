@@ -1,4 +1,4 @@
-# expect: layers.0 is called 2 time(s)
+# expect: layers.0 is called 2 times
 """Runs each layer twice (an inner loop left over)."""
 import copy
 import math

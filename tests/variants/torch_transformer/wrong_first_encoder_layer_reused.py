@@ -1,4 +1,4 @@
-# expect: encoder_layers.0 is called 2 time(s)
+# expect: encoder_layers.0 is called 2 times
 """Indexes the first encoder layer inside the loop: one layer run N times."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: pos_enc is called 3 time(s)
+# expect: pos_enc is called 3 times
 """Adds the positional encoding to the memory once more before decoding."""
 import math
 
