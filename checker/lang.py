@@ -141,7 +141,9 @@ def language(choice: str | None = None) -> str:
     if chosen:
         from checker.errors import UsageError
 
-        raise UsageError(f"KATA_LANG={chosen} is not a language of kata; use one of {', '.join(LANGUAGES)}")
+        # Said in both languages: the language is what is wrong.
+        raise UsageError(f"KATA_LANG={chosen} is not a language of kata; use one of {', '.join(LANGUAGES)}\n"
+                         f"KATA_LANG={chosen} 不是 kata 支持的语言，请从 {', '.join(LANGUAGES)} 中选一个")
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:

@@ -289,9 +289,12 @@ def test_no_sandbox_is_forked_from_a_process_that_ran_backward_with_an_accelerat
     backward; the default start method never does that, and every reference passes."""
     proc, doc = run_json("check", *GRADIENT_KATAS, "--solution", env=with_an_accelerator)
     assert proc.returncode == 0, [(k["name"], _messages(k)) for k in doc["katas"] if k["status"] != "pass"]
-    # The simulated device is real enough: forking anyway breaks the later katas' gradient checks.
-    proc, doc = run_json("check", *GRADIENT_KATAS, "--solution", env={**with_an_accelerator, "KATA_SANDBOX": "fork"})
-    assert proc.returncode == 1 and "autograd's threading" in "".join(_messages(k) for k in doc["katas"])
+    # Forking anyway made 29 of the 55 references fail on an H100 (torch 2.11+cu130), each report
+    # blaming the user's code for autograd's threading: fork is refused there, in both languages.
+    for lang, words in (("en", "KATA_SANDBOX=fork cannot be used"), ("zh", "不能用 KATA_SANDBOX=fork")):
+        proc = run_kata("check", *GRADIENT_KATAS, "--solution", "--lang", lang,
+                   env={**with_an_accelerator, "KATA_SANDBOX": "fork"})
+        assert proc.returncode == 2 and words in proc.stderr + proc.stdout, proc.stderr
 
 
 def test_an_accelerator_build_of_torch_or_a_device_it_reports_rules_out_fork(monkeypatch, tmp_path):
