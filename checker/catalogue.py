@@ -37,6 +37,7 @@ class Kata:
     order: int
     part: str = "seeds"
     title_zh: str = ""
+    summary: str = ""  # what the user writes, one line: the README's catalogue tables (python -m checker.dev readme)
 
     def title_in(self, lang: str) -> str:
         """The title in lang (Chinese where the registry has it, else English)."""
@@ -53,12 +54,22 @@ class Kata:
         return f"{self.track}/{self.name}.py"
 
     @property
+    def code(self) -> str:
+        """`torch_rope`: the name of the kata's folder checker/checks/TRACK_NAME/."""
+        return f"{self.track}_{self.name}"
+
+    @property
+    def folder(self) -> Path:
+        """Its hidden parts: checks.py, zh.toml, statement.md, statement.zh.md, variants/, test_reference.py."""
+        return PACKAGE / "checks" / self.code
+
+    @property
     def checks_module(self) -> str:
-        return f"checker.checks.{self.track}_{self.name}"
+        return f"checker.checks.{self.code}.checks"
 
     def statement_path(self, lang: str = "en") -> Path:
         suffix = "" if lang == "en" else f".{lang}"
-        return PACKAGE / "statements" / self.track / f"{self.name}{suffix}.md"
+        return self.folder / f"statement{suffix}.md"
 
 
 class UnknownKata(LookupError):
@@ -75,7 +86,7 @@ def all_katas() -> tuple[Kata, ...]:
         Kata(
             name=e["name"], track=e["track"], title=e["title"], difficulty=int(e["difficulty"]),
             targets=tuple(e["targets"]), forbidden=tuple(e.get("forbidden", ())), order=i,
-            part=e.get("part", "seeds"), title_zh=e.get("title_zh", ""),
+            part=e.get("part", "seeds"), title_zh=e.get("title_zh", ""), summary=e.get("summary", ""),
         )
         for i, e in enumerate(raw)
     ]

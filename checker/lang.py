@@ -4,13 +4,13 @@ One lookup, two ways in:
 - t(english, **values): a sentence written in English where it is used (check titles, failures,
   diagnoses, errors), said in the language being spoken (speaking(lang)); gettext's msgid style;
 - say(lang, key, **values): a screen's sentence by its key; STRINGS below holds its English.
-The Chinese is data, not code: checker/zh.toml for the core and checker/checks/TRACK_NAME.zh.toml for
+The Chinese is data, not code: checker/zh.toml for the core and checker/checks/TRACK_NAME/zh.toml for
 each kata (its checks' sentences and its reference's steps), English template = Chinese template. The
 core's is read when Chinese is first spoken, a kata's before its checks run (read_catalogue).
 Placeholders are named ({d_k}, never positional) and the same on both sides; tests/commands/test_messages.py
 extracts every sentence the code writes and holds it to that.
 A sentence with no Chinese yet falls back to English. Statements and hints have their own files per
-language (checker/statements/TRACK/NAME[.zh].md).
+language (checker/checks/TRACK_NAME/statement[.zh].md).
 """
 
 from __future__ import annotations
@@ -194,8 +194,8 @@ _table: dict[str, str] = {}
 
 
 def catalogues() -> list[Path]:
-    """The Chinese catalogues: the core's (checker/zh.toml) and one per kata (checker/checks/TRACK_NAME.zh.toml)."""
-    return [_CORE, *sorted((_HERE / "checks").glob("*.zh.toml"))]
+    """The Chinese catalogues: the core's (checker/zh.toml) and one per kata (checker/checks/TRACK_NAME/zh.toml)."""
+    return [_CORE, *sorted((_HERE / "checks").glob("*/zh.toml"))]
 
 
 def _read_catalogues(paths) -> None:
@@ -211,7 +211,7 @@ def read_catalogue(checks_module: str) -> None:
     """Before a kata's own sentences are spoken in Chinese (its checks run, its reference's steps are shown):
     its catalogue. Parsing all 56 takes ~90 ms, the core's alone ~8 ms: `kata list --lang zh` reads only that."""
     if _speaking.get() == "zh":
-        _read_catalogues([_HERE / "checks" / f"{checks_module.rpartition('.')[2]}.zh.toml"])
+        _read_catalogues([_HERE / "checks" / checks_module.split(".")[2] / "zh.toml"])
 
 
 def chinese() -> dict[str, str]:

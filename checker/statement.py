@@ -70,7 +70,11 @@ def items(lines: list[str], first: re.Pattern) -> list[str]:
 
 def hints(kata: Kata, lang: str = "en") -> list[str]:
     """The numbered items under Hints: concept, then shapes and steps, then near-code."""
-    return items(section(read(kata, lang)[0], HINTS), _NUMBERED)
+    return hints_in(read(kata, lang)[0])
+
+
+def hints_in(markdown: str) -> list[str]:
+    return items(section(markdown, HINTS), _NUMBERED)
 
 
 def pitfalls(kata: Kata, lang: str = "en") -> list[str]:

@@ -10,7 +10,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIANTS = ROOT / "tests" / "variants"
+CHECKS = ROOT / "checker" / "checks"  # one folder per kata: TRACK_NAME/
+
+
+def checker_modules() -> list[Path]:
+    """The checker's own Python: not the realistic files each kata keeps (variants/), nor its reference test."""
+    return sorted(p for p in CHECKS.parent.rglob("*.py") if p.name != "test_reference.py"
+                  and not {"variants", "_katas", "_solutions"} & set(p.parts))
+
+
+def variant(code: str, name: str) -> Path:
+    """A realistic file of a kata: variant("torch_attention", "wrong_missing_scale")."""
+    return CHECKS / code / "variants" / f"{name}.py"
+
+
+def variant_files(prefix: str = "*") -> list[Path]:
+    """Every kata's wrong_*.py or right_*.py, in a stable order."""
+    return sorted(CHECKS.glob(f"*/variants/{prefix}_*.py"), key=str)
 
 
 # A private data folder for the whole test session: a test that falls back to the default
@@ -78,7 +94,7 @@ def pytest_sessionfinish(session, exitstatus):
     """The bound on diagnoses, once every wrong variant ran (a run of some of them cannot judge it)."""
     rows = _FIGURES["variant"].values()
     ran = sum(n for n, _, _ in rows)
-    if not ran or ran < len(sorted((ROOT / "tests" / "variants").glob("*/wrong_*.py"))):
+    if not ran or ran < len(variant_files("wrong")):
         return
     diagnosed, pointed = sum(d for _, d, _ in rows), sum(p for _, _, p in rows)
     if diagnosed < DIAGNOSED_AT_LEAST * ran or pointed < POINTED_AT_LEAST * ran:

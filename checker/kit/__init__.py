@@ -1,6 +1,6 @@
 """What hidden checks are written with: cases, the one tensor comparison, and the user proxy.
 
-A kata's check module (checker/checks/TRACK_NAME.py) sets the options declared in `Options`
+A kata's check module (checker/checks/TRACK_NAME/checks.py) sets the options declared in `Options`
 below (TARGET, CASES, OUTPUTS, MISTAKES, ...), defines
     inputs(case, dtype) -> tuple of positional arguments (seeded: same case, same values)
     init(case)   -> constructor kwargs for a module kata; absent for a function kata

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT, VARIANTS, run_kata
+from conftest import ROOT, run_kata, variant
 
 # Runs each snippet in a fresh namespace, in a folder holding only the file it imports, as a user would
 # in a REPL opened beside their file; prints {kata: output} as JSON.
@@ -70,7 +70,7 @@ def test_every_katas_snippet_runs_beside_the_reference_and_matches(tmp_path):
 def test_the_snippet_of_a_wrong_file_says_which_output_differs_and_where(tmp_path):
     from checker import engine
 
-    wrong = VARIANTS / "torch_multi_head_attention" / "wrong_missing_scale.py"
+    wrong = variant("torch_multi_head_attention", "wrong_missing_scale")
     folder = tmp_path / "ws"
     folder.mkdir()
     shutil.copy(wrong, folder / "multi_head_attention.py")
@@ -85,7 +85,7 @@ def test_the_snippet_compares_plain_data_exactly_and_says_where_it_first_differs
 
     folder = tmp_path / "ws"
     folder.mkdir()
-    shutil.copy(VARIANTS / "torch_bpe" / "wrong_ties_largest_pair.py", folder / "bpe.py")
+    shutil.copy(variant("torch_bpe", "wrong_ties_largest_pair"), folder / "bpe.py")
     out = _run_snippets([("bpe", str(folder), engine.Replay("bpe", 1).snippet())])
     assert "RAISED" not in out["bpe"] and "differs from item" in out["bpe"], out["bpe"]
 

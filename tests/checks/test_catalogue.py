@@ -1,12 +1,14 @@
 """The registry is consistent (rustlings' `dev check`): every entry complete, nothing orphaned."""
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
 
 from checker import catalogue, engine, statement
 from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
+from conftest import checker_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 KATAS_ALL = catalogue.all_katas()
@@ -20,25 +22,28 @@ def _defines(path: Path, targets: tuple[str, ...]) -> bool:
     return set(targets) <= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
-def missing_places(kata: catalogue.Kata) -> list[str]:
-    """Every place the kata lacks, in the order of the README's "Adding a kata", one line each."""
-    code, named = f"{kata.track}_{kata.name}", ", ".join(kata.targets)
-    variants = ROOT / "tests" / "variants" / code
-    readme = statement.section((ROOT / "README.md").read_text(encoding="utf-8"), ("## The catalogue",))
+def missing_places(kata: catalogue.Kata, root: Path = ROOT) -> list[str]:
+    """Every place the kata lacks, in the order of the README's "Adding a kata", one line each: its entry,
+    its stub, its reference, and in its folder checker/checks/TRACK_NAME/ the hidden parts."""
+    named, folder = ", ".join(kata.targets), root / "checker" / "checks" / kata.code
+    where = f"checker/checks/{kata.code}"
+    ids = {k.id for k in catalogue.all_katas()} if root == ROOT else {kata.id}
+
+    def statement_with_hints(lang):
+        path = folder / kata.statement_path(lang).name
+        return path.is_file() and len(statement.hints_in(path.read_text(encoding="utf-8"))) == 3
+
     places = [
-        ("its entry in checker/catalogue.toml", kata.id in IDS),
-        (f"the stub katas/{kata.file}, defining {named}", _defines(KATAS / kata.file, kata.targets)),
-        (f"the solution solutions/{kata.file}, defining {named}", _defines(SOLUTIONS / kata.file, kata.targets)),
-        (f"the hidden checks checker/checks/{code}.py", (PACKAGE / "checks" / f"{code}.py").is_file()),
-        (f"the Chinese of its checks and steps checker/checks/{code}.zh.toml",
-         (PACKAGE / "checks" / f"{code}.zh.toml").is_file()),
-        *((f"the statement {kata.statement_path(lang).relative_to(ROOT)} with 3 hints",
-           kata.statement_path(lang).is_file() and len(statement.hints(kata, lang)) == 3)
+        ("its entry in checker/catalogue.toml, with a summary", kata.id in ids and bool(kata.summary)),
+        (f"the stub katas/{kata.file}, defining {named}", _defines(root / "katas" / kata.file, kata.targets)),
+        (f"the solution solutions/{kata.file}, defining {named}", _defines(root / "solutions" / kata.file, kata.targets)),
+        (f"the hidden checks {where}/checks.py", (folder / "checks.py").is_file()),
+        (f"the Chinese of its checks and steps {where}/zh.toml", (folder / "zh.toml").is_file()),
+        *((f"the statement {where}/{kata.statement_path(lang).name} with 3 hints", statement_with_hints(lang))
           for lang in catalogue.LANGUAGES),
-        (f"a wrong variant tests/variants/{code}/wrong_*.py", any(variants.glob("wrong_*.py"))),
-        (f"a right variant tests/variants/{code}/right_*.py", any(variants.glob("right_*.py"))),
-        (f"the reference test tests/references/test_reference_{code}.py", (ROOT / "tests" / "references" / f"test_reference_{code}.py").is_file()),
-        (f"a row | `{kata.id}` | in the README's catalogue", any(r.startswith(f"| `{kata.id}` |") for r in readme)),
+        (f"a wrong variant {where}/variants/wrong_*.py", any((folder / "variants").glob("wrong_*.py"))),
+        (f"a right variant {where}/variants/right_*.py", any((folder / "variants").glob("right_*.py"))),
+        (f"the reference test {where}/test_reference.py", (folder / "test_reference.py").is_file()),
     ]
     return [place for place, present in places if not present]
 
@@ -59,11 +64,57 @@ def test_every_kata_has_every_place(kata):
 def test_a_kata_registered_with_nothing_behind_it_is_missing_every_place():
     ghost = catalogue.Kata("ghost", "torch", "Nothing yet", 1, ("Ghost",), (), len(KATAS_ALL))
     expected = ["checker/catalogue.toml", "katas/torch/ghost.py", "solutions/torch/ghost.py",
-                "checker/checks/torch_ghost.py", "checker/checks/torch_ghost.zh.toml", "checker/statements/torch/ghost.md",
-                "checker/statements/torch/ghost.zh.md", "tests/variants/torch_ghost/wrong_*.py",
-                "tests/variants/torch_ghost/right_*.py", "tests/references/test_reference_torch_ghost.py", "| `ghost` |"]
+                "torch_ghost/checks.py", "torch_ghost/zh.toml", "torch_ghost/statement.md",
+                "torch_ghost/statement.zh.md", "torch_ghost/variants/wrong_*.py",
+                "torch_ghost/variants/right_*.py", "torch_ghost/test_reference.py"]
     missing = missing_places(ghost)
     assert len(missing) == len(expected) and all(path in line for path, line in zip(expected, missing)), missing
+
+
+def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_write(tmp_path):
+    """python -m checker.dev new, in a copy of the repository: the four places exist, the kata is
+    registered, through the real CLI its placeholder reference passes and its stub is not_started, and
+    what is left to write is the variants alone."""
+    import shutil
+    import subprocess
+    import sys
+    import tomllib
+
+    for part in ("katas", "solutions", "checker"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "variants"))
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    for track in ("torch", "numpy"):
+        made = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--track", track, "--root",
+                               tmp_path], capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+        entry = [e for e in tomllib.loads((tmp_path / "checker" / "catalogue.toml").read_text(encoding="utf-8"))["kata"]
+                 if e["name"] == "ghost" and e["track"] == track]
+        assert len(entry) == 1
+        kata = catalogue.Kata("ghost", track, entry[0]["title"], 2, tuple(entry[0]["targets"]), (), 0,
+                              summary=entry[0]["summary"])
+        assert missing_places(kata, tmp_path) == [f"a wrong variant checker/checks/{kata.code}/variants/wrong_*.py",
+                                                  f"a right variant checker/checks/{kata.code}/variants/right_*.py"]
+        ws = tmp_path / f"ws_{track}"
+        assert subprocess.run([sys.executable, "-m", "checker", "init", ws], capture_output=True, env=env,
+                              cwd=tmp_path).returncode == 0
+        for flag in ("--solution", "--workspace"):
+            args = [flag] if flag == "--solution" else [flag, ws]
+            checked = subprocess.run([sys.executable, "-m", "checker", "check", kata.id, "--json", *args],
+                                     capture_output=True, text=True, env=env, cwd=tmp_path)
+            status = json.loads(checked.stdout)["katas"][0]["status"]
+            assert (checked.returncode, status) == ((0, "pass") if flag == "--solution" else (1, "not_started")), \
+                checked.stdout
+    again = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--root", tmp_path],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert again.returncode == 2 and "exists already" in again.stderr
+
+
+def test_the_readme_tables_are_drawn_from_the_catalogue():
+    from checker import dev
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count("<!-- catalogue: ") == len(catalogue.PARTS)
+    assert dev.readme_with_tables(text, KATAS_ALL) == text, "run `python -m checker.dev readme`"
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
@@ -100,30 +151,35 @@ def test_no_orphan_files():
 
     assert pairs(ROOT / "katas", "*/*.py") == known
     assert pairs(ROOT / "solutions", "*/*.py") == known
-    assert pairs(PACKAGE / "statements", "*/*.md") == known
-    checks = {tuple(p.stem.split("_", 1)) for p in (PACKAGE / "checks").glob("*_*.py") if not p.name.startswith("_")}
-    assert checks == known
-    variants = {tuple(p.name.split("_", 1)) for p in (ROOT / "tests" / "variants").iterdir() if p.is_dir()}
-    assert variants == known
-    references = {tuple(p.stem.removeprefix("test_reference_").split("_", 1))
-                  for p in (ROOT / "tests" / "references").glob("test_reference_*.py")}
-    assert references == known
+    folders = {tuple(p.name.split("_", 1)) for p in (PACKAGE / "checks").iterdir()
+               if p.is_dir() and p.name not in ("child", "shared", "__pycache__")}
+    assert folders == known
+    expected = {"__init__.py", "checks.py", "zh.toml", "statement.md", "statement.zh.md", "variants",
+                "test_reference.py", "__pycache__"}
+    for kata in KATAS_ALL:
+        extra = {p.name for p in kata.folder.iterdir()} - expected
+        assert not extra, f"checker/checks/{kata.code}/ holds what no test reads: {sorted(extra)}"
+        odd = [p.name for p in (kata.folder / "variants").iterdir() if p.suffix == ".py"
+               and not p.name.startswith(("wrong_", "right_"))]
+        assert not odd, f"checker/checks/{kata.code}/variants/: not wrong_*.py or right_*.py: {odd}"
+    assert not list((PACKAGE / "checks").glob("*.py")) or {p.name for p in (PACKAGE / "checks").glob("*.py")} == \
+        {"__init__.py", "rules.py"}
 
 
 # ----------------------------------------------------------------------------- the house around the checks
 
-CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*_*.py"))
+CHECK_MODULES = sorted((PACKAGE / "checks").glob("*_*/checks.py"))
 
 
-@pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.parent.name)
 def test_check_module_sets_only_declared_options(path):
     """A public UPPERCASE name a check module assigns is a kit option; its own constants start with _."""
     import importlib
 
     from checker.kit import unknown_options
 
-    unknown = unknown_options(importlib.import_module(f"checker.checks.{path.stem}"))
-    assert not unknown, (f"checker/checks/{path.name} sets {', '.join(unknown)}, which no check reads: "
+    unknown = unknown_options(importlib.import_module(f"checker.checks.{path.parent.name}.checks"))
+    assert not unknown, (f"checker/checks/{path.parent.name}/checks.py sets {', '.join(unknown)}, which no check reads: "
                          "a misspelled option (see kit.Options), or a constant of its own that should start with _")
 
 
@@ -192,7 +248,7 @@ def test_no_circle_of_imports_among_the_checkers_modules():
     """Counting imports inside functions too: a lazy import upwards is a circle all the same. errors.py,
     the exit statuses, imports nothing of kata's: every module may raise a UsageError."""
     files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-             for p in PACKAGE.rglob("*.py")}
+             for p in checker_modules()}
     graph = {name: _imports_of_kata(path, set(files)) - {name} for name, path in files.items()}
     assert graph["checker.errors"] == set()
     state: dict[str, str] = {}

@@ -5,11 +5,13 @@ off, so the report must come from the recording alone; a residual from the wrong
 (diagnosed there) and no masking check."""
 
 import pytest
-
 from checker import catalogue, engine
-from checker.checks import (numpy_decoder_layer, numpy_encoder_layer, numpy_transformer_block, torch_decoder_layer,
-                            torch_encoder_layer)
-from conftest import ROOT, run_json
+from checker.checks.numpy_decoder_layer import checks as numpy_decoder_layer
+from checker.checks.numpy_encoder_layer import checks as numpy_encoder_layer
+from checker.checks.numpy_transformer_block import checks as numpy_transformer_block
+from checker.checks.torch_decoder_layer import checks as torch_decoder_layer
+from checker.checks.torch_encoder_layer import checks as torch_encoder_layer
+from conftest import ROOT, run_json, variant
 
 ENCODER = (ROOT / "solutions" / "torch" / "encoder_layer.py").read_text(encoding="utf-8")
 DECODER = (ROOT / "solutions" / "torch" / "decoder_layer.py").read_text(encoding="utf-8")
@@ -128,15 +130,15 @@ def test_a_numpy_part_called_twice_fails_and_the_reference_passes(tmp_path):
         == "pass"
 
 
-@pytest.mark.parametrize("variant", ["torch_encoder_layer/wrong_ffn_residual_from_sa_out",
+@pytest.mark.parametrize("which", ["torch_encoder_layer/wrong_ffn_residual_from_sa_out",
                                      "torch_decoder_layer/wrong_cross_residual_from_self_attention",
                                      "numpy_encoder_layer/wrong_ffn_residual_from_attention",
                                      "numpy_decoder_layer/wrong_cross_residual_from_x"])
-def test_through_the_cli_a_residual_from_the_wrong_tensor_fails_numerics_named_and_no_masking_check(variant,
+def test_through_the_cli_a_residual_from_the_wrong_tensor_fails_numerics_named_and_no_masking_check(which,
                                                                                                      workspace):
-    folder, name = variant.split("/")
+    folder, name = which.split("/")
     track, kata = folder.split("_", 1)
-    (workspace / track / f"{kata}.py").write_text((ROOT / "tests" / "variants" / folder / f"{name}.py").read_text(
+    (workspace / track / f"{kata}.py").write_text(variant(folder, name).read_text(
         encoding="utf-8"), encoding="utf-8")
     proc, doc = run_json("check", kata if track == "torch" else f"{track}/{kata}", "--workspace", workspace)
     (result,) = doc["katas"]

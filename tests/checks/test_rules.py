@@ -116,10 +116,11 @@ def test_every_file_that_makes_no_tensor_passes_the_device_check_when_run():
     check, that makes_tensors() says holds only its inputs' tensors, passes the check run on the meta device."""
     import importlib
 
+    from conftest import ROOT
+
     from checker import catalogue, engine
     from checker import kit as kitmod
     from checker.sandbox import Sandbox, UserError
-    from conftest import ROOT
 
     ran = 0
     for kata in catalogue.all_katas():
@@ -127,7 +128,7 @@ def test_every_file_that_makes_no_tensor_passes_the_device_check_when_run():
         if not getattr(spec, "DEVICE", False) or kata.track != "torch":
             continue
         device = next(fn for fn in kitmod.standard_checks(spec) if fn.__name__ == "device")
-        files = [ROOT / "solutions" / kata.file, *sorted((ROOT / "tests" / "variants" / f"torch_{kata.name}").glob("*.py"))]
+        files = [ROOT / "solutions" / kata.file, *sorted((kata.folder / "variants").glob("*.py"))]
         for path in files:
             if makes_tensors(path.read_text(encoding="utf-8")):
                 continue

@@ -31,16 +31,16 @@ def test_inline_code_bold_lists_and_tables():
 def test_one_reader_gives_the_text_hints_and_pitfalls_falling_back_to_english(tmp_path, monkeypatch):
     monkeypatch.setattr(catalogue, "PACKAGE", tmp_path)  # where statement_path looks
     kata = catalogue.Kata("demo", "torch", "Demo", 1, ("Demo",), (), 0)
-    folder = tmp_path / "statements" / "torch"
+    folder = tmp_path / "checks" / "torch_demo"
     folder.mkdir(parents=True)
     english = ("# Demo\n\n## Pitfalls\n\n- one\n  continued\n- two\n\n## Hints\n\n1. concept\n2. steps\n   continued\n"
                "3. near-code\n\n## Example\n\n- not a pitfall\n4. not a hint\n")
-    (folder / "demo.md").write_text(english, encoding="utf-8")
+    (folder / "statement.md").write_text(english, encoding="utf-8")
     assert statement.read(kata, "zh") == (english, "en"), "no Chinese statement: the English one, and it says so"
     assert statement.hints(kata, "zh") == ["concept", "steps continued", "near-code"]
     assert statement.pitfalls(kata, "en") == ["one continued", "two"]
 
-    (folder / "demo.zh.md").write_text("# 演示\n\n## 易错点\n\n- 一\n\n## 提示\n\n1. 概念\n", encoding="utf-8")
+    (folder / "statement.zh.md").write_text("# 演示\n\n## 易错点\n\n- 一\n\n## 提示\n\n1. 概念\n", encoding="utf-8")
     assert statement.read(kata, "zh")[1] == "zh"
     assert statement.hints(kata, "zh") == ["概念"] and statement.pitfalls(kata, "zh") == ["一"]
 
@@ -54,7 +54,7 @@ def test_every_step_of_every_reference_answer_has_chinese():
         english, chinese = statement.steps(source, "en", kata), statement.steps(source, "zh", kata)
         assert english and len(english) == len(chinese), kata.id
         missing += [f"{kata.id}: {e}" for e, z in zip(english, chinese) if e == z and not e.endswith(":")]
-    assert not missing, "no Chinese for these steps (add them to checker/checks/TRACK_NAME.zh.toml):\n" + "\n".join(missing)
+    assert not missing, "no Chinese for these steps (add them to checker/checks/TRACK_NAME/zh.toml):\n" + "\n".join(missing)
 
 
 def test_steps_are_numbered_and_headed_by_their_function_when_several_have_steps():

@@ -1,4 +1,4 @@
-"""Realistic implementations, wrong and right, for every kata (tests/variants/TRACK_NAME/).
+"""Realistic implementations, wrong and right, for every kata (checker/checks/TRACK_NAME/variants/).
 
 wrong_*.py must fail, and the report must contain the text on its first line `# expect: TEXT`.
 right_*.py are correct implementations that differ from the reference; they must pass. One whose first
@@ -10,19 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
-
 from checker import catalogue, engine
+from conftest import variant_files
 
-VARIANTS = Path(__file__).resolve().parents[1] / "variants"
 
-
-def _kata(folder: Path):
-    track, name = folder.name.split("_", 1)
+def _kata(path: Path):
+    """The kata a variant belongs to: checker/checks/TRACK_NAME/variants/FILE."""
+    track, name = path.parent.parent.name.split("_", 1)
     return catalogue.find(name if track == catalogue.DEFAULT_TRACK else f"{track}/{name}")
-
-
-def _files(prefix: str):
-    return sorted(VARIANTS.glob(f"*/{prefix}_*.py"), key=str)
 
 
 def _report_text(result) -> str:
@@ -43,27 +38,27 @@ def is_pointed(result) -> bool:
     return bool(result.diagnosis or result.error or any(not _VALUES_ONLY.fullmatch(m) for m in failed))
 
 
-@pytest.mark.parametrize("path", _files("wrong"), ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", variant_files("wrong"), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
 def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_property):
     """Also reports whether it was diagnosed and pointed: tests/conftest.py adds these up over the run, prints
     them per kata, and holds the whole catalogue to its bounds once every wrong variant has run."""
     expect = path.read_text(encoding="utf-8").splitlines()[0]
     assert expect.startswith("# expect: "), f"{path} must start with '# expect: TEXT'"
-    result = engine.check_file(_kata(path.parent), path)
-    record_property("variant", (path.parent.name, int(bool(result.diagnosis)), int(is_pointed(result))))
+    result = engine.check_file(_kata(path), path)
+    record_property("variant", (path.parent.parent.name, int(bool(result.diagnosis)), int(is_pointed(result))))
     assert result.status in ("fail", "error"), f"{path.name} was not rejected: {result.status}"
     assert expect.removeprefix("# expect: ") in _report_text(result), _report_text(result)
 
 
-@pytest.mark.parametrize("path", _files("right"), ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", variant_files("right"), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
 def test_correct_but_different_implementation_passes(path):
-    result = engine.check_file(_kata(path.parent), path)
+    result = engine.check_file(_kata(path), path)
     assert result.status == "pass", _report_text(result)
     first = path.read_text(encoding="utf-8").splitlines()[0]
     notes = "\n".join(c.message for c in result.followups())
     if first.startswith("# followup: "):
         assert first.removeprefix("# followup: ") in notes, notes or "no follow-up was raised"
-        strict = engine.check_file(_kata(path.parent), path, strict=True)
+        strict = engine.check_file(_kata(path), path, strict=True)
         assert strict.status == "fail", f"--strict passed it: {_report_text(strict)}"
     else:
         assert not notes, f"a right variant without '# followup:' raised: {notes}"
@@ -71,7 +66,7 @@ def test_correct_but_different_implementation_passes(path):
 
 def test_every_kata_has_three_wrong_and_two_right_variants():
     for kata in catalogue.all_katas():
-        folder = VARIANTS / f"{kata.track}_{kata.name}"
+        folder = kata.folder / "variants"
         wrong, right = list(folder.glob("wrong_*.py")), list(folder.glob("right_*.py"))
         assert len(wrong) >= 3, f"{kata.id}: {len(wrong)} wrong variants in {folder}"
         assert len(right) >= 2, f"{kata.id}: {len(right)} right variants in {folder}"

@@ -5,7 +5,7 @@ import os
 import textwrap
 
 from checker import catalogue
-from conftest import ROOT, run_json, run_kata
+from conftest import ROOT, run_json, run_kata, variant
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 
@@ -189,7 +189,7 @@ def test_all_solutions_pass_through_the_cli_with_every_title_in_chinese():
 
 def test_tutorial_code_passes_with_a_follow_up_and_strict_fails_it(workspace):
     """Seed 003's attention: -inf fill, no guard for a query that sees no key."""
-    _write(workspace, "torch/attention.py", (ROOT / "tests/variants/torch_attention/right_seed003_nan_rows.py").read_text())
+    _write(workspace, "torch/attention.py", variant("torch_attention", "right_seed003_nan_rows").read_text())
     proc, doc = run_json("check", "attention", "--workspace", workspace)
     assert proc.returncode == 0, proc.stdout
     (kata,) = doc["katas"]
@@ -239,7 +239,7 @@ def test_a_forbidden_call_carries_its_line_in_the_json_and_in_the_problems_forma
 
 def test_the_report_shows_the_line_of_an_extra_sublayer_call_in_both_languages(workspace):
     _write(workspace, "torch/add_norm.py",
-           (ROOT / "tests/variants/torch_add_norm/wrong_sublayer_called_twice.py").read_text(encoding="utf-8"))
+           variant("torch_add_norm", "wrong_sublayer_called_twice").read_text(encoding="utf-8"))
     proc = run_kata("check", "add_norm", "--workspace", workspace)
     assert proc.returncode == 1
     assert "→ line 19: out = x + self.dropout(sublayer(h))" in proc.stdout, proc.stdout
@@ -254,7 +254,7 @@ def test_problems_format_gives_the_line_of_an_exception_and_warns_about_a_follow
     assert any(": error: " in line and "ZeroDivisionError" in line for line in out.splitlines()), out
     line = next(l for l in out.splitlines() if "ZeroDivisionError" in l)
     assert int(line.split(":")[1]) > 1, "the line of the 1 / 0"
-    _write(workspace, "torch/attention.py", (ROOT / "tests/variants/torch_attention/right_seed003_nan_rows.py").read_text())
+    _write(workspace, "torch/attention.py", variant("torch_attention", "right_seed003_nan_rows").read_text())
     out = run_kata("check", "attention", "--workspace", workspace, "--format", "problems").stdout
     assert [l for l in out.splitlines() if ": warning: masking: " in l and "NaN" in l], out
 

@@ -17,15 +17,15 @@ import sys
 import time
 
 import pytest
+from conftest import _DATA_HOME, ROOT, run_json, run_kata, variant
 from rich.cells import cell_len
 
 from checker import catalogue
-from conftest import _DATA_HOME, ROOT, run_json, run_kata
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 NO_SCALE = SOLUTION.replace("/ math.sqrt(d_k)", "")  # wrong: "your output equals attention without the 1/√d_k scale"
 # Written apart from the checks: a report of about 45 lines at 80 columns, ending in a diagnosis.
-INVERTED = (ROOT / "tests" / "variants" / "torch_attention" / "wrong_mask_inverted.py").read_text(encoding="utf-8")
+INVERTED = (variant("torch_attention", "wrong_mask_inverted")).read_text(encoding="utf-8")
 DIAGNOSIS = {"en": "Diagnosis: your mask is inverted: True means 'may attend'",
              "zh": "诊断：你的掩码反了：True 表示“可以关注”"}
 FAIL = {"en": "attention · FAIL", "zh": "attention · 未通过"}

@@ -1,7 +1,7 @@
 """One message mechanism (checker/lang.py): every sentence written through it exists in English and
 Chinese, with the same named placeholders; and a check run speaks the language asked for.
 
-The Chinese is data (checker/zh.toml, checker/checks/TRACK_NAME.zh.toml): the tests below extract every
+The Chinese is data (checker/zh.toml, checker/checks/TRACK_NAME/zh.toml): the tests below extract every
 English template the code writes (t("..."), check titles, the explanations of Mistakes and Conventions)
 and look each up there."""
 
@@ -9,19 +9,18 @@ import ast
 import importlib
 import re
 import string
+import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import checker_modules, ROOT, run_json, run_kata, variant
 from rich.cells import cell_len
-
-import tomllib
 
 from checker import lang
 from checker.lang import STRINGS, catalogues, chinese, speaking, t
-from conftest import ROOT, run_json, run_kata
 
 PACKAGE = ROOT / "checker"
-MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "_katas" not in p.parts and "_solutions" not in p.parts)
+MODULES = checker_modules()
 
 
 def _fields(template: str) -> set[str]:
@@ -67,8 +66,8 @@ def _catalogue(path: Path) -> dict:
 def test_every_sentence_through_the_mechanism_has_chinese_with_the_same_placeholders(path):
     """In a catalogue read by the time it is spoken: the core's, or for a kata's check module its own."""
     read = _catalogue(PACKAGE / "zh.toml")
-    if path.parent == PACKAGE / "checks":
-        read = {**read, **_catalogue(path.with_suffix(".zh.toml"))}
+    if path.name == "checks.py":  # a kata's checks: its own catalogue beside it
+        read = {**read, **_catalogue(path.parent / "zh.toml")}
     missing = [e for e in _english(path) if e not in read]
     assert not missing, f"{path.name}: no Chinese in the catalogues read for it:\n" + "\n".join(missing)
 
@@ -123,7 +122,7 @@ def test_english_counts_take_their_plural_and_chinese_has_none():
         assert t("{count} check(s) passed", count=1) == "1 项检查通过"
 
 
-WRONG = ROOT / "tests" / "variants" / "torch_attention" / "wrong_missing_scale.py"
+WRONG = variant("torch_attention", "wrong_missing_scale")
 
 
 def test_a_wrong_attention_file_gets_a_chinese_verdict_with_lang_zh_or_the_locale_alone(workspace):
@@ -143,7 +142,7 @@ def test_a_wrong_attention_file_gets_a_chinese_verdict_with_lang_zh_or_the_local
 
 def test_a_chinese_report_at_80_columns_wraps_and_cuts_nothing(workspace):
     """rich alone breaks Chinese only at spaces and cut the case labels with an ellipsis."""
-    inverted = ROOT / "tests" / "variants" / "torch_attention" / "wrong_mask_inverted.py"
+    inverted = variant("torch_attention", "wrong_mask_inverted")
     (workspace / "torch" / "attention.py").write_text(inverted.read_text(encoding="utf-8"), encoding="utf-8")
     text = run_kata("check", "attention", "--workspace", workspace, "--lang", "zh", env={"COLUMNS": "80"}).stdout
     assert "诊断" in text and "mask=padding" in text

@@ -4,12 +4,11 @@ import subprocess
 import sys
 
 import pytest
-
 import checker
 from checker import report
-from conftest import ROOT, run_json, run_kata
+from conftest import ROOT, run_json, run_kata, variant
 
-WRONG = (ROOT / "tests" / "variants" / "torch_attention" / "wrong_missing_scale.py").read_text(encoding="utf-8")
+WRONG = (variant("torch_attention", "wrong_missing_scale")).read_text(encoding="utf-8")
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 
 

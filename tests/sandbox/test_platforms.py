@@ -15,8 +15,7 @@ import time
 
 import psutil
 import pytest
-
-from conftest import _DATA_HOME, ROOT, run_json, run_kata
+from conftest import _DATA_HOME, ROOT, run_json, run_kata, variant
 
 METHODS = ("fork", "forkserver", "spawn")
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
@@ -109,7 +108,7 @@ def with_an_accelerator(tmp_path):
 @pytest.mark.parametrize("method", METHODS)
 def test_verdicts_and_output_are_the_same_under_every_start_method(workspace, method):
     _write(workspace, "torch/attention.py", _inject("print('from your code: 注意力 √')"))
-    wrong = ROOT / "tests" / "variants" / "numpy_attention" / "wrong_softmax_axis.py"
+    wrong = variant("numpy_attention", "wrong_softmax_axis")
     _write(workspace, "numpy/attention.py", wrong.read_text(encoding="utf-8"))
     proc, doc = run_json("check", "attention", "numpy/attention", "--workspace", workspace,
                          env={"KATA_SANDBOX": method})
@@ -125,7 +124,7 @@ def test_verdicts_and_output_are_the_same_under_every_start_method(workspace, me
 def test_a_tensor_made_on_the_cpu_is_found_by_a_cold_check_under_every_start_method(workspace, method):
     """The device check's first meta call in a fresh process: the child imports the meta kernels in a
     thread (fork, spawn) or has them from the server (forkserver); the verdict is the same."""
-    wrong = ROOT / "tests" / "variants" / "torch_attention" / "wrong_fill_on_cpu.py"
+    wrong = variant("torch_attention", "wrong_fill_on_cpu")
     _write(workspace, "torch/attention.py", wrong.read_text(encoding="utf-8"))
     proc, doc = run_json("check", "attention", "--workspace", workspace, env={"KATA_SANDBOX": method})
     (kata,) = doc["katas"]

@@ -2,7 +2,7 @@
 
 Importable in the child (checker.checks.child.layers), so a layer instance pickled in the parent
 arrives whole. The classes are copies of the given code in katas/torch/stacks.py (kept equal by
-tests/references/test_reference_torch_stacks.py). Below them: the drivers that run these layers, or the
+checker/checks/torch_stacks/test_reference.py). Below them: the drivers that run these layers, or the
 user's own, in the child (see Kit.drive).
 """
 

@@ -2,7 +2,7 @@
 
 Importable in the child (checker.checks.child.transformer), so a model instance pickled in the
 parent arrives whole. Its classes are copies of solutions/torch/transformer.py (kept equal by
-tests/references/test_reference_torch_transformer.py); below them: a Transformer that records how it is
+checker/checks/torch_transformer/test_reference.py); below them: a Transformer that records how it is
 called, the checker's own greedy decoder, and the crafted models of the checks.
 """
 
@@ -199,7 +199,7 @@ def copy_machine(*, vocab: int = 9, pad_id: int = 0, bos_id: int = 1, dropout: f
 # The copy-task checks hand train_step these instead of torch.optim's: building the first
 # torch.optim optimizer in a process imports torch._dynamo, 2-4 s, more than the whole check.
 # They update exactly as torch.optim.SGD / torch.optim.Adam with default settings do
-# (tests/references/test_reference_torch_copy_task.py compares them), through the same interface that
+# (checker/checks/torch_copy_task/test_reference.py compares them), through the same interface that
 # train_step uses: zero_grad() and step().
 
 

@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `bpe`: checks, statements, Chinese, variants, reference test."""

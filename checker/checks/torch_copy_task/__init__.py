@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `copy_task`: checks, statements, Chinese, variants, reference test."""

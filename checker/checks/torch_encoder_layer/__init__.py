@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `encoder_layer`: checks, statements, Chinese, variants, reference test."""

@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `flash_attention`: checks, statements, Chinese, variants, reference test."""

@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `grpo_loss`: checks, statements, Chinese, variants, reference test."""

@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `mla`: checks, statements, Chinese, variants, reference test."""

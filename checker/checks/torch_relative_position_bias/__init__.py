@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `relative_position_bias`: checks, statements, Chinese, variants, reference test."""

@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `speculative_decoding`: checks, statements, Chinese, variants, reference test."""

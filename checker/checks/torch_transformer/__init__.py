@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `transformer`: checks, statements, Chinese, variants, reference test."""
