@@ -200,8 +200,10 @@ class Keys:
 
 
 def _ending_signals_here() -> list:
-    """The signals that end a watch or drill as Ctrl-C does, of those this system has."""
-    names = ("SIGTERM", "SIGHUP", "SIGBREAK")  # SIGHUP: POSIX only; SIGBREAK (Ctrl-Break): Windows only
+    """The signals that end a watch or drill as Ctrl-C does, of those this system has. SIGINT too: a process
+    started in the background by a script inherits SIGINT ignored, and Python then leaves it ignored, so
+    an explicit `kill -INT` (or an editor's stop button) would do nothing."""
+    names = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")  # SIGHUP: POSIX only; SIGBREAK (Ctrl-Break): Windows only
     return [getattr(signal, name) for name in names if hasattr(signal, name)]
 
 

@@ -78,7 +78,7 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
         if bad.any():
             raise Fail(t("{what}: {count} of {total} elements differ; first at index {index}: got {got}, expected "
                          "{want}", what=what, count=int(bad.sum()), total=a.numel(), index=_index(bad),
-                         got=_fmt(a[bad][0]), want=_fmt(e[bad][0])))
+                         **_got_want(a[bad][0], e[bad][0])))
         return
     rtol, atol = tol or ((RTOL_F32, ATOL_F32) if a.dtype == torch.float32 else (RTOL_F64, ATOL_F64))
     # The rule of torch.testing.assert_close, |a - e| <= atol + rtol * |e| with NaN equal to NaN,
@@ -95,7 +95,7 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
     worst = divmod_index(int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff)))), a.shape)
     raise Fail(t("{what}: {count} of {total} elements differ; largest difference {diff} at index {index}: got {got}, "
                  "expected {want}", what=what, count=int(bad.sum()), total=a.numel(), diff=_fmt(diff[worst]),
-                 index=worst, got=_fmt(a[worst]), want=_fmt(e[worst])))
+                 index=worst, **_got_want(a[worst], e[worst])))
 
 
 def matches(actual, expected, tol=None) -> bool:
@@ -127,9 +127,18 @@ def _index(mask: torch.Tensor) -> tuple:
     return divmod_index(int(mask.reshape(-1).nonzero()[0]), mask.shape)
 
 
-def _fmt(x) -> str:
+def _fmt(x, digits: int = 6) -> str:
     value = x.item() if hasattr(x, "item") else x
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def _got_want(got, want) -> dict:
+    """The two values with as many digits as it takes to tell them apart (6 at least, 17 at most): never
+    "got 0.719295, expected 0.719295"."""
+    digits = 6
+    while digits < 17 and _fmt(got, digits) == _fmt(want, digits):
+        digits += 1
+    return {"got": _fmt(got, digits), "want": _fmt(want, digits)}
 
 
 def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:

@@ -17,7 +17,9 @@ filter_logits(logits, temperature=1.0, top_k=None, top_p=None) -> filtered
     filtered     (..., V), same dtype: logits / temperature where the token stays eligible, -inf elsewhere.
     Order (as Hugging Face transformers): temperature, then top-k, then top-p computed on the
     distribution top-k left (softmax over the surviving tokens only).
-    A token stays in the nucleus iff the tokens strictly more probable than it sum to < top_p.
+    A token stays in the nucleus iff the tokens before it (sorted, most probable first) sum to < top_p.
+    Tied tokens at the cut: cut in sorted order (Hugging Face) or all kept (none is strictly more
+    probable than another); both are accepted.
 
 sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, generator=None) -> ids
     logits       (..., V) float (torch.multinomial takes 2-D input: reshape to (-1, V) and back)

@@ -62,3 +62,20 @@ def test_a_float32_result_from_float64_inputs_is_diagnosed(tmp_path):
     result, _ = _check(tmp_path, "numpy/attention", NUMPY, "return weights @ v, weights",
                        "return (weights @ v).astype(np.float32), weights")
     assert "astype(np.float32)" in result.diagnosis
+
+
+def test_a_failure_prints_its_two_values_with_the_digits_that_tell_them_apart():
+    """Values that differ in the seventh digit were shown as "got 0.719295, expected 0.719295"."""
+    import pytest
+    import torch
+
+    from checker.kit import Fail, compare
+
+    got = torch.tensor([0.5, 0.71929512], dtype=torch.float64)
+    want = torch.tensor([0.5, 0.71929548], dtype=torch.float64)
+    with pytest.raises(Fail) as failure:
+        compare(got, want, "y", tol=(1e-9, 1e-12))
+    assert "got 0.7192951, expected 0.7192955" in str(failure.value)
+    with pytest.raises(Fail) as failure:
+        compare(torch.tensor([2.0]), torch.tensor([3.0]), "y")
+    assert "got 2, expected 3" in str(failure.value)
