@@ -60,8 +60,7 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
             raise Fail(t("{target}({init}) has no parameter {shapes}; it has {names}. The docstring names the "
                          "submodules the checker loads weights into", target=target, init=_kwargs(init), shapes=shapes,
                          names=", ".join(got_params) or t("none")),
-                       t("the weights are registered under other names than the contract's, so the reference's "
-                         "weights cannot be loaded into them: name the submodules as the docstring does"), general=True)
+                       _why_missing(missing, want_params, got_params), general=True)
         for n, shape in want_params.items():
             if got_params[n] != shape:
                 raise Fail(t("parameter {name} should have shape {want}, got {got}", name=n, want=tuple(shape),
@@ -75,6 +74,25 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
                        t("the module holds weights the contract does not have, which the reference's weights cannot "
                          "fill: drop them or build them from the contract's submodules"), general=True)
     return info
+
+
+def _why_missing(missing: list, want: dict, got: dict) -> str:
+    """Which of three facts explains parameters the contract has and the user's module lacks: only biases,
+    whose layers are there (bias=False); weights of the same shapes under other names; or neither."""
+    def layer(name):
+        return name.rpartition(".")[0]
+
+    if all(n.rpartition(".")[2] == "bias" and f"{layer(n)}.weight".lstrip(".") in got for n in missing):
+        return t("{layers} are built without a bias (bias=False), while the contract's have one, so the reference's "
+                 "bias cannot be loaded: keep the layer's default bias=True",
+                 layers=", ".join(layer(n) or n for n in missing))
+    others = [n for n in got if n not in want]
+    if any(got[o] == want[m] for o in others for m in missing):
+        return t("the weights are registered under other names than the contract's, so the reference's weights "
+                 "cannot be loaded into them: name the submodules as the docstring does")
+    return t("no parameter of yours has these shapes under another name: the submodules are not built, or one "
+             "module is assigned to two attributes (self.b = self.a shares one set of weights, which the module "
+             "lists once): build each submodule the docstring names as its own module")
 
 
 def _kwargs(init: dict) -> str:

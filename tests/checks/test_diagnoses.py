@@ -79,3 +79,19 @@ def test_a_failure_prints_its_two_values_with_the_digits_that_tell_them_apart():
     with pytest.raises(Fail) as failure:
         compare(torch.tensor([2.0]), torch.tensor([3.0]), "y")
     assert "got 2, expected 3" in str(failure.value)
+
+
+def test_a_missing_parameter_is_explained_by_what_is_true_of_it(tmp_path):
+    """Parameters the contract has and the module lacks: a layer built with bias=False, a submodule under
+    another name, one module assigned to two attributes. Each gets its own cause, never another's."""
+    mha = (ROOT / "solutions" / "torch" / "multi_head_attention.py").read_text(encoding="utf-8")
+    decoder = (ROOT / "solutions" / "torch" / "decoder_layer.py").read_text(encoding="utf-8")
+    for kata, source, old, new, says in (
+            ("multi_head_attention", mha, "self.W_k = nn.Linear(d_model, d_model)",
+             "self.W_k = nn.Linear(d_model, d_model, bias=False)", "W_k are built without a bias (bias=False)"),
+            ("multi_head_attention", mha, "self.W_q = nn.Linear(d_model, d_model)",
+             "self.q_proj = nn.Linear(d_model, d_model)\n        self.W_q = self.q_proj", "under other names"),
+            ("decoder_layer", decoder, "self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)",
+             "self.cross_attn = self.self_attn", "assigned to two attributes")):
+        result, _ = _check(tmp_path, kata, source, old, new)
+        assert result.status == "fail" and says in (result.diagnosis or ""), (kata, new, result.diagnosis)
