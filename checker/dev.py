@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 from checker import catalogue
@@ -41,8 +42,8 @@ def readme_with_tables(text: str, katas) -> str:
     return re.sub(r"(<!-- catalogue: (\w+) -->)\n.*?\n(<!-- end of catalogue -->)", draw, text, flags=re.DOTALL)
 
 
-def cmd_readme(root: Path) -> int:
-    path = root / "README.md"
+def cmd_readme() -> int:
+    path = ROOT / "README.md"
     text = path.read_text(encoding="utf-8")
     new = readme_with_tables(text, catalogue.all_katas())
     if new != text:
@@ -172,8 +173,7 @@ def new_kata(root: Path, name: str, track: str, part: str) -> list[Path]:
     code, target = f"{track}_{name}", _target(name, track)
     folder = root / "checker" / "checks" / code
     registry = root / "checker" / "catalogue.toml"
-    text = registry.read_text(encoding="utf-8")
-    taken = {(t, n) for n, t in re.findall(r'^name = "(\w+)"\ntrack = "(\w+)"', text, re.MULTILINE)}
+    taken = {(e["track"], e["name"]) for e in tomllib.loads(registry.read_text(encoding="utf-8"))["kata"]}
     if (track, name) in taken or folder.exists():
         raise UsageError(f"{track}/{name} exists already ({registry} or {folder})")
     title = name.replace("_", " ").capitalize()
@@ -222,14 +222,13 @@ def main(argv=None) -> int:
     new.add_argument("name")
     new.add_argument("--track", choices=catalogue.TRACKS, default=catalogue.DEFAULT_TRACK)
     new.add_argument("--part", choices=catalogue.PARTS, default=catalogue.PARTS[-1])
-    readme = sub.add_parser("readme", help="draw the catalogue's tables in README.md")
-    for command in (new, readme):
-        command.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    new.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    sub.add_parser("readme", help="draw the catalogue's tables in README.md")
     args = parser.parse_args(argv)
     try:
         if args.command == "new":
             return cmd_new(args.root, args.name, args.track, args.part)
-        return cmd_readme(args.root)
+        return cmd_readme()
     except UsageError as err:
         print(f"python -m checker.dev: {err}", file=sys.stderr)
         return EXIT_USAGE

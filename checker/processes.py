@@ -38,18 +38,15 @@ def start_method() -> str:
         if sys.platform.startswith("linux"):
             return "forkserver" if accelerator() else "fork"
         return {"darwin": "forkserver"}.get(sys.platform, "spawn")
+    from checker.errors import UsageError
+    from checker.lang import t
+
     available = multiprocessing.get_all_start_methods()
     if chosen not in METHODS or chosen not in available:
-        from checker.errors import UsageError
-        from checker.lang import t
-
         raise UsageError(t("KATA_SANDBOX={chosen} is not a start method this system has; use one of {methods}",
                            chosen=chosen, methods=", ".join(m for m in METHODS if m in available)))
     if chosen == "fork" and accelerator():
         # Seen on an H100 with torch 2.11+cu130: 29 of the 55 references failed their gradient checks.
-        from checker.errors import UsageError
-        from checker.lang import t
-
         raise UsageError(t("KATA_SANDBOX=fork cannot be used where torch may see an accelerator (a CUDA, ROCm or "
                            "XPU build): a child forked after a backward pass cannot run backward, so every "
                            "gradient check would fail. Leave KATA_SANDBOX unset, or set it to forkserver or spawn"))
