@@ -6,6 +6,8 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, expect_structure
 from checker.checks.shared.numpy_parts import softmax
@@ -37,24 +39,9 @@ def _lead(c):
 
 
 def make_mask(c):
-    kind = c.mask.split()[0]
-    g = c.generator(salt=1)
-    if kind == "none":
-        return None
-    if kind == "padding":
-        # every batch item keeps at least one real key and has at least one PAD, so even an
-        # inverted mask leaves every query something to see (the named mistakes stay comparable)
-        lengths = torch.randint(1, c.T_k, (c.B,), generator=g)
-        lengths[0] = c.T_k - 2
-        real = (torch.arange(c.T_k) < lengths[:, None]).numpy()
-        return real[:, None, None, :] if "H" in c.dims else real[:, None, :]
-    if kind == "causal":
-        return np.tril(np.ones((c.T_q, c.T_k), dtype=bool))
-    mask = (torch.rand(*_lead(c), c.T_q, c.T_k, generator=g) < 0.6).numpy()
-    mask[..., 0] = True  # every query sees something ...
-    if "nothing" in c.mask:
-        mask[1, 0, 2] = False  # ... except this one, which sees nothing
-    return mask
+    # padding: every batch item keeps at least one real key and has at least one PAD (lengths 1..T_k - 1), so
+    # even an inverted mask leaves every query something to see (the named mistakes stay comparable)
+    return masks.case_mask(c, longest=c.T_k - 1, numpy=True)
 
 
 def inputs(c, dtype):
@@ -171,14 +158,10 @@ def hidden_keys_zero(kit):
 def causal(kit):
     c = CASES[2]
     q, k, v, mask = kit.inputs(c)
-    out, _ = _pair(kit.user((q, k, v, mask), case=c), c)
-    for pos in range(c.T_k - 1):
-        changed = v.copy()
-        changed[..., pos + 1:, :] += 10.0  # change only the future of position pos
-        out2, _ = _pair(kit.user((q, k, changed, mask), case=c), c)
-        if not np.array_equal(out[..., : pos + 1, :], out2[..., : pos + 1, :]):
-            raise Fail(t("{label}: changing values after position {pos} changed the output at position ≤ {pos}: the "
-                         "future leaks through the causal mask", label=c.label, pos=pos))
+    leak = masks.future_leak(lambda v: _pair(kit.user((q, k, v, mask), case=c), c)[0], (v,), (10.0,), axis=-2)
+    if leak:
+        raise Fail(t("{label}: changing values after position {pos} changed the output at position ≤ {pos}: the "
+                     "future leaks through the causal mask", label=c.label, pos=leak.pos))
 
 
 @check("masking", "a query with no visible key gets zero weights and a zero output", followup=True)
@@ -208,11 +191,4 @@ def keeps_float32(kit):
 
 
 def _pair(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(t("{label}: should return a tuple (output, attention_weights) of NumPy arrays", label=c.label))
-    out, weights = value
-    want = (*_lead(c), c.T_q, c.T_k)
-    if tuple(weights.shape) != want:
-        raise Fail(t("{label}: attention_weights should have shape (..., T_q, T_k) = {want}, got {got}", label=c.label,
-                     want=want, got=tuple(weights.shape)))
-    return out, weights
+    return split(value, c, shared.NAMES, np.ndarray, attention_weights=((*_lead(c), c.T_q, c.T_k), "(..., T_q, T_k)"))

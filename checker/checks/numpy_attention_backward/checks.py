@@ -6,6 +6,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.lang import t
 from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import softmax
@@ -39,22 +41,8 @@ def _lead(c):
 
 
 def make_mask(c):
-    kind = c.mask.split()[0]
-    g = c.generator(salt=1)
-    if kind == "none":
-        return None
-    if kind == "padding":
-        # every batch item keeps at least one real key and has at least one PAD key
-        lengths = torch.randint(1, c.T_k, (c.B,), generator=g)
-        lengths[0] = c.T_k - 2
-        return (torch.arange(c.T_k) < lengths[:, None]).numpy()[:, None, None, :]
-    if kind == "causal":
-        return np.tril(np.ones((c.T_q, c.T_k), dtype=bool))
-    mask = (torch.rand(*_lead(c), c.T_q, c.T_k, generator=g) < 0.6).numpy()
-    mask[..., 0] = True  # every query sees something ...
-    if "nothing" in c.mask:
-        mask[_BLIND_QUERY] = False  # ... except this one, which sees nothing
-    return mask
+    # padding: every batch item keeps at least one real key and has at least one PAD key (lengths 1..T_k - 1)
+    return masks.case_mask(c, longest=c.T_k - 1, blind=_BLIND_QUERY, numpy=True)
 
 
 def inputs(c, dtype):
@@ -163,14 +151,13 @@ MISTAKES = [
 
 
 def _triple(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(t("{label}: should return a tuple (dq, dk, dv) of NumPy arrays", label=c.label))
+    value = split(value, c, tuple(name for name, _ in OUTPUTS), np.ndarray)
     dout, q, k, v, _ = inputs(c, "float64")
     for (name, legend), got, like in zip(OUTPUTS, value, (q, k, v)):
         if got.shape != like.shape:
             raise Fail(t("{label}: {name} should have the shape of {of}, {legend} = {want}, got {got}", label=c.label,
                          name=name, of=name[1], legend=legend, want=like.shape, got=got.shape))
-    return tuple(value)
+    return value
 
 
 def _compare_all(kit, args, got, expected, label, tol=None):
@@ -235,15 +222,12 @@ def hidden_keys(kit):
 def causal(kit):
     c = _CAUSAL
     dout, q, k, v, mask = kit.inputs(c)
-    dq = _triple(kit.user((dout, q, k, v, mask), case=c), c)[0]
-    for pos in range(c.T_k - 1):
-        k2, v2 = k.copy(), v.copy()
-        k2[..., pos + 1:, :] += 3.0  # change only the future of position pos
-        v2[..., pos + 1:, :] -= 5.0
-        dq2 = _triple(kit.user((dout, q, k2, v2, mask), case=c), c)[0]
-        if not np.array_equal(dq[..., : pos + 1, :], dq2[..., : pos + 1, :]):
-            raise Fail(t("{label}: changing the keys and values after position {pos} changed dq at a position ≤ {pos}: "
-                         "the future leaks through the causal mask; recompute P with the mask", label=c.label, pos=pos))
+    leak = masks.future_leak(lambda k, v: _triple(kit.user((dout, q, k, v, mask), case=c), c)[0], (k, v),
+                             (3.0, -5.0), axis=-2)
+    if leak:
+        raise Fail(t("{label}: changing the keys and values after position {pos} changed dq at a position ≤ {pos}: "
+                     "the future leaks through the causal mask; recompute P with the mask", label=c.label,
+                     pos=leak.pos))
 
 
 _BLIND_WHY = ("Follow-up: what should a query that may see no key give (a row of padding, a causal mask over a "

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
 from checker.lang import t
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import feed_forward, layer_norm, multi_head_attention
@@ -31,21 +32,8 @@ _BLIND = case(6, B=3, T=4, D=10, H=2, d_ff=6, mask="random (B, 1, T, T), one que
 
 
 def make_mask(c):
-    kind = c.mask.split()[0]
-    g = c.generator(salt=1)
-    if kind == "none":
-        return None
-    if kind == "padding":
-        # every batch item keeps at least one real token, and batch item 0 has two PADs
-        lengths = torch.randint(1, c.T + 1, (c.B,), generator=g)
-        lengths[0] = c.T - 2
-        real = (torch.arange(c.T) < lengths[:, None]).numpy()  # (B, T) bool, True = real token
-        return real[:, None, None, :]  # (B, 1, 1, T)
-    mask = (torch.rand(c.B, 1, c.T, c.T, generator=g) < 0.6).numpy()
-    mask[..., 0] = True  # every query sees something ...
-    if "nothing" in c.mask:
-        mask[1, 0, 2] = False  # ... except query 2 of batch item 1
-    return mask
+    # padding: every batch item keeps at least one real token (lengths 1..T), and batch item 0 has two PADs
+    return masks.case_mask(c, numpy=True)
 
 
 def weights(c, dtype, g):

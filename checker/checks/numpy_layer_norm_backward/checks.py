@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from checker.checks.shared.outputs import split
 from checker.lang import t
 from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 
@@ -140,9 +141,7 @@ MISTAKES = [
 
 
 def _triple(value, label):
-    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(t("{label}: should return a tuple (dx, dgamma, dbeta) of NumPy arrays", label=label))
-    return tuple(value)
+    return split(value, label, ("dx", "dgamma", "dbeta"), np.ndarray)
 
 
 def _compare_all(kit, args, got, expected, label):

@@ -6,6 +6,8 @@ import numpy as np
 import torch
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.lang import t
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure
 from checker.checks.shared.numpy_parts import softmax
@@ -38,24 +40,9 @@ def _lengths(c):
 
 
 def make_mask(c):
-    kind = c.mask.split()[0]
-    T_q, T_k = _lengths(c)
-    g = c.generator(salt=1)
-    if kind == "none":
-        return None
-    if kind == "padding":
-        # every item keeps at least one real key and one PAD: even an inverted mask leaves every
-        # query something to see, so the named mistakes stay comparable
-        lengths = torch.randint(1, T_k, (c.B,), generator=g)
-        lengths[0] = T_k - 2
-        return (torch.arange(T_k) < lengths[:, None]).numpy()[:, None, None, :]
-    if kind == "causal":
-        return np.tril(np.ones((T_q, T_k), dtype=bool))
-    mask = (torch.rand(c.B, c.H, T_q, T_k, generator=g) < 0.6).numpy()
-    mask[..., 0] = True  # every query sees something ...
-    if "nothing" in c.mask:
-        mask[1, 0, 2] = False  # ... except this one
-    return mask
+    # padding: every item keeps at least one real key and one PAD (lengths 1..T_k - 1): even an inverted mask
+    # leaves every query something to see, so the named mistakes stay comparable
+    return masks.case_mask(c, longest=_lengths(c)[1] - 1, numpy=True)
 
 
 def inputs(c, dtype):
@@ -208,15 +195,12 @@ def hidden_keys_zero(kit):
 def causal(kit):
     c = CASES[2]
     args = kit.inputs(c)
-    out, _ = _pair(kit.user(args, case=c), c)
-    x = args[0]
-    for pos in range(c.T - 1):
-        changed = x.copy()
-        changed[:, pos + 1:] += 1.0  # change only the future of position pos (in q, k and v alike)
-        out2, _ = _pair(kit.user((changed, changed, changed, *args[3:]), case=c), c)
-        if not np.allclose(out[:, : pos + 1], out2[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            raise Fail(t("{label}: changing the input after position {pos} changed the output at position ≤ {pos}: the "
-                         "future leaks through the causal mask", label=c.label, pos=pos))
+    # self-attention: q, k and v are one array, changed alike
+    leak = masks.future_leak(lambda x: _pair(kit.user((x, x, x, *args[3:]), case=c), c)[0], args[:1], (1.0,),
+                             same=masks.close(1e-12, 1e-12))
+    if leak:
+        raise Fail(t("{label}: changing the input after position {pos} changed the output at position ≤ {pos}: the "
+                     "future leaks through the causal mask", label=c.label, pos=leak.pos))
 
 
 @check("masking", "a query with no visible key gets zero weights and a zero output", followup=True)
@@ -248,11 +232,5 @@ def keeps_float32(kit):
 
 
 def _pair(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, np.ndarray) for v in value)):
-        raise Fail(t("{label}: should return a tuple (output, attention_weights) of NumPy arrays", label=c.label))
-    out, weights = value
-    want = (c.B, c.H, *_lengths(c))
-    if tuple(weights.shape) != want:
-        raise Fail(t("{label}: attention_weights should have shape (B, H, T_q, T_k) = {want}, got {got}",
-                     label=c.label, want=want, got=tuple(weights.shape)))
-    return out, weights
+    return split(value, c, shared.NAMES, np.ndarray,
+                 attention_weights=((c.B, c.H, *_lengths(c)), "(B, H, T_q, T_k)"))

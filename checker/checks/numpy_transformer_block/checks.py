@@ -14,6 +14,7 @@ import torch
 
 from checker.checks.child import numpy_classes
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
 from checker.lang import t
 from checker.kit import Fail, FollowUp, Mistake, UserError, calls_per_part, case, check, compare, expect_structure, matches
 
@@ -75,9 +76,7 @@ def make_mask(c):
     causal = np.tril(np.ones((c.T, c.T), dtype=bool))
     if kind == "causal" and "padding" not in c.mask:
         return causal  # (T, T), as seed 002's create_causal_mask (inverted: True = visible)
-    g = c.generator(salt=1)
-    lengths = torch.randint(1, c.T + 1, (c.B,), generator=g)
-    lengths[0] = c.T - 2
+    lengths = masks.pad_lengths(c.generator(salt=1), c.B, c.T)  # 1..T, batch item 0's T - 2
     if "all PAD" in c.mask:
         lengths[1] = 0
     real = (torch.arange(c.T) < lengths[:, None]).numpy()  # (B, T)
@@ -274,18 +273,16 @@ def padding_is_invisible(kit):
 def causal(kit):
     c = CASES[2]
     x, _ = inputs(c)
-    out = user_block(kit, c)
-    for pos in range(c.T - 1):
-        changed = x.copy()
-        changed[pos + 1:] += 3.0 * np.random.default_rng(pos).standard_normal(changed[pos + 1:].shape)
-        out2 = user_block(kit, c, x=changed)
+    tol = kit.tolerance("float64")
+    leak = masks.future_leak(lambda x: user_block(kit, c, x=x), (x,), (masks.noise,), axis=0,
+                             same=lambda before, after: matches(after, before, tol))
+    if leak:
         try:
-            compare(out2[: pos + 1], out[: pos + 1], t("output at positions 0..{pos}", pos=pos),
-                    tol=kit.tolerance("float64"))
+            compare(leak.after, leak.before, t("output at positions 0..{pos}", pos=leak.pos), tol=tol)
         except Fail as fail:
             raise Fail(t("{label}: changing x after position {pos} changed the output at positions <= {pos} ({fail}): "
                          "the future leaks; pass mask to the attention as it is (True = visible)", label=c.label,
-                         pos=pos, fail=fail)) from None
+                         pos=leak.pos, fail=fail)) from None
 
 
 @check("masking", "a batch item that is all PAD: its queries see no key and get zero attention", followup=True)

@@ -8,6 +8,7 @@ wording) are written once.
 import numpy as np
 import torch
 
+from checker.checks.shared.masks import close, future_leak
 from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, compare
 from checker.lang import t
 
@@ -23,18 +24,6 @@ FLOAT32_SOFTMAX = Convention(
     tol=FLOAT32_INSIDE)
 
 
-def out_and_attn(value, c, out_shape: tuple, out_legend: str, attn_shape: tuple, attn_legend: str):
-    """(out, attn) from what forward returned, or a Fail saying what is wrong with its form or shapes."""
-    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(t("{label}: forward should return a tuple (out, attn) of tensors", label=c.label))
-    out, attn = value
-    for name, got, want, legend in (("out", out, out_shape, out_legend), ("attn", attn, attn_shape, attn_legend)):
-        if tuple(got.shape) != want:
-            raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got}", label=c.label, name=name,
-                         legend=legend, want=want, got=tuple(got.shape)))
-    return out, attn
-
-
 def hidden_keys_get_zero(c, attn, visible, advice: str = "") -> None:
     """No weight on a hidden key (visible: bool, broadcastable to attn; True = may attend)."""
     leaked = attn.masked_fill(visible.expand(attn.shape), 0.0)
@@ -47,14 +36,11 @@ def hidden_keys_get_zero(c, attn, visible, advice: str = "") -> None:
 
 def no_future_leak(c, run, x) -> None:
     """Under a causal mask, changing positions after t leaves the output up to t unchanged. run(x) -> out."""
-    out = run(x)
-    for pos in range(x.size(1) - 1):
-        changed = x.clone()
-        changed[:, pos + 1:] += 3.0  # change only the future of position pos
-        if not torch.allclose(out[:, : pos + 1], run(changed)[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            raise Fail(t("{label}: changing the inputs after position {pos} changed the output at position ≤ {pos}: "
-                         "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and "
-                         "that the heads are split and combined with a transpose", label=c.label, pos=pos))
+    leak = future_leak(run, (x,), (3.0,), same=close(1e-12, 1e-12))
+    if leak:
+        raise Fail(t("{label}: changing the inputs after position {pos} changed the output at position ≤ {pos}: "
+                     "the future leaks into the past: check the mask, the softmax axis (the keys, dim=-1) and "
+                     "that the heads are split and combined with a transpose", label=c.label, pos=leak.pos))
 
 
 TORCH_FIX = "attn.masked_fill(~mask, 0.0) after softmax"  # a key of _ZH: blind_why translates it

@@ -4,6 +4,8 @@ import math
 
 import torch
 
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import Fail, Mistake, case, check, expect_structure
 from checker.lang import t
 
@@ -32,21 +34,7 @@ def init(c):
 
 
 def make_mask(c) -> torch.Tensor | None:
-    kind = c.mask.split()[0]
-    g = c.generator(salt=1)
-    if kind == "none":
-        return None
-    if kind == "padding":
-        lengths = torch.randint(1, c.T_k + 1, (c.B,), generator=g)
-        lengths[0] = c.T_k - 2  # at least one batch item really has padding
-        return (torch.arange(c.T_k) < lengths[:, None]).view(c.B, 1, 1, c.T_k)
-    if kind == "causal":
-        return torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril().view(1, 1, c.T_q, c.T_k)
-    mask = torch.rand(c.B, c.H, c.T_q, c.T_k, generator=g) < 0.6
-    mask[..., 0] |= True  # every query sees something ...
-    if "sees nothing" in c.mask:
-        mask[1, 0, 2] = False  # ... except this one
-    return mask
+    return masks.case_mask(c)  # padding: lengths 1..T_k, batch item 0's T_k - 2
 
 
 def inputs(c, dtype):
@@ -134,14 +122,10 @@ def hidden_keys_zero(kit):
 def causal(kit):
     c = CASES[2]
     Q, K, V, mask = kit.inputs(c)
-    out, _ = _pair(kit.user((Q, K, V, mask), case=c), c)
-    for pos in range(c.T_k - 1):
-        changed = V.clone()
-        changed[:, :, pos + 1:] += 10.0  # change only the future of position pos
-        out2, _ = _pair(kit.user((Q, K, changed, mask), case=c), c)
-        if not torch.equal(out[:, :, : pos + 1], out2[:, :, : pos + 1]):
-            raise Fail(t("{label}: changing values after position {pos} changed the output at position ≤ {pos}: the "
-                         "future leaks through the causal mask", label=c.label, pos=pos))
+    leak = masks.future_leak(lambda v: _pair(kit.user((Q, K, v, mask), case=c), c)[0], (V,), (10.0,), axis=2)
+    if leak:
+        raise Fail(t("{label}: changing values after position {pos} changed the output at position ≤ {pos}: the "
+                     "future leaks through the causal mask", label=c.label, pos=leak.pos))
 
 
 @check("masking", "a query with no visible key gets zero weights and a zero output", followup=True)
@@ -169,12 +153,4 @@ def _blind_row(c, row_o, row_w, where: str) -> None:
 
 
 def _pair(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(t("{label}: forward should return a tuple (output, weights) of tensors", label=c.label))
-    out, weights = value
-    want = (c.B, c.H, c.T_q, c.T_k)
-    if tuple(weights.shape) != want:
-        raise Fail(t("{label}: weights should have shape (B, H, T_q, T_k) = {want}, got {got}", label=c.label,
-                     want=want, got=tuple(weights.shape)))
-    return out, weights
+    return split(value, c, ("output", "weights"), weights=((c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)"))

@@ -5,6 +5,8 @@ from torch import nn
 
 from checker.checks.child.dropouts import train_own_dropouts
 from checker.checks.child.layers import FeedForward, MultiHeadAttention, train_with_only
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import (Fail, Mistake, UserError, as_outputs, case, check, dropout_elsewhere,
                          dropout_missing, expect_structure, matches)
 from checker.lang import t
@@ -37,19 +39,12 @@ def init(c):
     return {"d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff, "dropout": 0.0}
 
 
-def _lengths(T, B, g):
-    lengths = torch.randint(2, T + 1, (B,), generator=g)
-    lengths[0] = T - 2  # at least one batch item really has padding ...
-    lengths[-1] = T  # ... and one has none
-    return lengths
-
-
 def make_masks(c):
     """(tgt_mask, memory_mask): True = may attend. Padding hides keys only (right padding)."""
     if c.masks == "none":
         return None, None
     g = c.generator(salt=1)
-    causal = torch.ones(c.T_t, c.T_t, dtype=torch.bool).tril().view(1, 1, c.T_t, c.T_t)
+    causal = masks.causal(c.T_t, c.T_t).view(1, 1, c.T_t, c.T_t)
     if c.masks.startswith("causal tgt_mask"):
         return causal, None
     if c.masks.startswith("empty rows"):
@@ -58,8 +53,9 @@ def make_masks(c):
         src_real = torch.ones(c.B, c.T_s, dtype=torch.bool)
         src_real[2] = False
         return tgt_real[:, None, None, :] & causal, src_real[:, None, None, :]
-    tgt_real = torch.arange(c.T_t) < _lengths(c.T_t, c.B, g)[:, None]  # (B, T_t)
-    src_real = torch.arange(c.T_s) < _lengths(c.T_s, c.B, g)[:, None]  # (B, T_s)
+    # lengths 2..T: at least one batch item really has padding (item 0), and one has none (the last)
+    tgt_real = masks.padding(g, c.B, c.T_t, shortest=2, one_full=True)  # (B, T_t)
+    src_real = masks.padding(g, c.B, c.T_s, shortest=2, one_full=True)  # (B, T_s)
     return tgt_real[:, None, None, :] & causal, src_real[:, None, None, :]
 
 
@@ -218,17 +214,13 @@ def masks_reach_their_attention(kit):
 def causal(kit):
     c = CASES[0]
     y, memory, tgt_mask, memory_mask = kit.inputs(c)
-    before = _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c)
-    for pos in range(c.T_t - 1):
-        changed = y.clone()
-        changed[:, pos + 1:] += 3.0  # change only the future of position pos
-        after = _triple(kit.user((changed, memory, tgt_mask, memory_mask), case=c), c)
-        for name, u, v in zip(("y", "self_weights", "cross_weights"), before, after):
-            past = (slice(None), slice(None, pos + 1)) if name == "y" else (slice(None), slice(None), slice(None, pos + 1))
-            if not torch.allclose(u[past], v[past], rtol=1e-9, atol=1e-10):
-                raise Fail(t("{label}: changing y after position {pos} changed {name} at a position ≤ {pos}: the "
-                             "future leaks. Pass tgt_mask to the masked self-attention, self.self_attn(y, y, tgt_mask)",
-                             label=c.label, pos=pos, name=name))
+    # the positions: axis 1 of y (B, T_t, D), axis 2 of the weights (B, H, T_t, T): axis -2 of each
+    leak = masks.future_leak(lambda y: _triple(kit.user((y, memory, tgt_mask, memory_mask), case=c), c), (y,),
+                             (3.0,), axis=-2, same=masks.close(1e-9, 1e-10))
+    if leak:
+        raise Fail(t("{label}: changing y after position {pos} changed {name} at a position ≤ {pos}: the "
+                     "future leaks. Pass tgt_mask to the masked self-attention, self.self_attn(y, y, tgt_mask)",
+                     label=c.label, pos=leak.pos, name=OUTPUTS[leak.which][0]))
 
 
 @check("masking", "changing memory at padded source positions changes nothing")
@@ -340,12 +332,6 @@ def dropout_nowhere_else(kit):
 
 
 def _triple(value, c):
-    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(t("{label}: forward should return a tuple (y, self_weights, cross_weights) of tensors",
-                     label=c.label))
-    for (name, legend), got, want in zip(OUTPUTS, value, ((c.B, c.T_t, c.D), (c.B, c.H, c.T_t, c.T_t),
-                                                          (c.B, c.H, c.T_t, c.T_s))):
-        if tuple(got.shape) != want:
-            raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got}", label=c.label, name=name,
-                         legend=legend, want=want, got=tuple(got.shape)))
-    return tuple(value)
+    wants = ((c.B, c.T_t, c.D), (c.B, c.H, c.T_t, c.T_t), (c.B, c.H, c.T_t, c.T_s))
+    shapes = {name: (want, legend) for (name, legend), want in zip(OUTPUTS, wants)}  # y, self_weights, cross_weights
+    return split(value, c, tuple(shapes), **shapes)

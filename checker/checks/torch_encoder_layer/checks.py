@@ -8,6 +8,7 @@ import torch
 
 from checker.catalogue import find
 from checker.checks.child.layers import train_without_given_dropouts
+from checker.checks.shared import masks
 from checker.engine import load_solution
 from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
 from checker.lang import t
@@ -33,18 +34,10 @@ def init(c):
     return {"d_model": c.D, "num_heads": c.H, "d_ff": c.d_ff, "dropout": 0.0}
 
 
-def lengths(c):
-    g = c.generator(salt=1)
-    n = torch.randint(2, c.T + 1, (c.B,), generator=g)
-    n[0] = c.T - 2  # at least one batch item really has padding ...
-    n[-1] = c.T  # ... and one has none
-    return n
-
-
 def make_mask(c):
-    if c.mask == "none":
-        return None
-    return (torch.arange(c.T) < lengths(c)[:, None]).view(c.B, 1, 1, c.T)  # True = real token
+    # padding, True = real token: lengths 2..T, at least one batch item really has padding (item 0), and one has
+    # none (the last)
+    return masks.case_mask(c, shortest=2, one_full=True)
 
 
 def inputs(c, dtype):

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import (FLOAT32_INSIDE, Accepted, Fail, Mistake, UserError, case, check, compare,
                          expect_structure)
 from checker.lang import t
@@ -49,14 +51,13 @@ def init(c):
 def make_mask(c) -> torch.Tensor | None:
     kind = c.mask.split()[0]
     g = c.generator(salt=1)
-    causal = torch.ones(c.T, c.T, dtype=torch.bool).tril()
+    causal = masks.causal(c.T, c.T)
     if kind == "none":
         return None
     if kind == "causal":
         return causal.view(1, 1, c.T, c.T)
-    lengths = torch.randint(2, c.T + 1, (c.B,), generator=g)
-    lengths[0], lengths[-1] = c.T - 2, c.T  # one batch item really has padding, one has none
-    pad = (torch.arange(c.T) < lengths[:, None]).view(c.B, 1, 1, c.T)
+    # lengths 2..T, one batch item really has padding, one has none; drawn for the random kinds too (the stream)
+    pad = masks.padding(g, c.B, c.T, shortest=2, one_full=True).view(c.B, 1, 1, c.T)
     if kind == "padding":
         return pad
     if kind == "decoder":
@@ -312,4 +313,5 @@ def _head_pairs(w, c, x, mask):
 
 
 def _pair(value, c):
-    return shared.out_and_attn(value, c, (c.B, c.T, c.D), "(B, T, D)", (c.B, c.H, c.T, c.T), "(B, H, T, T)")
+    return split(value, c, ("out", "attn"), out=((c.B, c.T, c.D), "(B, T, D)"),
+                 attn=((c.B, c.H, c.T, c.T), "(B, H, T, T)"))

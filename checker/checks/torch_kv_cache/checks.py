@@ -6,6 +6,8 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import FLOAT32_INSIDE, Fail, Mistake, case, check, compare, expect_structure
 from checker.lang import t
 
@@ -171,8 +173,7 @@ def _full_forward(kit, c, x):
 
 
 def _triple(value, c, T_new, T_total):
-    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(t("{label}: forward should return a tuple (out, k_cache, v_cache) of tensors", label=c.label))
+    split(value, c, ("out", "k_cache", "v_cache"))
     for name, got, want in zip(("out", "k_cache", "v_cache"), value,
                                ((c.B, T_new, c.D), (c.B, c.H, T_total, c.d_k), (c.B, c.H, T_total, c.d_k))):
         if tuple(got.shape) != want:
@@ -203,15 +204,12 @@ def structure(kit):
 def prefill_causal(kit):
     c = CASES[0]
     x, _, _ = kit.inputs(c)
-    out = _triple(kit.user((x, None, None), case=c), c, c.T_new, c.T_new)[0]
-    for pos in range(c.T_new - 1):
-        changed = x.clone()
-        changed[:, pos + 1:] += 3.0  # change only the future of position pos
-        out2 = _triple(kit.user((changed, None, None), case=c), c, c.T_new, c.T_new)[0]
-        if not torch.allclose(out[:, : pos + 1], out2[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            raise Fail(t("{label}, no cache: changing the inputs after position {pos} changed the output at position "
-                         "≤ {pos}: the future leaks into the past: apply a causal mask (query i sees keys 0..i)",
-                         label=c.label, pos=pos))
+    leak = masks.future_leak(lambda x: _triple(kit.user((x, None, None), case=c), c, c.T_new, c.T_new)[0], (x,),
+                             (3.0,), same=masks.close(1e-12, 1e-12))
+    if leak:
+        raise Fail(t("{label}, no cache: changing the inputs after position {pos} changed the output at position "
+                     "≤ {pos}: the future leaks into the past: apply a causal mask (query i sees keys 0..i)",
+                     label=c.label, pos=leak.pos))
 
 
 @check("masking", "a chunk of new tokens after a cache: new position i sees the whole cache and the new keys up to itself")
@@ -222,17 +220,17 @@ def chunk_after_cache(kit):
     want_out, K, V = _full_forward(kit, c, x)
     args = (x[:, c.T_past:], K[:, :, : c.T_past], V[:, :, : c.T_past])  # the true cache of the first T_past positions
     got = _triple(kit.user(args, case=c), c, c.T_new, T)
-    for pos in range(c.T_new - 1):  # the future of new position pos: new positions pos+1.. (their x)
-        changed = args[0].clone()
-        changed[:, pos + 1:] += 3.0
-        out2 = _triple(kit.user((changed, *args[1:]), case=c), c, c.T_new, T)[0]
-        if not torch.allclose(got[0][:, : pos + 1], out2[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            found = kit.name_mistake(args, got, case=c) or t(
-                "your new positions read later new positions: a chunk of new tokens after a cache needs the causal "
-                "mask too, offset by T_past (new query i is at absolute position T_past + i)")
-            values = dict(label=c.label, next=pos + 1, abs_next=c.T_past + pos + 1, pos=pos, abs_pos=c.T_past + pos)
-            raise Fail(t("{label}: changing new position {next} (absolute {abs_next}) changed the output of new "
-                         "position {pos} (absolute {abs_pos}): the new positions see later ones", **values), found)
+    # the future of new position pos: new positions pos+1.. (their x)
+    leak = masks.future_leak(lambda x: _triple(kit.user((x, *args[1:]), case=c), c, c.T_new, T)[0], args[:1], (3.0,),
+                             same=masks.close(1e-12, 1e-12), before=got[0])
+    if leak:
+        pos = leak.pos
+        found = kit.name_mistake(args, got, case=c) or t(
+            "your new positions read later new positions: a chunk of new tokens after a cache needs the causal "
+            "mask too, offset by T_past (new query i is at absolute position T_past + i)")
+        values = dict(label=c.label, next=pos + 1, abs_next=c.T_past + pos + 1, pos=pos, abs_pos=c.T_past + pos)
+        raise Fail(t("{label}: changing new position {next} (absolute {abs_next}) changed the output of new "
+                     "position {pos} (absolute {abs_pos}): the new positions see later ones", **values), found)
     try:
         compare(got[0], want_out[:, c.T_past:], "out", "(B, T_new, D)", tol=_SAME)
     except Fail as fail:

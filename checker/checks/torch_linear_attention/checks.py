@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from checker.checks.child.linear_attention import linear_attention_memory
+from checker.checks.shared import masks
 from checker.kit import Convention, Fail, Mistake, as_outputs, case, check, compare, expect_structure
 from checker.lang import t
 
@@ -190,16 +191,14 @@ def causal_future(kit):
     c = CASES[1]
     q, k, v, _ = inputs(c, "float64")
     before = _out(kit.user((q, k, v, True)), c)
-    for pos in range(c.T_q - 1):
-        k2, v2 = k.clone(), v.clone()
-        k2[:, :, pos + 1:] += 3.0
-        v2[:, :, pos + 1:] += 10.0
-        after = _out(kit.user((q, k2, v2, True)), c)
-        if not torch.allclose(after[:, :, : pos + 1], before[:, :, : pos + 1], rtol=1e-12, atol=1e-12, equal_nan=True):
-            raise Fail(t("{label}: changing the keys and values after position {pos} changed the output at positions "
-                         "<= {pos}: the future leaks. With causal=True, S_i and z_i are prefix sums over j <= i "
-                         "(torch.cumsum over the positions, or a loop that carries S and z)", label=c.label, pos=pos),
-                       kit.name_mistake((q, k, v, True), before))
+    leak = masks.future_leak(lambda k, v: _out(kit.user((q, k, v, True)), c), (k, v), (3.0, 10.0), axis=2,
+                             before=before, same=lambda before, after: torch.allclose(
+                                 after, before, rtol=1e-12, atol=1e-12, equal_nan=True))
+    if leak:
+        raise Fail(t("{label}: changing the keys and values after position {pos} changed the output at positions "
+                     "<= {pos}: the future leaks. With causal=True, S_i and z_i are prefix sums over j <= i "
+                     "(torch.cumsum over the positions, or a loop that carries S and z)", label=c.label, pos=leak.pos),
+                   kit.name_mistake((q, k, v, True), before))
 
 
 @check("masking", "causal: query i uses every key up to i (the prefix sums run over the positions)")

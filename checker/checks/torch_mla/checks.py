@@ -9,6 +9,8 @@ import math
 import torch
 from torch import nn
 
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
 from checker.lang import t
 
@@ -232,12 +234,7 @@ def _explicit(w, c, x, c_cache=None, k_rope_cache=None, layout="half"):
 
 def _triple(value, c, T_new, T):
     """The three results, or a Fail that says which has the wrong form (a per-head cache is named)."""
-    if not (isinstance(value, (tuple, list)) and len(value) == 3 and all(isinstance(v, torch.Tensor) for v in value)):
-        raise Fail(t("{label}: forward should return a tuple (out, c_kv, k_rope) of tensors", label=c.label))
-    out, c_kv, k_rope = value
-    if tuple(out.shape) != (c.B, T_new, c.D):
-        raise Fail(t("{label}: out should have shape (B, T_new, D) = {want}, got {got}", label=c.label,
-                     want=(c.B, T_new, c.D), got=tuple(out.shape)))
+    out, c_kv, k_rope = split(value, c, ("out", "c_kv", "k_rope"), out=((c.B, T_new, c.D), "(B, T_new, D)"))
     for name, got, width, legend in (("c_kv", c_kv, c.d_latent, "(B, T, d_latent)"),
                                      ("k_rope", k_rope, c.d_rope, "(B, T, d_rope)")):
         want = (c.B, T, width)
@@ -288,16 +285,13 @@ def cache_contents(kit):
 def prefill_causal(kit):
     c = CASES[0]
     x, _, _ = kit.inputs(c)
-    out = _triple(kit.user((x, None, None), case=c), c, c.T_new, c.T_new)[0]
-    for pos in range(c.T_new - 1):
-        changed = x.clone()
-        changed[:, pos + 1:] += 3.0
-        out2 = _triple(kit.user((changed, None, None), case=c), c, c.T_new, c.T_new)[0]
-        if not torch.allclose(out[:, : pos + 1], out2[:, : pos + 1], rtol=1e-12, atol=1e-12):
-            raise Fail(t("{label}, no cache: changing the inputs after position {pos} changed the output at positions "
-                         "<= {pos}: the future leaks; mask the scores causally (query i sees keys 0..i)",
-                         label=c.label, pos=pos), kit.name_mistake((x, None, None), kit.user((x, None, None), case=c),
-                                                                   case=c, outputs=OUTPUTS))
+    leak = masks.future_leak(lambda x: _triple(kit.user((x, None, None), case=c), c, c.T_new, c.T_new)[0], (x,),
+                             (3.0,), same=masks.close(1e-12, 1e-12))
+    if leak:
+        raise Fail(t("{label}, no cache: changing the inputs after position {pos} changed the output at positions "
+                     "<= {pos}: the future leaks; mask the scores causally (query i sees keys 0..i)",
+                     label=c.label, pos=leak.pos), kit.name_mistake((x, None, None), kit.user((x, None, None), case=c),
+                                                                    case=c, outputs=OUTPUTS))
 
 
 @check("properties", "equals the explicit computation, head by head: keys [W_uk c_kv | RoPE(W_kr x)], "

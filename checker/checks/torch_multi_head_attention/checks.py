@@ -6,6 +6,8 @@ import torch
 from torch import nn
 
 from checker.checks.shared import attention as shared
+from checker.checks.shared import masks
+from checker.checks.shared.outputs import split
 from checker.kit import Fail, Mistake, case, check, expect_structure
 from checker.lang import t
 
@@ -35,30 +37,9 @@ def init(c):
     return {"d_model": c.D, "num_heads": c.H, "dropout": 0.0}
 
 
-def _lengths(c, g):
-    lengths = torch.randint(2, c.T_k + 1, (c.B,), generator=g)
-    lengths[0] = c.T_k - 2  # at least one batch item really has padding ...
-    lengths[-1] = c.T_k  # ... and one has none
-    return lengths
-
-
 def make_mask(c) -> torch.Tensor | None:
-    kind = c.mask.split()[0]
-    g = c.generator(salt=1)
-    keys = torch.arange(c.T_k)
-    if kind == "none":
-        return None
-    if kind == "causal":
-        return torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril().view(1, 1, c.T_q, c.T_k)
-    if kind == "padding":
-        return (keys < _lengths(c, g)[:, None]).view(c.B, 1, 1, c.T_k)
-    if kind == "decoder":
-        pad = (keys < _lengths(c, g)[:, None]).view(c.B, 1, 1, c.T_k)
-        return pad & torch.ones(c.T_q, c.T_k, dtype=torch.bool).tril()  # (B, 1, T_q, T_k)
-    mask = torch.rand(c.B, 1, c.T_q, c.T_k, generator=g) < 0.6
-    mask[..., 0] = True
-    mask[1, 0, 2] = False  # batch item 1, query 2 sees nothing
-    return mask
+    # padding: lengths 2..T_k, at least one batch item really has padding (item 0), and one has none (the last)
+    return masks.case_mask(c, shortest=2, one_full=True)
 
 
 def inputs(c, dtype):
@@ -200,4 +181,5 @@ def dropout_after_softmax(kit):
 
 
 def _pair(value, c):
-    return shared.out_and_attn(value, c, (c.B, c.T_q, c.D), "(B, T_q, D)", (c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)")
+    return split(value, c, ("out", "attn"), out=((c.B, c.T_q, c.D), "(B, T_q, D)"),
+                 attn=((c.B, c.H, c.T_q, c.T_k), "(B, H, T_q, T_k)"))
