@@ -116,7 +116,7 @@ def cmd_check(args, console: Console) -> int:
         if args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal:  # pipes: no
             console.print(Text(say(lang, "check.progress", kata=kata.id), style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
-                                   memory_gb=args.memory, strict=args.strict, lang=lang)
+                                   memory_gb=args.memory, strict=args.strict)
         results.append(result)
         if progress is not None:
             try:

@@ -15,7 +15,7 @@ from checker import boundary, processes, workspace
 from checker import kit as kitmod
 from checker.checks import rules
 from checker.catalogue import Kata
-from checker.lang import read_catalogue, speaking, t
+from checker.lang import joined, read_catalogue, t
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError
@@ -52,20 +52,22 @@ def load_solution(kata: Kata):
 
 def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show_weights: bool = False,
                memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False, strict: bool = False,
-               lang: str = "en") -> KataResult:
+               timed: bool = True) -> KataResult:
     """Run every hidden check of kata on path.
 
     show_weights: attach the attention map even if masking passed.
     fail_fast: stop at the first failing check and skip timing (a verdict, not a report: mutation tests).
     strict: accepted variants and follow-up questions fail, as core checks do (the full contract).
-    lang: the language of every title and message in the result (en, zh).
+    timed: time the user's code and the reference on the kata's timing case (a third of a check's time; the
+    project's tests of verdicts leave it out).
+    The result's titles and messages are messages (checker.lang.Message): checker.report draws them in the
+    reader's language. As text they read in the language spoken while checking.
     """
-    with speaking(lang):
-        read_catalogue(kata.checks_module)
-        return _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict)
+    read_catalogue(kata.checks_module)
+    return _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict, timed)
 
 
-def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict) -> KataResult:
+def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict, timed) -> KataResult:
     started = time.perf_counter()
     result = KataResult(kata.id, kata.track, str(path), "error")
     try:
@@ -76,13 +78,13 @@ def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict)
     except (OSError, workspace.WorkspaceError) as err:
         result.error = str(err)
     else:
-        _run(kata, path, source, timeout, result, show_weights, memory_gb, fail_fast, strict)
+        _run(kata, path, source, timeout, result, show_weights, memory_gb, fail_fast, strict, timed)
     result.seconds = round(time.perf_counter() - started, 3)
     return result
 
 
 def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult, show_weights: bool,
-         memory_gb: float, fail_fast: bool, strict: bool) -> None:
+         memory_gb: float, fail_fast: bool, strict: bool, timed: bool) -> None:
     spec = importlib.import_module(kata.checks_module)
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "english")]
     opts = kitmod.options(spec)
@@ -115,7 +117,7 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
             return
         kit = kitmod.Kit(spec, sandbox, load_solution(kata), makes_tensors=makes_tensors)
         result.status = _run_checks(checks, kit, result, fail_fast, strict)
-        if result.status in ("pass", "fail") and opts.CASES and not fail_fast:
+        if result.status in ("pass", "fail") and opts.CASES and timed and not fail_fast:
             try:
                 kit.time(opts.TIMING or opts.CASES[-1])
             except Exception:  # noqa: BLE001 - code that cannot run the timing case simply has no time
@@ -156,7 +158,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     def in_source(kit):
         found = rules.scan(source, kata.forbidden)
         if found:
-            uses = "; ".join(t("line {line}: uses {name}", line=line, name=name) for line, name in found)
+            uses = joined("; ", (t("line {line}: uses {name}", line=line, name=name) for line, name in found))
             raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
                                 listed=listed), _off_limits(), general=True, line=found[0][0])
 
@@ -164,7 +166,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     def at_run_time(kit):
         found = kit.trapped()
         if found:
-            calls = "; ".join(t("line {line}: called {name}", line=line, name=name) for line, name in found)
+            calls = joined("; ", (t("line {line}: called {name}", line=line, name=name) for line, name in found))
             raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls),
                               _off_limits(), general=True, line=found[0][0])
 
@@ -180,7 +182,7 @@ def stays_inside(kit):
     refused = [boundary.says(kind, detail) for what, kind, detail in kit.boundary() if what == "refused"]
     if refused:
         raise kitmod.Fail(t("{attempts}; a kata computes its result from its inputs and needs none of this",
-                            attempts="; ".join(refused)),
+                            attempts=joined("; ", refused)),
                           t("the code reaches outside the kata, and kata's sandbox refused it: remove that part; the "
                             "reference answers and your history stay out of its reach"), general=True)
 
@@ -212,7 +214,7 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
             fn(kit)
             add(True)
         except kitmod.FollowUp as note:
-            add(not strict, str(note), kind=note.kind)
+            add(not strict, note.args[0] if note.args else "", kind=note.kind)  # str() would lose its Message
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
                 add(not strict, fail.message, kind="followup", line=fail.line, column=fail.column,
@@ -232,7 +234,7 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
             where = kitmod.at_line(err)
             text = (t("not written yet (raises NotImplementedError)") if err.not_implemented
                     else t("your code raised {error}", error=err))
-            add(False, f"{text}{where}", line=kitmod.user_line(err))
+            add(False, text + where, line=kitmod.user_line(err))
             if not err.not_implemented:
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:

@@ -254,13 +254,71 @@ def _plural(template: str, values: dict) -> str:
     return _PLURAL.sub(form, template)
 
 
-def t(english: str, **values) -> str:
-    """english, or its Chinese while zh is spoken, with the named placeholders filled in (English in the
-    plural form its counts call for)."""
-    if _speaking.get() != "zh":
-        template = _plural(english, values) if values and "(s)" in english else english
-    else:
-        if _CORE not in _read:
-            _read_catalogues([_CORE])
-        template = _table.get(english, english)
+def _template(english: str, values: dict, lang: str) -> str:
+    if lang != "zh":
+        return _plural(english, values) if values and "(s)" in english else english
+    if _CORE not in _read:
+        _read_catalogues([_CORE])
+    if english not in _table and len(_read) < len(paths := catalogues()):
+        _read_catalogues(paths)  # a kata's sentence drawn in Chinese after its checks ran in another language
+    return _table.get(english, english)
+
+
+class Message(str):
+    """A sentence of kata's that stays data until it is drawn: its English template and its values (which
+    may be messages themselves). As a str it reads in the language spoken when it was made; said(lang)
+    draws it again in any language, which is how a result checked once is drawn in the reader's language.
+    Joined with + or lang.joined(), messages stay messages; an f-string or a str method makes plain text."""
+
+    english: str
+    values: dict
+    parts: tuple = ()
+
+    @classmethod
+    def of(cls, english: str, values: dict, parts: tuple = ()) -> Message:
+        made = cls(_said_parts(parts, _speaking.get()) if parts else _fill(english, values, _speaking.get()))
+        made.english, made.values, made.parts = english, values, parts
+        return made
+
+    def said(self, lang: str) -> str:
+        if self.parts:
+            return _said_parts(self.parts, lang)
+        return _fill(self.english, {k: said(v, lang) for k, v in self.values.items()}, lang)
+
+    def __add__(self, other):
+        return Message.of("", {}, (self, other)) if isinstance(other, str) else NotImplemented
+
+    def __radd__(self, other):
+        return Message.of("", {}, (other, self)) if isinstance(other, str) else NotImplemented
+
+    def join(self, items) -> str:
+        return joined(self, items)
+
+
+def _fill(english: str, values: dict, lang: str) -> str:
+    template = _template(english, values, lang)
     return template.format(**values) if values else template
+
+
+def _said_parts(parts: tuple, lang: str) -> str:
+    return "".join(said(part, lang) for part in parts)
+
+
+def said(text, lang: str | None = None):
+    """text in lang (default: the language spoken now): a Message (or a check's Fail, which holds some) drawn
+    again, anything else as it is."""
+    return text.said(lang or _speaking.get()) if hasattr(type(text), "said") else text
+
+
+def joined(separator: str, items) -> str:
+    """separator.join(items), staying a Message when the items are."""
+    items = list(items)
+    parts = tuple(p for i, item in enumerate(items) for p in ((separator, item) if i else (item,)))
+    lazy = any(isinstance(i, Message) for i in (separator, *items))
+    return Message.of("", {}, parts) if lazy else separator.join(items)
+
+
+def t(english: str, **values) -> Message:
+    """english, or its Chinese while zh is spoken, with the named placeholders filled in (English in the
+    plural form its counts call for), as a Message that can be drawn again in the other language."""
+    return Message.of(english, values)

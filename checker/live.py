@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checker import catalogue, practice, workspace
-from checker.lang import language, say, speak, spoken, t
+from checker.lang import language, say, speak, t
 from checker.progress import NotRecorded, ProgressError
 from checker.report import diagnosis, kata_panel, screen_middle, screen_top
 from checker.errors import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError
@@ -236,7 +236,7 @@ class Checker:
 
     def run(self, kata, path: Path, **where):
         result = self.engine.check_file(kata, path, timeout=self.args.timeout, memory_gb=self.args.memory,
-                                        strict=self.args.strict, lang=spoken())
+                                        strict=self.args.strict)
         if self.progress is not None:
             try:
                 self.progress.record(result, **where)

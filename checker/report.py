@@ -6,7 +6,7 @@ in Text objects, never parsed as markup, so `[mask]` in a message stays `[mask]`
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -14,9 +14,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from checker.lang import say, spoken, t
+from checker.lang import said, say, spoken, t
 from checker.terminal import NO_BREAK, STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
+
+
+def drawn(result):
+    """The result in the language spoken now: checks run once, their sentences stay messages (template and
+    values) until here, where every view of a result begins. Plain text (the user's traceback) stays as it is."""
+    checks = [replace(c, name=said(c.name), message=said(c.message), diagnosis=said(c.diagnosis)) for c in result.checks]
+    weights = result.weights and {**result.weights, "case": said(result.weights["case"])}
+    return replace(result, checks=checks, diagnosis=said(result.diagnosis), error=said(result.error), weights=weights)
 
 
 def stage_bar(result) -> Text:
@@ -130,6 +138,7 @@ def _checks(result, *, verbose: bool, folded: bool) -> list:
 
 def diagnosis(result) -> list:
     """The mistake the run names, on a line of its own."""
+    result = drawn(result)
     if not result.diagnosis:
         return []
     return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
@@ -166,6 +175,7 @@ def _after(result) -> list:
 
 def kata_panel(result, *, verbose: bool = False) -> Panel:
     """The terminal's report of one kata (and the notebook's, exported as HTML)."""
+    result = drawn(result)
     rows: list = [Text(result.file, style="dim")]
     if result.status == "not_started":
         rows.append(_not_started(result))
@@ -182,6 +192,7 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
 
 def screen_top(result, where: str) -> list:
     """The watch and drill screens' lines that never scroll away: the kata, its status and its stage bar."""
+    result = drawn(result)
     title = Text.assemble((result.name, "bold"), (" · ", "dim"), status_text(result.status),
                           (f" · {result.seconds:.2f} s · {where}", "dim"))
     if not result.checks:
@@ -196,15 +207,17 @@ def screen_top(result, where: str) -> list:
 
 def screen_middle(result) -> list:
     """The screens' scrolling part: the report without its diagnosis (pinned apart), passed checks folded."""
+    result = drawn(result)
     rows = [_not_started(result)] if result.status == "not_started" else []
     return rows + _checks(result, verbose=False, folded=True) + _after(result)
 
 
 def as_json(result) -> dict:
     """--json: every field of the result; a check's message carries its diagnosis too, as it always has."""
+    result = drawn(result)
     document = asdict(result)
-    for check, drawn in zip(result.checks, document["checks"]):
-        drawn["message"] = sentence(check)
+    for check, fields in zip(result.checks, document["checks"]):
+        fields["message"] = sentence(check)
     document["followups"] = [{"name": c.name, "kind": c.kind, "message": sentence(c)} for c in result.followups()]
     return document
 
@@ -216,7 +229,7 @@ def problems(results) -> list[str]:
     import re
 
     out = []
-    for r in results:
+    for r in map(drawn, results):
         if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
             lines = re.findall(r"line (\d+)", r.error)
             out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")

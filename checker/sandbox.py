@@ -218,7 +218,9 @@ def _call(req):
     obj = getattr(_user, req["target"])
     dtype = getattr(torch, req["dtype"]) if req.get("dtype") else None
     device = req.get("device")
-    if req.get("init") is not None:
+    if req.get("init") is not None and isinstance(obj, type) and not issubclass(obj, torch.nn.Module):  # NumPy class
+        fn = getattr(obj(**req["init"]), req.get("method") or "forward")
+    elif req.get("init") is not None:
         module = obj(**req["init"])
         if dtype is not None:
             module = module.to(dtype)
@@ -457,10 +459,12 @@ def _state() -> tuple:
     import math
     import threading
 
+    from checker.checks.rules import items
+
     spaces = [builtins, math, torch.Tensor, torch._C.TensorBase]
-    spaces += [m for name, m in list(sys.modules.items()) if m is not None and name.partition(".")[0] in ("torch", "numpy")]
-    spaces += [c for c in vars(torch.nn).values() if isinstance(c, type)]
-    names = tuple(dict(vars(space)) for space in spaces)  # the objects themselves: id() is an audited call
+    spaces += [m for name, m in items(sys.modules) if m is not None and name.partition(".")[0] in ("torch", "numpy")]
+    spaces += [c for _, c in items(vars(torch.nn)) if isinstance(c, type)]
+    names = tuple(dict(items(vars(space))) for space in spaces)  # the objects themselves: id() is an audited call
     settings = (tuple(sys.path), os.getcwd(), torch.get_default_dtype(), torch.is_grad_enabled(),
                 torch.get_num_threads(), tuple(sorted(np.geterr().items())), sys.getrecursionlimit(),
                 torch.are_deterministic_algorithms_enabled())

@@ -195,7 +195,7 @@ def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
         elif callable(original):
             wrapper = _wrap(original, name, user_path)
             for module in _namespaces(module_name):
-                for alias, value in list(vars(module).items()):
+                for alias, value in items(vars(module)):
                     if value is original:
                         _INSTALLED.append((module, alias, original))
                         setattr(module, alias, wrapper)
@@ -206,8 +206,18 @@ def _namespaces(module_name: str) -> list:
     package's compiled namespaces (torch._C._nn holds F.scaled_dot_product_attention, torch._C._VariableFunctions
     torch.softmax). A few modules, not every loaded one: this runs before each file is imported."""
     package = module_name.partition(".")[0]
-    return [m for n, m in list(sys.modules.items())
+    return [m for n, m in items(sys.modules)
             if m is not None and (n in (module_name, package) or n.startswith(f"{package}._C"))]
+
+
+def items(namespace: dict) -> list:
+    """A snapshot of a dict that another thread may be adding to (the sandbox child imports torch's meta kernels
+    in a thread while the traps go in): list() over it raises when the dict grows mid-copy, so copy again."""
+    while True:
+        try:
+            return list(namespace.items())
+        except RuntimeError:  # dictionary changed size during iteration
+            continue
 
 
 def remove_traps() -> None:

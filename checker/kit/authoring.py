@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from checker.lang import say, speaking, spoken, t
+from checker.lang import joined, said, say, speaking, spoken, t
 from checker.results import STAGES
 
 class Fail(Exception):
@@ -27,6 +27,10 @@ class Fail(Exception):
     def __str__(self) -> str:
         return t("{message}. Diagnosis: {diagnosis}", message=self.message, diagnosis=self.diagnosis) \
             if self.diagnosis else self.message
+
+    def said(self, lang: str) -> str:
+        """As str(), in lang: a Fail given as a value of a message is drawn again with it."""
+        return said(str(self), lang)
 
 
 class FollowUp(Exception):
@@ -79,8 +83,8 @@ class Case:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}={t(v) if isinstance(v, str) else v}" for k, v in {**self.dims, **self.extra}.items()]
-        return t("case {id} ({settings})", id=self.id, settings=", ".join(parts))
+        parts = [f"{k}=" + (t(v) if isinstance(v, str) else str(v)) for k, v in {**self.dims, **self.extra}.items()]
+        return t("case {id} ({settings})", id=self.id, settings=joined(", ", parts))
 
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(1000 * self.id + salt)
@@ -163,9 +167,7 @@ def check(stage: str, title: str, *, followup: bool = False, **values):
 
 def title_of(fn) -> str:
     """A check's title in the language spoken: 'numerics: matches the reference in float64'."""
-    lang = spoken()
-    stage = say(lang, f"stage.{fn.stage}")
-    return f"{stage}{'：' if lang == 'zh' else ': '}{t(fn.english, **_filled(fn.values))}"
+    return t("{stage}: {title}", stage=say(spoken(), f"stage.{fn.stage}"), title=t(fn.english, **_filled(fn.values)))
 
 
 def id_of(fn) -> str:

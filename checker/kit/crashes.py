@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 
-from checker.lang import t
+from checker.lang import joined, t
 from checker.sandbox import UserError
 from checker.kit.authoring import Case, Fail
 
@@ -91,7 +91,7 @@ def crash_diagnosis(err: UserError) -> str | None:
                  where=where, shape=shown, total=named(total))
     if "could not be broadcast together" in text:  # einsum's remapped shapes hold 'newaxis': only the originals
         shapes = [tuple(_sizes(s)) for s in re.findall(r"\(([\d,]+)\)", text.split("shapes", 1)[-1])]
-        shown = t(" and ").join("(" + ", ".join(named(n) for n in s) + ")" for s in shapes)
+        shown = joined(t(" and "), ("(" + ", ".join(named(n) for n in s) + ")" for s in shapes))
         return t("{where} combines arrays of shapes {shapes}, which do not line up axis by axis from the last one: "
                  "the arrays do not hold the same dimensions in the same order; check which axis each holds", where=where,
                  shapes=shown)

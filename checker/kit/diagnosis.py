@@ -35,9 +35,10 @@ def identify(value, candidates: list) -> str | None:
     for i, (a, x) in enumerate(same_shape):
         for b, y in same_shape[i + 1:]:
             if matches(value, x + y):
-                return f"{a} + {b}"
+                return a + " + " + b
     for a, x in same_shape:  # a sign slip: x - y
         for b, y in same_shape:
             if a != b and matches(value, x - y):
-                return f"{a} − {b}"
+                return a + " − " + b
     return None
+

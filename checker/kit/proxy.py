@@ -146,7 +146,10 @@ class Kit:
         followed = self.convention.impl if self.convention is not None and target in (None, self.spec.TARGET) else None
         obj = impl or followed or getattr(self.solution, target or self.spec.TARGET)
         if init is not None and isinstance(obj, type):
-            module = obj(**init).to(DTYPES[dtype])
+            module = obj(**init)
+            if not isinstance(module, torch.nn.Module):  # a NumPy class: its own weights, called by forward
+                return module.forward
+            module = module.to(DTYPES[dtype])
             if state is not None:
                 module.load_state_dict(state, strict=True)
             obj = module.eval()
@@ -322,6 +325,7 @@ class Kit:
                 self.diagnosis = self.diagnosis or explain
                 return explain
         return None
+
 
 
 def _clone(args: tuple) -> tuple:

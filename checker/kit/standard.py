@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from checker.lang import t
+from checker.lang import joined, t
 from checker.sandbox import UserError
 from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
 from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches
@@ -130,7 +130,7 @@ def standard_checks(spec) -> list:
                 raise Fail(message, found, line=kit.divergence_line if found else None) from None
 
     def legends():
-        return t(" and ").join(f"{n} {legend}".strip() for n, legend in outputs)
+        return joined(t(" and "), (f"{n} {legend}".strip() for n, legend in outputs))
 
     @check("shapes", "returns {legends} on every case", legends=legends)
     def shapes(kit):

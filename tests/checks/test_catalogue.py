@@ -1,13 +1,16 @@
 """The registry is consistent (rustlings' `dev check`): every entry complete, nothing orphaned."""
 
 import ast
+import importlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from checker import catalogue, engine, statement
+from checker import catalogue, engine, report, statement
 from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
+from checker.lang import speaking
 from conftest import checker_modules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,6 +138,11 @@ def test_reference_passes_every_hidden_check(kata):
     result = engine.check_file(kata, SOLUTIONS / kata.file)
     failures = [f"{c.name}: {c.message}" for c in result.checks if not c.passed]
     assert result.status == "pass", "\n".join(failures) or result.error
+    if importlib.import_module(kata.checks_module).CASES:  # the report's time line: both sides timed
+        assert result.user_seconds > 0 and result.reference_seconds > 0
+    with speaking("zh"):  # checked in English, drawn in Chinese: every title in Chinese
+        titles = [c.name for c in report.drawn(result).checks]
+    assert not [title for title in titles if not re.search(r"[\u4e00-\u9fff]", title.split("：", 1)[-1])], titles
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
@@ -174,7 +182,6 @@ CHECK_MODULES = sorted((PACKAGE / "checks").glob("*_*/checks.py"))
 @pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.parent.name)
 def test_check_module_sets_only_declared_options(path):
     """A public UPPERCASE name a check module assigns is a kit option; its own constants start with _."""
-    import importlib
 
     from checker.kit import unknown_options
 

@@ -4,18 +4,19 @@ modified in place names the in-place write. A named mistake still wins over such
 
 from conftest import ROOT
 
-from checker import catalogue, engine
+from checker import catalogue, engine, report
+from checker.lang import speaking
 
 TORCH = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 NUMPY = (ROOT / "solutions" / "numpy" / "attention.py").read_text(encoding="utf-8")
 
 
-def _check(tmp_path, kata, source, old, new, lang="en"):
+def _check(tmp_path, kata, source, old, new):
     assert old in source
     path = tmp_path / "mine.py"
     path.write_text(source.replace(old, new), encoding="utf-8")
     line = source[: source.index(old)].count("\n") + 1
-    return engine.check_file(catalogue.find(kata), path, lang=lang), line
+    return engine.check_file(catalogue.find(kata), path, timed=False), line
 
 
 def test_torch_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
@@ -32,9 +33,12 @@ def test_numpy_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
 
 
 def test_broadcast_crash_speaks_chinese(tmp_path):
-    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", lang="zh")
+    # checked once (in English), drawn in Chinese: the language is chosen where the result is drawn
+    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V")
     assert result.status == "fail"
-    assert result.diagnosis.startswith(f"第 {line} 行") and "(T_k)" in result.diagnosis
+    with speaking("zh"):
+        diagnosis = report.drawn(result).diagnosis
+    assert diagnosis.startswith(f"第 {line} 行") and "(T_k)" in diagnosis
 
 
 def test_input_modified_in_place_is_diagnosed(tmp_path):
@@ -95,3 +99,4 @@ def test_a_missing_parameter_is_explained_by_what_is_true_of_it(tmp_path):
              "self.cross_attn = self.self_attn", "assigned to two attributes")):
         result, _ = _check(tmp_path, kata, source, old, new)
         assert result.status == "fail" and says in (result.diagnosis or ""), (kata, new, result.diagnosis)
+

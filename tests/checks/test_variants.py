@@ -4,14 +4,34 @@ wrong_*.py must fail, and the report must contain the text on its first line `# 
 right_*.py are correct implementations that differ from the reference; they must pass. One whose first
 line is `# followup: TEXT` passes with an accepted variant or a follow-up question containing TEXT,
 and fails under --strict.
+
+Each is checked while Chinese is spoken and its report drawn in English: the language is chosen where a
+result is drawn, so the English report holds no Chinese (a sentence glued as text, not kept as a message,
+would stay in the language of the check).
 """
 
 import re
 from pathlib import Path
 
 import pytest
-from checker import catalogue, engine
+from checker import catalogue, engine, report
+from checker.lang import speaking
 from conftest import variant_files
+
+# Chinese punctuation (，。：（）), which every Chinese sentence of kata's has and no English one: an English
+# sentence may gloss a term in Chinese, LayerNorm (层归一化).
+_CHINESE = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
+
+
+def _checked(path: Path, **options):
+    """path's result, checked in Chinese and drawn in English (where every sentence of it must be English)."""
+    with speaking("zh"):
+        result = engine.check_file(_kata(path), path, timed=False, **options)
+    result = report.drawn(result)
+    texts = [result.diagnosis or "", result.error] + [s or "" for c in result.checks for s in (c.name, c.message, c.diagnosis)]
+    leftover = [text for text in texts if _CHINESE.search(re.sub(r"'[^']*'", "", text))]  # not in quoted data
+    assert not leftover, f"drawn in English, still Chinese: {leftover[0]}"
+    return result
 
 
 def _kata(path: Path):
@@ -44,7 +64,7 @@ def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_pr
     them per kata, and holds the whole catalogue to its bounds once every wrong variant has run."""
     expect = path.read_text(encoding="utf-8").splitlines()[0]
     assert expect.startswith("# expect: "), f"{path} must start with '# expect: TEXT'"
-    result = engine.check_file(_kata(path), path)
+    result = _checked(path)
     record_property("variant", (path.parent.parent.name, int(bool(result.diagnosis)), int(is_pointed(result))))
     assert result.status in ("fail", "error"), f"{path.name} was not rejected: {result.status}"
     assert expect.removeprefix("# expect: ") in _report_text(result), _report_text(result)
@@ -52,13 +72,13 @@ def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_pr
 
 @pytest.mark.parametrize("path", variant_files("right"), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
 def test_correct_but_different_implementation_passes(path):
-    result = engine.check_file(_kata(path), path)
+    result = _checked(path)
     assert result.status == "pass", _report_text(result)
     first = path.read_text(encoding="utf-8").splitlines()[0]
     notes = "\n".join(c.message for c in result.followups())
     if first.startswith("# followup: "):
         assert first.removeprefix("# followup: ") in notes, notes or "no follow-up was raised"
-        strict = engine.check_file(_kata(path), path, strict=True)
+        strict = _checked(path, strict=True)
         assert strict.status == "fail", f"--strict passed it: {_report_text(strict)}"
     else:
         assert not notes, f"a right variant without '# followup:' raised: {notes}"

@@ -206,7 +206,7 @@ def default_axis(kit):
             raise Fail(t("{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 "
                          "(def softmax_backward(dy, y, axis=-1))", fail=fail)) from None
         found = kit.name_mistake((dy, y), got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
-        raise Fail(f"{fail}", found) from None
+        raise Fail(fail.message, found) from None
 
 
 @check("gradients", "dx equals torch autograd through torch.softmax on every case")

@@ -187,7 +187,7 @@ def _verify(kit, target, args, what, legend, mistakes):
         compare(got, want, what, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got, mistakes)
-        raise Fail(f"{fail}", found) from None
+        raise Fail(fail.message, found) from None
 
 
 

@@ -239,7 +239,7 @@ def large_scores(kit):
             ordinary = kit.inputs(CASES[0])
             if matches(_out(kit.user(ordinary), CASES[0]), kit.reference(ordinary)):
                 found = t(_OVERFLOW_WHY)
-        raise Fail(f"{fail}", found) from None
+        raise Fail(fail.message, found) from None
 
 
 _OVERFLOW_WHY = ("your output is right on ordinary scores but not on large ones: exp() of a score near 2000 overflows "

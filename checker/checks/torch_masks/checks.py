@@ -8,7 +8,7 @@ named mistakes.
 import torch
 
 from checker.kit import DEVICE_MISMATCH, Accepted, Fail, Mistake, case, check, compare, expect_structure, matches, UserError
-from checker.lang import t
+from checker.lang import joined, t
 
 TARGET = "make_pad_mask"
 DEVICE = True  # masks or positions are built inside: they must follow the inputs' device
@@ -225,7 +225,7 @@ def _verify(kit, target, cases, make_args, legend, mistakes, accepted=None):
         got = kit.user(args, target=target)
         want = kit.reference(args, target=target)
         try:
-            compare(got, want, f"{target}{_shown(args)}", legend, exact=True)
+            compare(got, want, target + _shown(args), legend, exact=True)
         except Fail as fail:
             if accepted is not None and isinstance(got, torch.Tensor) and matches(got, accepted.impl(*args)):
                 followed = True
@@ -240,7 +240,7 @@ def _verify(kit, target, cases, make_args, legend, mistakes, accepted=None):
 
 def _shown(args) -> str:
     parts = [t("tokens {shape}", shape=tuple(a.shape)) if isinstance(a, torch.Tensor) else repr(a) for a in args]
-    return f"({', '.join(parts)})"
+    return "(" + joined(", ", parts) + ")"
 
 
 @check("masking", "make_pad_mask(tokens) is (B, 1, 1, T) bool, True at the real tokens, for any pad_id")

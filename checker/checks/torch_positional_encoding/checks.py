@@ -139,7 +139,7 @@ def _call(kit, args, **kw):
     except UserError as err:
         if err.not_implemented:
             raise
-        return None, f"{err}{at_line(err)}"
+        return None, str(err) + at_line(err)
 
 
 @check("structure", "PositionalEncoding is an nn.Module whose table is the buffer pe (1, max_len, d_model)")

@@ -212,7 +212,7 @@ def buckets_exact(kit):
                     k = int(bad[0])
                     where = t(" (relative position {rp}: got bucket {got}, expected {want})",
                               rp=int(rp.view(-1)[k]), got=int(got.view(-1)[k]), want=int(want.view(-1)[k]))
-            raise Fail(f"{fail}{where}", found) from None
+            raise Fail(fail.message + where, found) from None
 
 
 @check("numerics", "relative_position_bucket's defaults are bidirectional=True, num_buckets=32, max_distance=128")

@@ -142,7 +142,7 @@ def mask_exact(kit):
             compare(got, want, f"sliding_window_mask(T={c.T}, window={c.window})", "(T, T)", exact=True)
         except Fail as fail:
             found = kit.name_mistake(args, got, _MASK_MISTAKES)
-            raise Fail(f"{fail}", found) from None
+            raise Fail(fail.message, found) from None
 
 
 
