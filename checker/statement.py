@@ -28,11 +28,31 @@ _NUMBERED = re.compile(r"\s*\d+\. (.*)")  # 1. a hint
 _BULLET = re.compile(r"- (.*)")  # - a pitfall
 
 
+# The one policy for float32 internals, written once and shown in the Pitfalls of every kata whose float64
+# numerics are checked by the standard checks (those that accept it: checker.kit.FLOAT32_INTERNALS).
+FLOAT32_POLICY = ("Float32 arithmetic inside on float64 input (a softmax or a norm's statistics in float32, as LLaMA "
+                  "and Hugging Face write them for float16 models) is an accepted variant in every kata: held to 1e-5 "
+                  "instead of float64's tolerance, and named in the report. The reference keeps the input's dtype "
+                  "throughout.")
+_STANDARD_NUMERICS = re.compile(r"^OUTPUTS\b", re.MULTILINE)
+
+
 def read(kata: Kata, lang: str) -> tuple[str, str]:
-    """The statement's Markdown in lang if there is one, else in English: (text, its language)."""
+    """The statement's Markdown in lang if there is one, else in English: (text, its language), with the
+    float32 policy among its pitfalls where it applies."""
     if not kata.statement_path(lang).exists():
         lang = "en"
-    return kata.statement_path(lang).read_text(encoding="utf-8"), lang
+    text = kata.statement_path(lang).read_text(encoding="utf-8")
+    checks = kata.folder / "checks.py"
+    if checks.is_file() and _STANDARD_NUMERICS.search(checks.read_text(encoding="utf-8")):
+        lines = text.splitlines()
+        start, end = _bounds(lines, PITFALLS)
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        if start < len(lines):
+            with speaking(lang):
+                text = "\n".join(lines[:end] + [f"- {t(FLOAT32_POLICY)}"] + lines[end:]) + "\n"
+    return text, lang
 
 
 def _bounds(lines: list[str], headings: tuple[str, ...]) -> tuple[int, int]:

@@ -17,7 +17,7 @@ options). Check modules import from checker.kit, which names them all.
 """
 
 from checker.kit.authoring import (  # noqa: F401
-    Fail, FollowUp, Accepted, Convention, FLOAT32_INSIDE, Case, case, Options, OPTION_NAMES, options,
+    Fail, FollowUp, Accepted, Convention, FLOAT32_INSIDE, FLOAT32_INTERNALS, Case, case, Options, OPTION_NAMES, options,
     unknown_options, check, title_of, id_of,
 )
 from checker.kit.compare import (  # noqa: F401
@@ -28,7 +28,7 @@ from checker.kit.crashes import (  # noqa: F401
     DEVICE_MISMATCH, user_line, at_line, raised, crash_diagnosis,
 )
 from checker.kit.diagnosis import (  # noqa: F401
-    Mistake, MEMORY_NAMES, identify,
+    Mistake, MEMORY_NAMES, identify, unused_argument,
 )
 from checker.kit.proxy import (  # noqa: F401
     Kit, arg_names,

@@ -65,6 +65,15 @@ class Convention:
 # float32 arithmetic inside, float64 in and out: sums of a few dozen terms and an exp() in float32.
 FLOAT32_INSIDE = (1e-5, 1e-6)
 
+# The one policy for float32 internals on float64 input, in every kata: accepted as a variant, held to
+# FLOAT32_INSIDE (tests/checks/test_catalogue.py holds every kata's named mistakes outside it). Tried after a
+# kata's own conventions, which name a source (LLaMA's float32 softmax).
+FLOAT32_INTERNALS = Convention(
+    "float32 internals", "float32 arithmetic inside was recognised: on float64 input your result carries float32 "
+    "rounding (about 1e-7) and is held to 1e-5, as every kata holds it. This kata's reference keeps the input's dtype "
+    "throughout; models upcast to float32 (a softmax, a norm's statistics) because they run in float16 or bfloat16, "
+    "where those lose digits", tol=FLOAT32_INSIDE)
+
 
 
 @dataclass(frozen=True)

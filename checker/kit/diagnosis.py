@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from checker.kit.compare import floating, matches
+from checker.lang import t
 
 @dataclass(frozen=True)
 class Mistake:
@@ -42,3 +43,33 @@ def identify(value, candidates: list) -> str | None:
                 return a + " − " + b
     return None
 
+
+def unused_argument(kit, name: str, calls: tuple, target: str | None = None) -> Fail | None:
+    """A relation that needs no named mistake: the user's code gives bit for bit the same result for two calls
+    that differ only in argument name, whose reference results differ. Then the argument has no effect (a
+    value fixed in the code replaces it), a fact whatever the fixed value is. calls: ((args, shown), (args, shown))."""
+    from checker.kit.authoring import Fail
+    from checker.sandbox import UserError
+
+    try:
+        (a, shown_a), (b, shown_b) = ((kit.user(args, target=target), shown) for args, shown in calls)
+    except UserError as err:
+        if err.not_implemented:
+            raise  # a stub: not started, not passed
+        return None  # a call that raises: the other checks say why
+    if not _identical(a, b):
+        return None
+    return Fail(t("{name}={a} and {name}={b} give exactly the same result, where the reference's differ: your code "
+                  "does not use its {name} argument", name=name, a=shown_a, b=shown_b),
+                t("the {name} argument has no effect: a value written into the code (1e-5 as in nn.LayerNorm, 1e-12 "
+                  "as in BERT, or the default itself) replaces it; use the argument the caller passes", name=name))
+
+
+def _identical(a, b) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and bool(torch.equal(a, b))
+    return False

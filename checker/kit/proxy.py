@@ -10,7 +10,7 @@ import torch
 
 from checker.lang import t
 from checker.sandbox import CHILD_PACKAGE, UserError
-from checker.kit.authoring import Case, Convention, Fail, options
+from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
 from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
 from checker.kit.diagnosis import MEMORY_NAMES, identify
 
@@ -183,13 +183,13 @@ class Kit:
         """The first accepted convention the user's code follows on every case in float64, adopted as the
         reference for every later comparison; None when it follows none (or the reference itself)."""
         opts = self.options
-        if not opts.CONVENTIONS or opts.OUTPUTS is None:
+        if opts.OUTPUTS is None:
             return None
         try:
             got = [as_outputs(self.user(self.inputs(c), case=c), opts.OUTPUTS) for c in opts.CASES]
         except (Fail, UserError):
             return None  # the checks say what is wrong with it
-        for convention in opts.CONVENTIONS:
+        for convention in conventions(opts):
             try:
                 wrong = [as_outputs(self.reference(self.inputs(c), case=c, impl=convention.impl), opts.OUTPUTS)
                          for c in opts.CASES]
@@ -320,12 +320,66 @@ class Kit:
             else:
                 several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
                 found = all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)]))
+            if found and run is None and same is None and set(how) == {"case", "dtype"} and mistakes is None:
+                found = self._reproduces(mistake, how["case"], how["dtype"], tol, outputs)
             if found:
                 explain = t(mistake.explain)
                 self.diagnosis = self.diagnosis or explain
                 return explain
         return None
 
+    def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
+        """A named mistake is a fact only where it gives the user's outputs on every case where they are wrong,
+        not on one: a hard-coded eps equals 'the wrong default eps' until a case passes its own. Cases the user's
+        code gets right or cannot run are left out; one the mistake cannot run where the user's code did
+        refutes it."""
+
+        def same(a, b) -> bool:
+            a, b = (as_outputs(a, outputs), as_outputs(b, outputs)) if outputs else (a, b)
+            several = isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
+            return all(matches(u, _unknown_where_nan(w, u), tol) for u, w in (zip(a, b) if several else [(a, b)]))
+
+        for c in self.options.CASES:
+            if c is seen:
+                continue
+            args = self.inputs(c, dtype)
+            try:
+                got = self.user(args, case=c, dtype=dtype)
+                want = self.reference(args, case=c, dtype=dtype)
+                if same(got, want) or _shapes(got, outputs) != _shapes(want, outputs):
+                    continue  # right here, or wrong in form: the shape checks' business, not this mistake's
+            except (UserError, ValueError, TypeError):  # the user's code raised, or returned another form
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    wrong = self.reference(args, impl=mistake.impl, case=c, dtype=dtype)
+            except Exception:  # noqa: BLE001 - the mistake cannot run where the user's code did
+                return False
+            if not same(got, wrong):
+                return False
+        return True
+
+
+def _shapes(value, outputs) -> list:
+    values = as_outputs(value, outputs) if outputs else value
+    return [tuple(getattr(v, "shape", ())) for v in (values if isinstance(values, (tuple, list)) else [values])]
+
+
+def _unknown_where_nan(hypothesis, got):
+    """Where a hypothesis gives NaN it predicts nothing (a row no key can be seen in, filled with -inf, is another
+    question than the mistake): there it takes the user's value."""
+    if isinstance(hypothesis, torch.Tensor) and isinstance(got, torch.Tensor) and hypothesis.shape == got.shape \
+            and hypothesis.is_floating_point() and got.dtype == hypothesis.dtype:
+        return torch.where(torch.isnan(hypothesis), got, hypothesis)
+    if isinstance(hypothesis, np.ndarray) and isinstance(got, np.ndarray) and hypothesis.shape == got.shape \
+            and hypothesis.dtype.kind == "f" and got.dtype == hypothesis.dtype:
+        return np.where(np.isnan(hypothesis), got, hypothesis)
+    return hypothesis
+
+
+def conventions(opts) -> tuple:
+    """The conventions a kata accepts: its own, then float32 internals (the one policy, every kata)."""
+    return (*opts.CONVENTIONS, FLOAT32_INTERNALS)
 
 
 def _clone(args: tuple) -> tuple:

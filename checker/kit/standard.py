@@ -11,7 +11,7 @@ from checker.sandbox import UserError
 from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
 from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches
 from checker.kit.crashes import DEVICE_MISMATCH, at_line, user_line
-from checker.kit.proxy import Kit, arg_names
+from checker.kit.proxy import Kit, arg_names, conventions
 
 # ----------------------------------------------------------------------------- standard checks
 
@@ -147,7 +147,7 @@ def standard_checks(spec) -> list:
             # Code that follows no convention: report a case where it is wrong beyond each convention's
             # tolerance (float32 internals), not the first case, which may differ by float32 rounding only.
             if kit.convention is None:
-                for tol in [c.tol for c in kit.options.CONVENTIONS if c.tol is not None]:
+                for tol in [c.tol for c in conventions(kit.options) if c.tol is not None]:
                     run_all(kit, "float64", False, tol=tol)
             raise
 
@@ -242,7 +242,44 @@ def standard_checks(spec) -> list:
                        t("the result is built on a fixed device, not the inputs' one: create it with device=x.device "
                          "or from the inputs (x.new_zeros(...), torch.zeros_like(x))"), general=True)
 
+    @check("properties", "one module called on two cases in a row gives each its own answer (nothing kept from the "
+                         "first call)")
+    def no_state_between_calls(kit):
+        for a, b in _module_pairs(kit.spec)[:3]:
+            for first, second in ((a, b), (b, a)):  # a table kept from the first call: too short one way, too long the other
+                _second_call_right(kit, first, second)
+
+    def _second_call_right(kit, first, second):
+        from checker.checks.child.calls import second_call
+
+        args = kit.inputs(second)
+        want = as_outputs(kit.reference(args, case=second), outputs)
+        fresh = as_outputs(kit.user(args, case=second), outputs)
+        if not all(matches(u, e, kit.tolerance("float64")) for u, e in zip(fresh, want)):
+            return  # wrong on its own already: the numerics checks say how
+        state = kit.state(second, "float64")
+        try:
+            value = kit.drive(second_call, opts.TARGET, kit.init(second), state, kit.inputs(first), args)
+        except UserError as err:
+            raise Fail(t("{label}, called after {first} on the same module: your code raised {error}{where}",
+                         label=second.label, first=first.label, error=err, where=at_line(err)), _KEPT,
+                       line=user_line(err)) from None
+        got = as_outputs(value, outputs)
+        for (name, legend), u, e in zip(outputs, got, want):
+            try:
+                compare(u, e, name, legend, tol=kit.tolerance("float64"))
+            except Fail as fail:
+                raise Fail(t("{label}, called after {first} on the same module: {fail}", label=second.label,
+                             first=first.label, fail=fail.message), _KEPT) from None
+
+    _KEPT = t("your module answers right when it is new, and wrong once it has been called on an input of another "
+              "length: it keeps something from the first call (a mask, a table or a cache stored on self): build it "
+              "from each call's input, or make it once for the longest length (a buffer sized max_len) and slice it")
+
+
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
+    if spec.__name__.startswith("checker.checks.torch_") and opts.LOAD_STATE and _module_pairs(spec):
+        checks.append(no_state_between_calls)
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
     if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
         checks.append(device)
@@ -255,6 +292,14 @@ def standard_checks(spec) -> list:
     if opts.BATCH_INDEPENDENT:
         checks.append(batch_independence(spec))
     return checks
+
+
+def _module_pairs(spec) -> list:
+    """Pairs of cases that build the same module (the same init) for other inputs (other lengths, other masks)."""
+    make = getattr(spec, "init", None)
+    if make is None:
+        return []
+    return [(a, b) for i, a in enumerate(spec.CASES) for b in spec.CASES[i + 1:] if make(a) == make(b)]
 
 
 def dropout_elsewhere() -> str:

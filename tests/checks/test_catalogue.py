@@ -276,3 +276,28 @@ def test_no_circle_of_imports_among_the_checkers_modules():
         if name not in state:
             circle = circle_from(name, [name])
             assert circle is None, "a circle of imports: " + " -> ".join(circle)
+
+
+@pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
+def test_float32_internals_open_no_door_to_a_named_mistake(kata):
+    """Every kata accepts float32 internals on float64 input within FLOAT32_INSIDE (one policy). So no named
+    mistake may lie that close to the reference on every case while a float64 comparison would catch it."""
+    from checker.kit import FLOAT32_INSIDE, Kit, as_outputs, matches, options
+
+    spec = importlib.import_module(kata.checks_module)
+    opts = options(spec)
+    if opts.OUTPUTS is None:
+        return  # no standard numerics, no convention tried
+    kit = Kit(spec, None, engine.load_solution(kata))
+    for mistake in opts.MISTAKES:
+        inside, caught = True, False
+        for c in opts.CASES:
+            try:
+                want = as_outputs(kit.reference(kit.inputs(c), case=c), opts.OUTPUTS)
+                wrong = as_outputs(kit.reference(kit.inputs(c), case=c, impl=mistake.impl), opts.OUTPUTS)
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on a case is outside on it
+                inside = False
+                break
+            inside = inside and all(matches(w, e, FLOAT32_INSIDE) for w, e in zip(wrong, want))
+            caught = caught or not all(matches(w, e, kit.tolerance("float64")) for w, e in zip(wrong, want))
+        assert not (inside and caught), f"{mistake.name} lies within float32 internals' tolerance on every case"

@@ -100,3 +100,27 @@ def test_a_missing_parameter_is_explained_by_what_is_true_of_it(tmp_path):
         result, _ = _check(tmp_path, kata, source, old, new)
         assert result.status == "fail" and says in (result.diagnosis or ""), (kata, new, result.diagnosis)
 
+
+def test_a_mistake_is_named_only_where_it_reproduces_every_wrong_case(tmp_path):
+    """A hard-coded 1e-5 equals 'the default epsilon is 1e-5' on the cases that pass no epsilon, not on the one
+    that passes 0.01: that mistake is not named; the relation that holds is (the argument has no effect)."""
+    source = (ROOT / "solutions" / "numpy" / "layer_norm.py").read_text(encoding="utf-8")
+    result, _ = _check(tmp_path, "numpy/layer_norm", source, "np.sqrt(var + epsilon)", "np.sqrt(var + 1e-5)")
+    assert result.status == "fail"
+    assert "has no effect" in result.diagnosis
+    assert not any("default epsilon is 1e-5" in (c.diagnosis or "") for c in result.checks)
+    # and the mistake itself, a default of 1e-5 that an explicit epsilon still overrides, is named
+    result, _ = _check(tmp_path, "numpy/layer_norm", source, "epsilon: float = 1e-6", "epsilon: float = 1e-5")
+    assert "default epsilon is 1e-5" in result.diagnosis
+
+
+def test_a_probe_names_its_cause_only_where_its_premise_holds(tmp_path):
+    """float16 overflow is the cause of zeros and NaN only if the same rows are right in float64: code that
+    multiplies by the rms (divides by rsqrt) is wrong in every dtype and is not told to upcast."""
+    source = (ROOT / "solutions" / "torch" / "rms_norm.py").read_text(encoding="utf-8")
+    result, _ = _check(tmp_path, "rms_norm", source, "h = h * torch.rsqrt(", "h = h / torch.rsqrt(")
+    assert result.status == "fail"
+    assert not any("overflows" in (c.diagnosis or "") for c in result.checks), result.diagnosis
+    # and the overflow itself, mean(x²) taken in float16, is still named
+    result, _ = _check(tmp_path, "rms_norm", source, "h = x.to(torch.promote_types(x.dtype, torch.float32))", "h = x")
+    assert any("overflows" in (c.diagnosis or "") for c in result.checks), [c.message for c in result.checks]

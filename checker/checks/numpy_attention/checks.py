@@ -76,6 +76,9 @@ def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", a
     if mask_as == "zero":
         weights = softmax(np.where(mask, scores, 0.0), axis)
         return weights @ v, weights
+    if mask_as == "hidden_1e9":  # inverted, in seed 000's additive form: a row with no key left comes out uniform
+        weights = softmax(scores + np.where(mask, -1e9, 0.0).astype(scores.dtype), axis)
+        return weights @ v, weights
     visible = mask if mask_as == "visible" else ~mask
     if not after_softmax:
         scores = np.where(visible, scores, -np.inf)
@@ -102,7 +105,13 @@ MISTAKES = [
             "(q.shape[-1]), not k.shape[-2]"),
     Mistake("softmax over queries", _variant(axis=-2),
             "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
+    Mistake("softmax over axis 1", _variant(axis=1),
+            "your softmax runs over axis 1, a fixed axis: for (B, T_q, T_k) that is the queries, for (B, H, T_q, T_k) "
+            "the heads; softmax must run over the keys, the last axis, axis=-1"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
+            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
+    Mistake("mask inverted, -1e9 added", _variant(mask_as="hidden_1e9"),
             "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("additive mask, wrong sign", _variant(mask_as="plus_1e9"),

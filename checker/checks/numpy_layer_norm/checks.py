@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from checker.lang import t
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, raised
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, raised, unused_argument
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "layer_norm"
@@ -95,6 +95,9 @@ MISTAKES = [
     Mistake("normalised over the wrong axis", _variant(axis=-2),
             "your output is normalised over axis -2 (over positions, not features): take the mean and variance "
             "over the last axis, axis=-1, keepdims=True"),
+    Mistake("statistics over axis 1", _variant(axis=1),
+            "your statistics are taken over axis 1: for (B, T, D) that is over positions, not features (for (N, D) "
+            "it happens to be right): take the mean and variance over the last axis, axis=-1, keepdims=True"),
     Mistake("statistics over axis 0", _variant(axis=0),
             "your statistics are taken over axis 0, across the batch (batch norm): layer norm normalises each "
             "vector over its own features, axis=-1"),
@@ -138,6 +141,14 @@ def ranks(kit):
             shape = got.shape if isinstance(got, np.ndarray) else t("a {kind}", kind=type(got).__name__)
             raise Fail(t("{label}: output should be a NumPy array of x's shape (..., D) = {want}, got {got}",
                          label=c.label, want=args[0].shape, got=shape))
+
+
+@check("numerics", "the epsilon argument is used: epsilon=0.01 and epsilon=1e-6 give different outputs")
+def epsilon_used(kit):
+    x, gamma, beta, _ = inputs(CASES[3], "float64")  # variance ~0.02: the two epsilons move the output apart
+    ignored = unused_argument(kit, "epsilon", (((x, gamma, beta, 0.01), "0.01"), ((x, gamma, beta, 1e-6), "1e-6")))
+    if ignored:
+        raise ignored
 
 
 @check("numerics", "a constant row (variance 0) comes out finite, not NaN")

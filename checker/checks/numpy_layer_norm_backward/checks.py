@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from checker.checks.shared.outputs import split
 from checker.lang import t
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, unused_argument
 
 _TRACK = "numpy"
 TARGET = "layer_norm_backward"
@@ -237,6 +237,9 @@ def default_eps(kit):
     g = torch.Generator().manual_seed(41)
     x = (torch.randn(3, 4, 6, generator=g, dtype=torch.float64) * 0.003).numpy()  # var ~1e-5: eps matters
     gamma, dy = (torch.randn(*s, generator=g, dtype=torch.float64).numpy() for s in ((6,), (3, 4, 6)))
+    ignored = unused_argument(kit, "eps", (((dy, x, gamma, 1e-3), "1e-3"), ((dy, x, gamma, 1e-5), "1e-5")))
+    if ignored:
+        raise ignored
     for args, what in (((dy, x, gamma), "called without eps"), ((dy, x, gamma, 1e-3), "eps=1e-3")):
         got = _triple(kit.user(args), t(what))
         _compare_all(kit, args, got, autograd(*args), t("x of variance ~1e-5, {what}", what=t(what)))

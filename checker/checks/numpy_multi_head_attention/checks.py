@@ -86,11 +86,12 @@ def mha(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo, *, split="right", com
     divisor = {"depth": math.sqrt(Q.shape[-1]), "none": 1.0, "d_model": math.sqrt(d_model)}[scale]
     scores = Q @ np.swapaxes(K, -1, -2) / divisor
     visible = None if mask is None else (mask if mask_as == "visible" else ~mask)
-    if visible is not None:
-        scores = np.where(visible, scores, -np.inf)
-    weights = softmax(scores, axis)
-    if visible is not None:
-        weights = np.where(visible, weights, 0.0)
+    if visible is not None and mask_as == "hidden_1e9":  # seed 000's additive -1e9: a hidden row comes out uniform
+        weights = softmax(scores + np.where(visible, 0.0, -1e9), axis)
+    elif visible is not None:
+        weights = np.where(visible, softmax(np.where(visible, scores, -np.inf), axis), 0.0)
+    else:
+        weights = softmax(scores, axis)
     out = _combine(weights @ V, combine)
     return (proj(out, Wo) if use_wo else out), weights
 
@@ -128,6 +129,9 @@ MISTAKES = [
             "your output equals multi-head attention split into `depth` heads of size num_heads: call "
             "split_heads(x, num_heads, depth), which reshapes to (B, T, num_heads, depth)"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
+            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
+    Mistake("mask inverted, -1e9 added", _variant(mask_as="hidden_1e9"),
             "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("softmax over queries", _variant(axis=-2),

@@ -83,7 +83,7 @@ def _variant(decay="decoupled", correct="both", eps_at="outside", root=True, ste
         m = beta1 * exp_avg + (1 - beta1) * grad
         v = beta2 * exp_avg_sq + (1 - beta2) * (grad * grad if square else grad.abs())
         t = step - (1 - step_from)
-        bc1 = 1 - beta1**t if correct in ("both", "first") else 1.0
+        bc1 = 1 - beta1**t if correct in ("both", "first", "second unrooted") else 1.0
         bc2 = 1 - beta2**t if correct in ("both", "second", "second unrooted") else 1.0
         if correct == "power":  # (1 − β)^t for 1 − β^t
             bc1, bc2 = (1 - beta1)**t, (1 - beta2)**t

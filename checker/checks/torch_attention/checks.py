@@ -6,7 +6,7 @@ import torch
 
 from checker.checks.shared import masks
 from checker.checks.shared.outputs import split
-from checker.kit import Fail, Mistake, case, check, expect_structure
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, expect_structure, user_line
 from checker.lang import t
 
 TARGET = "ScaledDotProductAttention"
@@ -133,6 +133,28 @@ def fully_hidden_row(kit):
     c = _BLIND
     out, weights = _pair(kit.user(kit.inputs(c), case=c), c)
     _blind_row(c, out[1, 0, 2], weights[1, 0, 2], t("batch 1, head 0, query 2"))
+
+
+@check("numerics", "float16 inputs with a padding mask: the mask's fill fits the dtype", followup=True)
+def half_precision(kit):
+    # Half precision is how attention runs on a GPU; the contract does not promise it, so a miss is the question
+    # an interviewer asks next, not a failure.
+    c = CASES[1]
+    Q, K, V, mask = inputs(c, "float64")
+    try:
+        out, weights = _pair(kit.user((Q.half(), K.half(), V.half(), mask), init=kit.init(c), dtype="float16"), c)
+    except UserError as err:
+        if "without overflow" not in err.message:
+            raise
+        raise Fail(t("{label}, in float16: your code raised {error}{where}", label=c.label, error=err,
+                     where=at_line(err)), t(_HALF_WHY), line=user_line(err)) from None
+    if not (torch.isfinite(out).all() and torch.isfinite(weights).all()):
+        raise Fail(t("{label}, in float16: your output holds inf or NaN", label=c.label), t(_HALF_WHY))
+
+
+_HALF_WHY = ("Follow-up: which fill works in every dtype? -1e9 does not fit in float16 (its largest value is 65504), "
+             "so masked_fill(~mask, -1e9) raises or becomes -inf; float('-inf'), or torch.finfo(scores.dtype).min, "
+             "fits every dtype")
 
 
 def _blind_row(c, row_o, row_w, where: str) -> None:

@@ -22,6 +22,8 @@ CASES = [
     case(1, B=2, T=5, D=12, H=3, d_k=4, pad="none"),
     case(2, B=3, T=6, D=8, H=2, d_k=4, pad="right"),
     case(3, B=4, T=7, D=10, H=5, d_k=2, pad="right"),
+    case(5, B=2, T=9, D=12, H=3, d_k=4, pad="none"),  # case 1's module on a longer input: nothing kept between calls
+    case(6, B=2, T=5, D=12, H=3, d_k=4, pad="right"),  # and on padded input of case 1's length
 ]
 # Batch item 1 starts with two PADs: queries 0 and 1 see no key at all. Beyond the textbook answer
 # (seed 001's -1e20 gives such a row a uniform average, -inf alone NaN), so a follow-up, held apart.

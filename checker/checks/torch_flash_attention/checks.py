@@ -46,6 +46,9 @@ _ROW_CASES = [
 ]
 # Scores up to ~±2000: exp() without subtracting a max overflows even in float64 (exp(710) = inf).
 _LARGE = case(8, B=2, H=3, T_q=6, T_k=11, d_k=4, d_v=5, block_size=3, causal=False, scores="large: q, k × 30")
+# every score of every row near -800: exp(s) underflows to 0 in float64 unless the running max follows the scores
+_NEGATIVE = case(12, B=2, H=2, T_q=5, T_k=9, d_k=4, d_v=3, block_size=4, causal=False,
+                 scores="very negative: every q·k/√d_k near -800")
 _BLOCK_SIZES = (1, 2, 3, 6, 13, 14, 40)  # tried on case 2 (T_k = 14): tiny, not dividing, T_k - 1, T_k, beyond
 
 
@@ -55,8 +58,10 @@ def inputs(c, dtype):
     q = torch.randn(c.B, c.H, c.T_q, c.d_k, generator=g, dtype=torch.float64)
     k = torch.randn(c.B, c.H, c.T_k, c.d_k, generator=g, dtype=torch.float64)
     v = torch.randn(c.B, c.H, c.T_k, c.d_v, generator=g, dtype=torch.float64)
-    if "scores" in c.extra:
+    if "scores" in c.extra and c.scores.startswith("large"):
         q, k = q * 30, k * 30
+    if "scores" in c.extra and c.scores.startswith("very negative"):
+        q[..., 0], k[..., 0] = 40.0, -40.0  # q·k = -1600 + a few, divided by √d_k = 2
     return q.to(dt), k.to(dt), v.to(dt), c.causal, c.block_size
 
 
@@ -68,11 +73,12 @@ def bound(c) -> int:
 
 
 def tiled(q, k, v, causal=False, block_size=16, *, rescale="both", normalise="end", tail=True, scale=True,
-          offset="bottom-right", diagonal=True, running_max=True, empty_rows="zero", keep_max="updated"):
+          offset="bottom-right", diagonal=True, running_max=True, empty_rows="zero", keep_max="updated",
+          start_max=float("-inf")):
     """Flash attention with knobs; every knob at its default gives the right answer."""
     T_q, T_k = q.size(-2), k.size(-2)
     factor = 1.0 / math.sqrt(q.size(-1)) if scale else 1.0
-    m = q.new_full((*q.shape[:-1], 1), float("-inf"))
+    m = q.new_full((*q.shape[:-1], 1), start_max)
     l = q.new_zeros((*q.shape[:-1], 1))
     acc = q.new_zeros((*q.shape[:-1], v.size(-1)))
     rows = torch.arange(T_q)[:, None] + ((T_k - T_q) if offset == "bottom-right" else 0)
@@ -112,7 +118,13 @@ def _variant(**knobs):
     return lambda q, k, v, causal=False, block_size=16: tiled(q, k, v, causal, block_size, **knobs)
 
 
+_STARTS_AT_ZERO = ("your running max starts at 0, not -inf: while every score of a row is below 0 it stays 0, and "
+                   "exp(s - 0) of scores near -800 underflows to 0 for the whole row; start it at -inf, "
+                   "m = torch.full(..., float('-inf')), so that the first tile sets it")
+
 MISTAKES = [
+    Mistake("running max starts at 0", _variant(start_max=0.0, empty_rows="nan"), _STARTS_AT_ZERO),
+    Mistake("running max starts at 0, empty sums guarded", _variant(start_max=0.0), _STARTS_AT_ZERO),
     Mistake("accumulator not rescaled", _variant(rescale="l only"),
             "your output equals flash attention that rescales the running sum l but not the accumulator when the max "
             "grows: multiply acc by exp(m_old - m_new) too (acc = acc * alpha + p @ v_tile)"),
@@ -226,25 +238,30 @@ def block_sizes(kit):
             raise Fail(t("{label}, block_size={block}: {fail}", label=c.label, block=block, fail=fail), found) from None
 
 
-@check("numerics", "stable on large scores (up to ~±2000): a running max keeps exp() finite")
+@check("numerics", "stable on large scores (up to ~±2000) and on rows whose every score is near -800")
 def large_scores(kit):
-    c = _LARGE
-    args = kit.inputs(c)
-    got = _out(kit.user(args), c)
-    try:
-        compare(got, kit.reference(args), t("{label}: out", label=c.label), "(B, H, T_q, d_v)")
-    except Fail as fail:
-        found = kit.name_mistake(args, got)
-        if found is None:  # right on ordinary scores, wrong on large ones: the exponentials overflowed
-            ordinary = kit.inputs(CASES[0])
-            if matches(_out(kit.user(ordinary), CASES[0]), kit.reference(ordinary)):
-                found = t(_OVERFLOW_WHY)
-        raise Fail(fail.message, found) from None
+    for c, why in ((_LARGE, _OVERFLOW_WHY), (_NEGATIVE, _UNDERFLOW_WHY)):
+        args = kit.inputs(c)
+        got = _out(kit.user(args), c)
+        try:
+            compare(got, kit.reference(args), t("{label}: out", label=c.label), "(B, H, T_q, d_v)")
+        except Fail as fail:
+            found = kit.name_mistake(args, got)
+            if found is None:  # right on ordinary scores, wrong on these: what was seen, not a guessed cause
+                ordinary = kit.inputs(CASES[0])
+                if matches(_out(kit.user(ordinary), CASES[0]), kit.reference(ordinary)):
+                    found = t(why)
+            raise Fail(fail.message, found) from None
 
 
 _OVERFLOW_WHY = ("your output is right on ordinary scores but not on large ones: exp() of a score near 2000 overflows "
                  "to inf (a guard such as nan_to_num only hides it); subtract the running max before exp(), "
                  "p = exp(s - m_new), and rescale what was summed under the old max")
+
+
+_UNDERFLOW_WHY = ("your output is right on ordinary scores but not on rows whose every score is near -800: there "
+                  "exp() underflows to 0 unless what it is taken against follows the scores down; the running max "
+                  "starts at -inf and exp(s - m_new) is taken against the max seen so far")
 
 
 @check("properties", "defaults: causal=False and block_size=16 when not given")

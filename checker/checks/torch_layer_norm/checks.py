@@ -105,6 +105,10 @@ MISTAKES = [
     Mistake("normalised over the second-to-last axis", _variant(dims=(-2,)),
             "your output is normalised over the second-to-last axis (the positions): layer norm normalises each "
             "vector over its last axis, mean(dim=-1, keepdim=True) and the same for the variance"),
+    Mistake("normalised over axis 1", _variant(dims=(1,)),
+            "your output is normalised over axis 1: for (B, T, D) that is the positions (for (T, D) it happens to be "
+            "right): layer norm normalises each vector over its last axis, mean(dim=-1, keepdim=True) and the same "
+            "for the variance"),
     Mistake("normalised over the whole tensor", _variant(dims=None),
             "your output is normalised with one mean and variance for the whole tensor: take them per vector, "
             "over the last axis only (dim=-1, keepdim=True)"),

@@ -151,6 +151,9 @@ def bias(weight, T_q, T_k, bidirectional=True, max_distance=128, *, offset=True,
     b = bucket(relative, bidirectional if always is None else always, weight.size(0), max_distance, **knobs)
     if layout == "reshape":  # (T_q, T_k, H) reshaped, not permuted: the heads read across the positions
         return weight[b].reshape(1, weight.size(1), T_q, T_k)
+    if layout == "reshape square":  # the same on the whole (T_k, T_k) table, its last T_q rows kept
+        return bias(weight, T_k, T_k, bidirectional, max_distance, offset=offset, always=always, layout="reshape",
+                    **knobs)[:, :, T_k - T_q:]
     return weight[b].permute(2, 0, 1).unsqueeze(0)
 
 
@@ -170,6 +173,10 @@ MISTAKES = [Mistake(name, _bias_variant(**knobs), _BUCKET_EXPLAIN[name]) for nam
             "your bias uses causal buckets although bidirectional=True was passed: pass the argument on to "
             "relative_position_bucket"),
     Mistake("table read reshaped, not permuted", _bias_variant(layout="reshape"),
+            "your bias reshapes the looked-up table, (T_q, T_k, H) -> (1, H, T_q, T_k), instead of moving the head "
+            "axis: reshape keeps the memory order, so each head gets numbers of all heads; use "
+            "weight[buckets].permute(2, 0, 1).unsqueeze(0) (HF T5: values.permute([2, 0, 1]).unsqueeze(0))"),
+    Mistake("table read reshaped whole, not permuted", _bias_variant(layout="reshape square"),
             "your bias reshapes the looked-up table, (T_q, T_k, H) -> (1, H, T_q, T_k), instead of moving the head "
             "axis: reshape keeps the memory order, so each head gets numbers of all heads; use "
             "weight[buckets].permute(2, 0, 1).unsqueeze(0) (HF T5: values.permute([2, 0, 1]).unsqueeze(0))"),

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure, matches
 from checker.lang import t
 
 TARGET = "RMSNorm"
@@ -141,6 +141,9 @@ MISTAKES = [
     Mistake("normalised over the second-to-last axis", _variant(dims=(-2,)),
             "your output is normalised over the second-to-last axis (the positions): RMSNorm normalises each "
             "vector over its last axis, mean(dim=-1, keepdim=True)"),
+    Mistake("normalised over axis 1", _variant(dims=(1,)),
+            "your output is normalised over axis 1: for (B, T, D) that is the positions (for (T, D) it happens to be "
+            "right): RMSNorm normalises each vector over its last axis, mean(dim=-1, keepdim=True)"),
     Mistake("normalised over the whole tensor", _variant(dims=None),
             "your output is normalised with one mean square for the whole tensor: take it per vector, over the "
             "last axis only (dim=-1, keepdim=True)"),
@@ -231,8 +234,11 @@ def half_precision(kit):
                      "(.to(x.dtype) or .type_as(x)), as nn.RMSNorm and LLaMA do"))
     if isinstance(got, torch.Tensor) and got.shape == exact.shape and got.dtype == exact.dtype:
         if not torch.isfinite(got).all() or (got == 0).all(dim=-1).any():
+            # overflow is the cause only if the same rows come out right in float64
+            wide = (x16.double(),), {k: v.double() for k, v in state.items()}
+            right = matches(kit.user(wide[0], init=init(c), state=wide[1]), exact.double(), _HALF_TOL)
             raise Fail(t("{label}: some outputs are 0, inf or NaN", label=c.label),
                        t("x² of 300 is 90000, beyond float16's largest value 65504, so your mean(x²) overflows: compute "
                          "it in float32, h = x.float() (or x.to(torch.promote_types(x.dtype, torch.float32))), and cast "
-                         "the result back to x.dtype (LLaMA: self._norm(x.float()).type_as(x))"))
+                         "the result back to x.dtype (LLaMA: self._norm(x.float()).type_as(x))") if right else None)
     compare(got, exact, t("{label}: output", label=c.label), "(..., D)", tol=_HALF_TOL)

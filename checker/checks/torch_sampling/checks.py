@@ -14,7 +14,7 @@ seeded, so a given implementation always gets the same verdict.
 
 import torch
 
-from checker.kit import Accepted, Convention, Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Accepted, Convention, Fail, Mistake, UserError, case, check, compare, expect_structure, matches
 from checker.lang import t
 
 TARGET = "filter_logits"
@@ -252,8 +252,12 @@ def neutral_values(kit):
                     t("temperature={temperature}, top_k={top_k}, top_p={top_p}: filtered logits",
                       temperature=temperature, top_k=top_k, top_p=top_p), "(B, V)")
         except Fail as fail:
+            # The cause is the neutral value only where the same logits with the case's own settings come out right
+            usual = (logits, c.temperature, c.top_k, c.top_p)
+            blamed = matches(kit.user(usual), kit.reference(usual))
             raise Fail(fail.message, t("a branch taken on a neutral value (temperature 1, top_k >= V, top_p 1.0) "
-                                       "must only skip its own step: the other steps still apply")) from None
+                                       "must only skip its own step: the other steps still apply") if blamed else None) \
+                from None
 
 
 @check("properties", "temperature <= 0 raises ValueError in filter_logits")
@@ -365,11 +369,16 @@ def never_ineligible(kit):
         ok = allowed.repeat_interleave(_N, dim=0).gather(1, ids[:, None]).squeeze(1)
         if not ok.all():
             i = int((~ok).nonzero()[0])
+            # the sampler is to blame only where the user's own filter keeps the right tokens
+            mine = kit.user((logits, c.temperature, c.top_k, c.top_p))
+            blamed = isinstance(mine, torch.Tensor) and mine.shape == allowed.shape and \
+                bool(torch.equal(torch.isfinite(mine), allowed))
             raise Fail(t("{label}: row {row} drew token {token}, which top-k/top-p removes (eligible: {eligible})",
                          label=c.label, row=i // _N, token=int(ids[i]),
                          eligible=allowed[i // _N].nonzero().flatten().tolist()),
                        t("your sampler draws tokens the filter removes: draw from "
-                         "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits"))
+                         "softmax(filter_logits(logits, temperature, top_k, top_p)), not from the raw logits")
+                       if blamed else None)
 
 
 @check("properties", "sample_next_token's frequencies match softmax(filter_logits(...)) (chi-square, N = 20000 per row)")

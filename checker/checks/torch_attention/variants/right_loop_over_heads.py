@@ -1,3 +1,4 @@
+# followup: in float16
 """A loop over batch items and heads, and a manual softmax: slow but correct."""
 import math
 
