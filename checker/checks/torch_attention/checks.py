@@ -152,6 +152,28 @@ def half_precision(kit):
         raise Fail(t("{label}, in float16: your output holds inf or NaN", label=c.label), t(_HALF_WHY))
 
 
+@check("masking", "scores near -57000 with a padding mask: hidden keys still get zero weight", followup=True)
+def very_negative_scores(kit):
+    # GPT-2 fills hidden scores with -1e4: right while the scores stay far above it, wrong once they do not. The
+    # contract says hidden keys get zero weight whatever the scores, so a miss is the interviewer's next question.
+    c = CASES[1]
+    Q, K, V, mask = inputs(c, "float64")
+    Q[..., 0], K[..., 0] = 400.0, -400.0  # q·k = -160000 + a few, divided by √d_k: every score near -57000
+    out, weights = _pair(kit.user((Q, K, V, mask), case=c), c)
+    visible = mask.expand(weights.shape)
+    hidden = float(weights.masked_fill(visible, 0.0).abs().nan_to_num(1.0).max())
+    lost = float((weights.masked_fill(~visible, 0.0).sum(-1) - 1).abs().nan_to_num(1.0).max())  # every row sees a key
+    if hidden > 1e-3 or lost > 1e-3:  # the mass went to the hidden keys (then perhaps zeroed after softmax)
+        raise Fail(t("{label}, every score near -57000: the hidden keys take weight {hidden:.3g} and the visible "
+                     "keys' weights sum to 1 - {lost:.3g}", label=c.label, hidden=hidden, lost=lost),
+                   t(_FINITE_FILL_WHY))
+
+
+_FINITE_FILL_WHY = ("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides "
+                    "a key only while the real scores stay far above it; float('-inf'), or torch.finfo(scores.dtype)"
+                    ".min, hides it whatever the scores")
+
+
 _HALF_WHY = ("Follow-up: which fill works in every dtype? -1e9 does not fit in float16 (its largest value is 65504), "
              "so masked_fill(~mask, -1e9) raises or becomes -inf; float('-inf'), or torch.finfo(scores.dtype).min, "
              "fits every dtype")
