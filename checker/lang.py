@@ -216,8 +216,17 @@ def read_catalogue(checks_module: str) -> None:
 
 def chinese() -> dict[str, str]:
     """Every Chinese template, by its English template, from every catalogue."""
-    _read_catalogues(catalogues())
+    _read_every_catalogue()
     return _table
+
+
+_every_catalogue_read = False
+
+
+def _read_every_catalogue() -> None:
+    global _every_catalogue_read
+    _read_catalogues(catalogues())
+    _every_catalogue_read = True
 
 
 @contextmanager
@@ -259,8 +268,8 @@ def _template(english: str, values: dict, lang: str) -> str:
         return _plural(english, values) if values and "(s)" in english else english
     if _CORE not in _read:
         _read_catalogues([_CORE])
-    if english not in _table and len(_read) < len(paths := catalogues()):
-        _read_catalogues(paths)  # a kata's sentence drawn in Chinese after its checks ran in another language
+    if english not in _table and not _every_catalogue_read:
+        _read_every_catalogue()  # a kata's sentence drawn in Chinese after its checks ran in another language
     return _table.get(english, english)
 
 

@@ -318,8 +318,7 @@ class Kit:
             if same is not None:
                 found = same(got, wrong)
             else:
-                several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
-                found = all(matches(u, w, tol) for u, w in (zip(got, wrong) if several else [(got, wrong)]))
+                found = _all_match(got, wrong, tol)
             if found and run is None and same is None and set(how) == {"case", "dtype"} and mistakes is None:
                 found = self._reproduces(mistake, how["case"], how["dtype"], tol, outputs)
             if found:
@@ -333,35 +332,37 @@ class Kit:
         not on one: a hard-coded eps equals 'the wrong default eps' until a case passes its own. Cases the user's
         code gets right or cannot run are left out; one the mistake cannot run where the user's code did
         refutes it."""
-
-        def same(a, b) -> bool:
-            a, b = (as_outputs(a, outputs), as_outputs(b, outputs)) if outputs else (a, b)
-            several = isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
-            return all(matches(u, _unknown_where_nan(w, u), tol) for u, w in (zip(a, b) if several else [(a, b)]))
-
+        split = (lambda v: as_outputs(v, outputs)) if outputs else (lambda v: v)
         for c in self.options.CASES:
             if c is seen:
                 continue
             args = self.inputs(c, dtype)
             try:
-                got = self.user(args, case=c, dtype=dtype)
-                want = self.reference(args, case=c, dtype=dtype)
-                if same(got, want) or _shapes(got, outputs) != _shapes(want, outputs):
+                got = split(self.user(args, case=c, dtype=dtype))
+                want = split(self.reference(args, case=c, dtype=dtype))
+                if _all_match(got, want, tol) or _shapes(got) != _shapes(want):
                     continue  # right here, or wrong in form: the shape checks' business, not this mistake's
             except (UserError, ValueError, TypeError):  # the user's code raised, or returned another form
                 continue
             try:
                 with np.errstate(all="ignore"):
-                    wrong = self.reference(args, impl=mistake.impl, case=c, dtype=dtype)
+                    wrong = split(self.reference(args, impl=mistake.impl, case=c, dtype=dtype))
             except Exception:  # noqa: BLE001 - the mistake cannot run where the user's code did
                 return False
-            if not same(got, wrong):
+            if not _all_match(got, wrong, tol, nan_predicts_nothing=True):
                 return False
         return True
 
 
-def _shapes(value, outputs) -> list:
-    values = as_outputs(value, outputs) if outputs else value
+def _all_match(got, wrong, tol, *, nan_predicts_nothing: bool = False) -> bool:
+    """Every value of got within tol of wrong's (one value, or tuples of the same length); with
+    nan_predicts_nothing, where wrong (a hypothesis) is NaN it takes got's value."""
+    several = isinstance(got, (tuple, list)) and isinstance(wrong, (tuple, list)) and len(got) == len(wrong)
+    pairs = zip(got, wrong) if several else [(got, wrong)]
+    return all(matches(u, _unknown_where_nan(w, u) if nan_predicts_nothing else w, tol) for u, w in pairs)
+
+
+def _shapes(values) -> list:
     return [tuple(getattr(v, "shape", ())) for v in (values if isinstance(values, (tuple, list)) else [values])]
 
 

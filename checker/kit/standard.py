@@ -262,7 +262,7 @@ def standard_checks(spec) -> list:
             value = kit.drive(second_call, opts.TARGET, kit.init(second), state, kit.inputs(first), args)
         except UserError as err:
             raise Fail(t("{label}, called after {first} on the same module: your code raised {error}{where}",
-                         label=second.label, first=first.label, error=err, where=at_line(err)), _KEPT,
+                         label=second.label, first=first.label, error=err, where=at_line(err)), t(_KEPT),
                        line=user_line(err)) from None
         got = as_outputs(value, outputs)
         for (name, legend), u, e in zip(outputs, got, want):
@@ -270,12 +270,7 @@ def standard_checks(spec) -> list:
                 compare(u, e, name, legend, tol=kit.tolerance("float64"))
             except Fail as fail:
                 raise Fail(t("{label}, called after {first} on the same module: {fail}", label=second.label,
-                             first=first.label, fail=fail.message), _KEPT) from None
-
-    _KEPT = t("your module answers right when it is new, and wrong once it has been called on an input of another "
-              "length: it keeps something from the first call (a mask, a table or a cache stored on self): build it "
-              "from each call's input, or make it once for the longest length (a buffer sized max_len) and slice it")
-
+                             first=first.label, fail=fail.message), t(_KEPT)) from None
 
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
     if spec.__name__.startswith("checker.checks.torch_") and opts.LOAD_STATE and _module_pairs(spec):
@@ -292,6 +287,11 @@ def standard_checks(spec) -> list:
     if opts.BATCH_INDEPENDENT:
         checks.append(batch_independence(spec))
     return checks
+
+
+_KEPT = ("your module answers right when it is new, and wrong once it has been called on another input: it keeps "
+         "something from the first call (a mask, a table or a cache stored on self): build it from each call's input, "
+         "or make it once for the longest length (a buffer sized max_len) and slice it")
 
 
 def _module_pairs(spec) -> list:
