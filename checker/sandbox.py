@@ -366,6 +366,9 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     global _memory_gb
     if inherited is not None:
         inherited.close()  # the checker's end (fork): once it is gone, recv() below sees EOF and the child exits
+    # The checks run on the CPU: the user's code sees no GPU. A CUDA context under the child's memory cap
+    # fails as "out of memory" (seen on an H100); with none visible, .cuda() says there is no GPU.
+    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = ""
     torch.set_num_threads(1)  # one thread: the user's time and the reference's time stay comparable
     if warm_up:
         warm()

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from checker import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = ROOT / "checker" / "checks"  # one folder per kata: TRACK_NAME/
@@ -27,6 +28,13 @@ def variant(code: str, name: str) -> Path:
 def variant_files(prefix: str = "*") -> list[Path]:
     """Every kata's wrong_*.py or right_*.py, in a stable order."""
     return sorted(CHECKS.glob(f"*/variants/{prefix}_*.py"), key=str)
+
+
+# The sandbox's start methods. fork is refused where torch may see an accelerator (a CUDA, ROCm or XPU
+# build): there its tests are skipped, and a test of the refusal itself runs instead.
+FORK = pytest.param("fork", marks=pytest.mark.skipif(processes.accelerator(),
+                                                      reason="KATA_SANDBOX=fork is refused on this torch build"))
+START_METHODS = (FORK, "forkserver", "spawn")
 
 
 # A private data folder for the whole test session: a test that falls back to the default

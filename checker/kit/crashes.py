@@ -46,6 +46,11 @@ def _sizes(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"-?\d+", text)]
 
 
+def _where(err: UserError) -> str:
+    line = user_line(err)
+    return t("line {line}", line=line) if line else t("your code")
+
+
 def crash_diagnosis(err: UserError) -> str | None:
     """What a shape error the user's code raised means in the case's own dimension names, at their line.
 
@@ -57,10 +62,13 @@ def crash_diagnosis(err: UserError) -> str | None:
     if "axes don't match array" in text:
         return t("the transpose lists another number of axes than the array has there: the array's rank is not what "
                  "the code assumes; swap only the axes you mean (np.swapaxes(x, -1, -2))")
+    if re.search(r"(?i:cuda)|NVIDIA|\bHIP\b|ROCm|\b(?i:mps)\b", text):
+        return t("{where} asks for a GPU: the checks give every input on the CPU and expect each tensor your code "
+                 "makes on the inputs' device; make them with device=x.device (or torch.zeros_like, x.new_zeros), "
+                 "and leave moving the model to the caller", where=_where(err))
     if not isinstance(case, Case) or not case.dims:
         return None
-    dims, line = case.dims, user_line(err)
-    where = t("line {line}", line=line) if line else t("your code")
+    dims, where = case.dims, _where(err)
     named = lambda n: _size_names(n, dims)
     inner = (re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", text)
              or re.search(r"batch2 tensor to be: \[\d+, (\d+)\] but got: \[\d+, (\d+)\]", text)

@@ -14,9 +14,8 @@ import time
 import psutil
 import pytest
 
-from conftest import ROOT, run_json
+from conftest import ROOT, START_METHODS, run_json
 
-METHODS = ("fork", "forkserver", "spawn")
 
 REFERENCE_BY_ENGINE = """from checker import catalogue, engine
 globals().update(vars(engine.load_solution(catalogue.find("{kata}"))))
@@ -68,7 +67,7 @@ def _size(folder) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", START_METHODS)
 def test_no_attack_passes_and_nothing_outside_the_kata_is_touched(workspace, method):
     (workspace / "backups" / "kept").mkdir(parents=True)
     bpe_before = (workspace / "torch" / "bpe.py").read_bytes()
@@ -124,7 +123,7 @@ while not os.path.exists({marker!r}):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a subreaper is Linux's")
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", START_METHODS)
 def test_a_daemon_started_past_the_boundary_dies_with_the_check_and_holds_no_pipe(workspace, tmp_path, method):
     marker = tmp_path / "daemon.pid"
     reference = (ROOT / "solutions" / "torch" / "rms_norm.py").read_text(encoding="utf-8")
