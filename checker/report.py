@@ -34,12 +34,12 @@ def stage_bar(result) -> Text:
     present = [s for s in STAGES if any(c.stage == s for c in result.checks)]
     for i, stage in enumerate(present):
         checks = [c for c in result.checks if c.stage == stage]
-        if all(c.passed for c in checks):
-            style, mark = "green", mark_of["pass"]
-        elif all(c.skipped for c in checks):
-            style, mark = "dim", mark_of["skipped"]
-        else:
+        if any(not c.passed and not c.skipped for c in checks):
             style, mark = "red", mark_of["fail"]
+        elif all(c.passed for c in checks):
+            style, mark = "green", mark_of["pass"]
+        else:  # some skipped (until a failure elsewhere is fixed), the rest passed
+            style, mark = "dim", mark_of["skipped"]
         bar.append(f"{mark} {say(spoken(), 'stage.' + stage)}", style=style)
         if i < len(present) - 1:
             bar.append(f" {mark_of['next']} ", style="dim")
@@ -111,11 +111,12 @@ def _checks(result, *, verbose: bool, folded: bool) -> list:
     mark_of = marks()
     shown = [c for c in result.checks if verbose or not c.skipped]
     passed = sum(c.passed for c in shown)
-    if folded and passed:
-        rows.append(Text.assemble((mark_of["pass"] + " ", "green"), (t("{count} check(s) passed", count=passed), "green")))
     grid = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
     grid.add_column(width=max(2, len(mark_of["fail"])), justify="right")
     grid.add_column(ratio=1)
+    if folded and passed:
+        grid.add_row(Text(mark_of["pass"], style="green"), Wrapped(t("{count} check(s) passed", count=passed),
+                                                                   style="green"))
     for c in shown:
         if folded and c.passed:
             continue
@@ -180,7 +181,10 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
     if result.status == "not_started":
         rows.append(_not_started(result))
     elif result.checks:
-        rows += [stage_bar(result), Text(""), *_checks(result, verbose=verbose, folded=False)]
+        # a failing run folds its passed checks into one line (the stage bar shows where they are): the
+        # failures are what is read; --verbose lists every check
+        folded = result.status != "pass" and not verbose
+        rows += [stage_bar(result), Text(""), *_checks(result, verbose=verbose, folded=folded)]
     if result.diagnosis:
         rows += [Text(""), *diagnosis(result)]
     rows += _after(result)

@@ -53,10 +53,12 @@ class KataResult:
 
     def followups(self) -> list[CheckResult]:
         """The accepted variants and follow-up questions the run raised (passed or, with --strict, failed)."""
-        return [c for c in self.checks if c.kind != "core" and c.message]
+        return [c for c in self.checks if c.kind != "core" and c.message and not c.skipped]
 
     def last_stage_passed(self) -> str | None:
-        """The stage before the first one with a failing check (None when structure fails)."""
-        failed = [STAGES.index(c.stage) for c in self.checks if not c.passed]
-        first_failed = min(failed, default=len(STAGES))
-        return STAGES[first_failed - 1] if first_failed else None
+        """Of the kata's own stages, the one before the first with a failing check (None when structure fails):
+        rms_norm, which has no masking stage, never reports 'masking'."""
+        own = [s for s in STAGES if any(c.stage == s for c in self.checks)]
+        failed = [own.index(c.stage) for c in self.checks if not c.passed]
+        first_failed = min(failed, default=len(own))
+        return own[first_failed - 1] if first_failed else None

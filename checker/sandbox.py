@@ -153,8 +153,25 @@ _user_path = ""
 _memory_gb = 0.0
 
 
+class ReturnedOther(Exception):
+    """Not an error of the user's code: it returned fewer float outputs than the gradient check follows (expected,
+    got). The checker says so in the reader's language (returned_other)."""
+
+
+def returned_other(err: UserError) -> str | None:
+    """The sentence for a ReturnedOther the child reported, or None for an error the user's code raised."""
+    if err.kind != ReturnedOther.__name__:
+        return None
+    expected, got = map(int, err.message.split())
+    return t("the gradient check follows {expected} floating-point output(s) and your code returned {got}: return "
+             "every output the contract lists, each a float tensor", expected=expected, got=got)
+
+
 def _describe(exc: BaseException) -> dict:
     """The user's own frames only: their file and line, never the checker's."""
+    if isinstance(exc, ReturnedOther):
+        return {"kind": ReturnedOther.__name__, "message": " ".join(map(str, exc.args)), "traceback": "",
+                "not_implemented": False}
     if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or "Unable to allocate" in str(exc):
         return {"kind": "MemoryError", "message": _memory_message(_memory_gb),
                 "traceback": _user_frames(exc), "not_implemented": False}
@@ -270,8 +287,8 @@ def _backward(fn, args, kwargs, cotangents, module):
     args = [a.detach().clone().requires_grad_(True) if _float_tensor(a) else a for a in args]
     value = fn(*args, **kwargs)
     outs = [o for o in (value if isinstance(value, (tuple, list)) else (value,)) if _float_tensor(o)]
-    if len(outs) != len(cotangents):
-        raise ValueError(f"expected {len(cotangents)} float tensor output(s), got {len(outs)}")
+    if len(outs) != len(cotangents):  # what the code returned, said as such: it raised nothing
+        raise ReturnedOther(len(cotangents), len(outs))
     loss = sum((o * c.to(o.dtype)).sum() for o, c in zip(outs, cotangents))
     loss.backward()
     params = {} if module is None else {n: p.grad for n, p in module.named_parameters()}

@@ -99,3 +99,26 @@ def test_kata_check_case_prints_the_snippet_in_the_chosen_language():
     assert "隐藏检查用的输入和权重" in zh.stdout and "case.compare(got)" in zh.stdout
     bad = run_kata("check", "attention", "--case", "99")
     assert bad.returncode == 2 and "there is no case 99" in bad.stderr
+
+
+def test_every_case_number_a_report_can_name_means_one_case_and_case_answers_for_it():
+    """A report labels a case by its number; `--case N` rebuilds that very case, or says that its one check
+    builds it, never 'there is no case N' (kv_cache's reports named case 6 when --case knew 1 to 4)."""
+    import importlib
+
+    from checker import catalogue, engine, kit
+    from checker.lang import read_catalogue
+
+    for k in catalogue.all_katas():
+        read_catalogue(k.checks_module)
+        spec = importlib.import_module(k.checks_module)
+        named: dict = {}
+        for value in vars(spec).values():
+            for c in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(c, kit.Case):
+                    assert named.setdefault(c.id, c) == c, f"{k.id}: two different cases are both case {c.id}"
+        for number in named:
+            try:
+                engine.Replay(k, number)
+            except LookupError as err:
+                assert "built by the one check" in str(err), f"{k.id} case {number}: {err}"

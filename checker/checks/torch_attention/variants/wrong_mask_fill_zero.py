@@ -1,4 +1,4 @@
-# expect: hidden keys
+# expect: exp(0) = 1 still gives them weight
 """Hidden keys get a score of 0 instead of -inf: they still get weight after softmax."""
 
 import math
