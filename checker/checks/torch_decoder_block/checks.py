@@ -5,6 +5,7 @@ import math
 import torch
 from torch import nn
 
+from checker.checks.child.layers import train_with_only
 from checker.checks.shared import masks
 from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
 from checker.lang import t
@@ -62,6 +63,12 @@ class _Knobbed(nn.Module):
 
     causal, pad, fill, scale, norm, ffn_residual, split = (
         "tril", "keys", "-inf+zero", "head_dim", "post", "H", "transpose")
+    # Where each dropout acts (training only): drop_att on "weights" (right), the attention's "output" (o_proj's,
+    # before the add), the block's "input" X, the attention's "reads" (q/k/v_proj read drop(X), the residual X),
+    # the residual "sum" or the "normed" sum; drop_ffn on the FFN's "output" (right), its "hidden" state
+    # (act_fn's output), its "reads" (up_proj reads drop(H)), the residual "sum" or the "normed" sum.
+    att_drop, ffn_drop = "weights", "output"
+    twice = None  # a sublayer's whole block (sublayer, residual, norm) run again on its own output: "attention", "ffn"
 
     def __init__(self, hidden_dim, nums_head, dropout=0.0):
         super().__init__()
@@ -71,6 +78,10 @@ class _Knobbed(nn.Module):
         self.up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)
         self.down_proj = nn.Linear(4 * hidden_dim, hidden_dim)
         self.layernorm_ffn = nn.LayerNorm(hidden_dim, eps=1e-5)
+        self.drop_att, self.drop_ffn = nn.Dropout(dropout), nn.Dropout(dropout)
+
+    def _at(self, where, knob, x, drop):
+        return drop(x) if knob == where else x
 
     def _mask(self, X, pad_mask):
         T = X.size(1)
@@ -94,6 +105,7 @@ class _Knobbed(nn.Module):
 
     def _attention(self, X, mask):
         B, T, D = X.shape
+        X = self._at("reads", self.att_drop, X, self.drop_att)
         Q, K, V = self._split(self.q_proj(X)), self._split(self.k_proj(X)), self._split(self.v_proj(X))
         divisor = {"head_dim": math.sqrt(self.d_k), "hidden_dim": math.sqrt(D), "none": 1.0}[self.scale]
         scores = Q @ K.transpose(-2, -1) / divisor
@@ -103,18 +115,30 @@ class _Knobbed(nn.Module):
             weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
         else:
             weights = scores.masked_fill(~mask, float("-inf")).softmax(-1).masked_fill(~mask, 0.0)
-        return self.o_proj((weights @ V).transpose(1, 2).reshape(B, T, D))
+        weights = self._at("weights", self.att_drop, weights, self.drop_att)
+        out = self.o_proj((weights @ V).transpose(1, 2).reshape(B, T, D))
+        return self._at("output", self.att_drop, out, self.drop_att)
 
     def _ffn(self, X):
-        return self.down_proj(torch.relu(self.up_proj(X)))
+        X = self._at("reads", self.ffn_drop, X, self.drop_ffn)
+        hidden = self._at("hidden", self.ffn_drop, torch.relu(self.up_proj(X)), self.drop_ffn)
+        return self._at("output", self.ffn_drop, self.down_proj(hidden), self.drop_ffn)
 
     def forward(self, X, pad_mask=None):
         mask = self._mask(X, pad_mask)
         if self.norm == "pre":
             H = X + self._attention(self.layernorm_att(X), mask)
             return H + self._ffn(self.layernorm_ffn(H))
-        H = self.layernorm_att(X + self._attention(X, mask))
-        return self.layernorm_ffn((H if self.ffn_residual == "H" else X) + self._ffn(H))
+        X = self._at("input", self.att_drop, X, self.drop_att)
+        H = self.layernorm_att(self._at("sum", self.att_drop, X + self._attention(X, mask), self.drop_att))
+        H = self._at("normed", self.att_drop, H, self.drop_att)
+        if self.twice == "attention":
+            H = self.layernorm_att(H + self._attention(H, mask))
+        out = (H if self.ffn_residual == "H" else X) + self._ffn(H)
+        out = self.layernorm_ffn(self._at("sum", self.ffn_drop, out, self.drop_ffn))
+        if self.twice == "ffn":
+            out = self.layernorm_ffn(out + self._ffn(out))
+        return self._at("normed", self.ffn_drop, out, self.drop_ffn)
 
 
 def _variant(**knobs):
@@ -156,7 +180,46 @@ MISTAKES = [
     Mistake("split without transpose", _variant(split="view"),
             "your heads are split with .view(B, H, T, head_dim) directly, which cuts the sequence into blocks: "
             "use .view(B, T, H, head_dim).transpose(1, 2)"),
+    Mistake("attention sublayer twice", _variant(twice="attention"),
+            "your block runs the attention sublayer twice, H = layernorm_att(H + attention(H)) one more time on its "
+            "own output: each sublayer runs once (a GPT stacks blocks, the block does not repeat itself)"),
+    Mistake("FFN sublayer twice", _variant(twice="ffn"),
+            "your block runs the FFN sublayer twice, out = layernorm_ffn(out + ffn(out)) one more time on its own "
+            "output: each sublayer runs once (a GPT stacks blocks, the block does not repeat itself)"),
 ]
+
+
+# Where a dropout may sit instead of the contract's place, each with what to do. Tried in training mode with only
+# that dropout on and torch's seed fixed: a placement that gives the user's output seed for seed is a fact.
+_PLACEMENTS = {
+    "drop_att": [
+        ("output", "your drop_att acts on the attention sublayer's output (o_proj's result) before the residual add, "
+                   "as the Annotated Transformer's SublayerConnection does; this block follows seed 001: drop_att acts "
+                   "on the attention weights after the softmax, drop_att(weights) @ V"),
+        ("input", "your drop_att acts on the block's input X, so the residual and the attention both read a dropped-out "
+                  "X; the input itself is never dropped out: drop_att acts on the attention weights after the softmax, "
+                  "drop_att(weights) @ V"),
+        ("reads", "your drop_att acts on the attention's input (q_proj, k_proj and v_proj read drop_att(X)): drop_att "
+                  "acts on the attention weights after the softmax, drop_att(weights) @ V"),
+        ("sum", "your drop_att acts on the residual sum X + attention(X), before layernorm_att; the residual itself is "
+                "never dropped out: drop_att acts on the attention weights after the softmax, drop_att(weights) @ V"),
+        ("normed", "your drop_att acts on layernorm_att's output, after the Add & Norm: drop_att acts on the attention "
+                   "weights after the softmax, drop_att(weights) @ V"),
+    ],
+    "drop_ffn": [
+        ("hidden", "your drop_ffn acts on the FFN's hidden state act_fn(up_proj(H)), before down_proj (where "
+                   "nn.TransformerEncoderLayer puts its first dropout); this block has one dropout in the FFN "
+                   "sublayer, on its output before the residual add: H + drop_ffn(down_proj(act_fn(up_proj(H))))"),
+        ("reads", "your drop_ffn acts on the FFN's input (up_proj reads drop_ffn(H)): drop_ffn acts on the FFN's output "
+                  "before the residual add, H + drop_ffn(down_proj(act_fn(up_proj(H))))"),
+        ("sum", "your drop_ffn acts on the residual sum H + ffn(H), before layernorm_ffn; the residual itself is never "
+                "dropped out: drop_ffn acts on the FFN's output before the residual add, "
+                "H + drop_ffn(down_proj(act_fn(up_proj(H))))"),
+        ("normed", "your drop_ffn acts on layernorm_ffn's output, the block's output: drop_ffn acts on the FFN's output "
+                   "before the residual add, H + drop_ffn(down_proj(act_fn(up_proj(H))))"),
+    ],
+}
+_KNOB = {"drop_att": "att_drop", "drop_ffn": "ffn_drop"}
 
 
 # ----------------------------------------------------------------------------- checks
@@ -237,6 +300,36 @@ def empty_rows(kit):
         raise Fail(t("{label}: batch item 1 starts with two PADs, so queries 0 and 1 see no key; their output differs "
                      "from the reference: with -1e20 (seed 001's fill) such a row turns into a uniform average over "
                      "every key, future included. {why}", label=c.label, why=_why()))
+
+
+@check("properties", "in training, with one dropout on and torch's seed fixed, drop_att drops out the attention "
+                    "weights and drop_ffn the FFN output")
+def dropout_placement(kit):
+    c = CASES[1]
+    args, dropout = kit.inputs(c), {**init(c), "dropout": 0.5}
+    state = kit.state(c, "float64")
+    for name, placements in _PLACEMENTS.items():
+        got = kit.drive(train_with_only, TARGET, dropout, state, args, [name])
+        if not isinstance(got, torch.Tensor) or matches(got, _trained(c, state, args, name)):
+            continue  # the contract's place (or another form: the shape checks say so)
+        # Another draw (a second dropout, F.dropout, a loop over heads) matches no placement: nothing is stated.
+        for where, explain in placements:
+            if matches(got, _trained(c, state, args, name, **{_KNOB[name]: where})):
+                raise Fail(t("{label}, training mode, dropout=0.5, only {name} on, from torch.manual_seed(0): your "
+                             "output equals, draw for draw, the reference block with {name} moved to another tensor",
+                             label=c.label, name=name), t(explain))
+
+
+def _trained(c, state, args, active, **knobs):
+    """The block (with knobs) in training mode with only the dropout `active` on, from torch.manual_seed(0), as
+    train_with_only runs the user's: the same tensor dropped out draws the same mask."""
+    module = _variant(**knobs)(**{**init(c), "dropout": 0.5}).double()
+    module.load_state_dict(state)
+    for name in _KNOB:
+        getattr(module, name).p = 0.5 if name == active else 0.0
+    with torch.random.fork_rng(), torch.no_grad():
+        torch.manual_seed(0)
+        return module.train()(*args)
 
 
 @check("properties", "in training, drop_att acts on the attention and drop_ffn on the FFN output")

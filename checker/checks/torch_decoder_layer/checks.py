@@ -73,8 +73,11 @@ def inputs(c, dtype):
 class _Knobbed(nn.Module):
     """The reference DecoderLayer with knobs; every knob at its default gives the right answer."""
 
-    kv_from, q_from, residual, norm, causal, memory_pad, order, norms, cross_module = (
-        "memory", "y1", "own", "post", True, True, "self first", "own", "cross_attn")
+    kv_from, q_from, residual, norm, causal, memory_pad, order, norms, cross_module, twice = (
+        "memory", "y1", "own", "post", True, True, "self first", "own", "cross_attn", None)
+    # twice: a sublayer's whole block (sublayer, residual, norm) run a second time on its own output, as a line
+    # copied twice does: "self_attn", "cross_attn" (the weights from the second call, or with ", first weights"
+    # from the first), "ffn"
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0):
         super().__init__()
@@ -110,19 +113,37 @@ class _Knobbed(nn.Module):
             a, sw = self_block(y1)
             y2 = n2(y1 + a)
             return n3(y2 + self.ffn(y2)), sw, cw
+        twice = (self.twice or "").split(", ")[0]
         a, sw = self_block(y)
         y1 = n1(y + a) if self.residual != "none" else n1(a)
+        if twice == "self_attn":
+            a, sw2 = self_block(y1)
+            y1, sw = n1(y1 + a), sw if self.twice.endswith("first weights") else sw2
         b, cw = cross_block(y1, y)
         y2 = {"own": n2(y1 + b), "layer input": n2(y + b), "none": n2(b)}[self.residual]
+        if twice == "cross_attn":
+            b, cw2 = cross(y2, memory, memory_mask)
+            y2, cw = n2(y2 + b), cw if self.twice.endswith("first weights") else cw2
         ffn_in = y2
         y3 = {"own": n3(y2 + self.ffn(ffn_in)), "layer input": n3(y + self.ffn(ffn_in)),
               "none": n3(self.ffn(ffn_in))}[self.residual]
-        return y3, sw, cw
+        return (n3(y3 + self.ffn(y3)) if twice == "ffn" else y3), sw, cw
 
 
 def _variant(**knobs):
     return type("Mistake", (_Knobbed,), knobs)
 
+
+_TWICE = {
+    "self_attn": "your layer runs the masked self-attention sublayer twice, y = norm1(y + dropout(self_attn(y, y, "
+                 "tgt_mask)[0])) one more time on its own output: each sublayer runs once (N layers stack them, not "
+                 "the layer itself)",
+    "cross_attn": "your layer runs the cross-attention sublayer twice, y = norm2(y + dropout(cross_attn(y, memory, "
+                  "memory_mask)[0])) one more time on its own output: each sublayer runs once (N layers stack them, "
+                  "not the layer itself)",
+    "ffn": "your layer runs the FFN sublayer twice, y = norm3(y + dropout(ffn(y))) one more time on its own output: "
+           "each sublayer runs once (N layers stack them, not the layer itself)",
+}
 
 MISTAKES = [
     Mistake("cross-attention K/V from the decoder", _variant(kv_from="y"),
@@ -152,6 +173,8 @@ MISTAKES = [
             "your sublayers run in the wrong order: masked self-attention first, then cross-attention, then the FFN"),
     Mistake("one LayerNorm for everything", _variant(norms="norm1"),
             "you use norm1 after every sublayer: each sublayer has its own LayerNorm, norm1, norm2, norm3"),
+    *(Mistake(f"{part} sublayer twice{weights}", _variant(twice=part + weights), explain)
+      for part, explain in _TWICE.items() for weights in (("", ", first weights") if part != "ffn" else ("",))),
 ]
 
 

@@ -53,8 +53,10 @@ _solution = load_solution(find("encoder_layer"))
 class _Knobbed(_solution.EncoderLayer):
     """The reference layer with knobs on forward; every knob at its default gives the right answer."""
 
-    order, ffn_residual, ffn_input, attn_residual, norms, mask, sublayers = (
-        "post", "x1", "x1", "x", "two", "used", "attention first")
+    order, ffn_residual, ffn_input, attn_residual, norms, mask, sublayers, twice = (
+        "post", "x1", "x1", "x", "two", "used", "attention first", None)
+    # twice: a sublayer's whole block (sublayer, residual, norm) run a second time on its own output, as a line
+    # copied twice does: "self_attn" (attn from the second call), "self_attn, first weights", "ffn"
 
     def forward(self, x, src_mask=None):
         mask = {"used": src_mask, "ignored": None,
@@ -71,13 +73,21 @@ class _Knobbed(_solution.EncoderLayer):
             return self.norm2(x1 + sa), attn
         sa, attn = self.self_attn(x, x, mask)
         x1 = self.norm1((x if self.attn_residual == "x" else 0) + sa)
+        if self.twice in ("self_attn", "self_attn, first weights"):
+            sa2, attn2 = self.self_attn(x1, x1, mask)
+            x1 = self.norm1(x1 + sa2)
+            attn = attn2 if self.twice == "self_attn" else attn
         residual = {"x1": x1, "input": x, "sa_out": sa, "none": 0}[self.ffn_residual]
-        return norm2(residual + self.ffn(x1 if self.ffn_input == "x1" else x)), attn
+        out = norm2(residual + self.ffn(x1 if self.ffn_input == "x1" else x))
+        return (norm2(out + self.ffn(out)) if self.twice == "ffn" else out), attn
 
 
 def _variant(**knobs):
     return type("Mistake", (_Knobbed,), knobs)
 
+
+_SA_TWICE = ("your layer runs the self-attention sublayer twice, x = norm1(x + dropout(self_attn(x, x, src_mask)[0])) one "
+             "more time on its own output: each sublayer runs once (N layers stack them, not the layer itself)")
 
 MISTAKES = [
     Mistake("pre-LN", _variant(order="pre"),
@@ -106,6 +116,11 @@ MISTAKES = [
             "your mask is inverted: src_mask is True at the keys that may be attended (real tokens); pass it as it is"),
     Mistake("FFN before attention", _variant(sublayers="ffn first"),
             "your layer runs the FFN before the attention: the encoder layer is self-attention first, then the FFN"),
+    Mistake("self-attention sublayer twice", _variant(twice="self_attn"), _SA_TWICE),
+    Mistake("self-attention sublayer twice, first weights", _variant(twice="self_attn, first weights"), _SA_TWICE),
+    Mistake("FFN sublayer twice", _variant(twice="ffn"),
+            "your layer runs the FFN sublayer twice, x = norm2(x + dropout(ffn(x))) one more time on its own "
+            "output: each sublayer runs once (N layers stack them, not the layer itself)"),
 ]
 
 

@@ -79,7 +79,9 @@ class _Knobbed(nn.Module):
     layout: "half", "deepseek" (DeepSeek-V2's released code: the coordinates reordered, then half-split) or
     "interleaved"; reroll: the cached RoPE key rotated again at every call; q_split: "nope-first" or "rope-first";
     key_order: "nope-first" or "rope-first" ([k_rope | k_nope] against [q_nope | q_rope]);
-    heads: "transpose" or "view" (W_q x viewed as (B, H, T_new, d) without the transpose).
+    view: the tensors cut into heads with a bare view, no transpose: a tuple of "q" (W_q x viewed as
+    (B, H, T_new, d)), "k" (W_uk c_kv as (B, H, T, d_nope)), "v" (W_uv c_kv as (B, H, T, d_v)) and "out" (the heads
+    (B, H, T_new, d_v) reshaped to (B, T_new, H·d_v) without the transpose back).
     """
 
     knobs: dict = {}
@@ -97,7 +99,7 @@ class _Knobbed(nn.Module):
     def forward(self, x, c_cache=None, k_rope_cache=None):
         kn = {"rope_on": "rope", "scale": "full", "offset": True, "mask": "offset", "raw_key": False,
               "layout": "half", "reroll": False, "q_split": "nope-first", "key_order": "nope-first",
-              "heads": "transpose", **self.knobs}
+              "view": (), **self.knobs}
         B, T_new, _ = x.shape
         T_past = 0 if c_cache is None else c_cache.size(1)
         start = T_past if kn["offset"] else 0
@@ -106,10 +108,10 @@ class _Knobbed(nn.Module):
         def rot(v, p):
             return _rope(v, p, self.base, kn["layout"])
 
-        if kn["heads"] == "view":
-            q = self.W_q(x).view(B, self.H, T_new, self.d_nope + self.d_rope)
-        else:
-            q = self.W_q(x).view(B, T_new, self.H, self.d_nope + self.d_rope).transpose(1, 2)
+        def heads(name, t, T, d):  # (B, T, H·d) -> (B, H, T, d)
+            return t.view(B, self.H, T, d) if name in kn["view"] else t.view(B, T, self.H, d).transpose(1, 2)
+
+        q = heads("q", self.W_q(x), T_new, self.d_nope + self.d_rope)
         if kn["q_split"] == "rope-first":
             q_rope, q_nope = q.split([self.d_rope, self.d_nope], dim=-1)
         else:
@@ -124,10 +126,10 @@ class _Knobbed(nn.Module):
             k_new = torch.cat([k_rope_cache, k_new], dim=1)
         T = c_kv.size(1)
         k_rope = rot(k_new, torch.arange(T)) if kn["raw_key"] or kn["reroll"] else k_new
-        k_nope = self.W_uk(c_kv).view(B, T, self.H, self.d_nope).transpose(1, 2)
+        k_nope = heads("k", self.W_uk(c_kv), T, self.d_nope)
         if kn["rope_on"] == "nope":
             q_nope, k_nope = rot(q_nope, pos), rot(k_nope, torch.arange(T))
-        v = self.W_uv(c_kv).view(B, T, self.H, self.d_v).transpose(1, 2)
+        v = heads("v", self.W_uv(c_kv), T, self.d_v)
         shared = k_rope[:, None].expand(B, self.H, T, self.d_rope)
         k = torch.cat([shared, k_nope] if kn["key_order"] == "rope-first" else [k_nope, shared], dim=-1)
         q = torch.cat([q_nope, q_rope], dim=-1)
@@ -137,7 +139,8 @@ class _Knobbed(nn.Module):
                    "top-left": torch.ones(T_new, T, dtype=torch.bool).tril(),
                    "none": torch.ones(T_new, T, dtype=torch.bool)}[kn["mask"]]
         weights = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1)
-        out = (weights @ v).transpose(1, 2).reshape(B, T_new, self.H * self.d_v)
+        out = weights @ v  # (B, H, T_new, d_v)
+        out = (out if "out" in kn["view"] else out.transpose(1, 2)).reshape(B, T_new, self.H * self.d_v)
         return self.W_o(out), c_kv, k_new
 
 
@@ -180,9 +183,25 @@ MISTAKES = [
     Mistake("key concatenated as [k_rope | k_nope]", _variant(key_order="rope-first"),
             "your key is [k_rope | k_nope] while the query is [q_nope | q_rope]: the two must line up, so each key is "
             "[k_nope_h | k_rope], the nope part first"),
-    Mistake("heads viewed without the transpose", _variant(heads="view"),
+    Mistake("heads viewed without the transpose", _variant(view=("q",)),
             "your queries are W_q(x).view(B, H, T_new, d) without a transpose: that mixes tokens between heads (and "
             "leaks future positions); view as (B, T_new, H, d_nope + d_rope), then transpose(1, 2)"),
+    Mistake("key heads viewed without the transpose", _variant(view=("k",)),
+            "your keys' nope parts are W_uk(c_kv).view(B, H, T, d_nope) without a transpose: that mixes positions "
+            "between heads (and leaks future positions); view as (B, T, H, d_nope), then transpose(1, 2)"),
+    Mistake("value heads viewed without the transpose", _variant(view=("v",)),
+            "your values are W_uv(c_kv).view(B, H, T, d_v) without a transpose: that mixes positions between heads "
+            "(and leaks future positions); view as (B, T, H, d_v), then transpose(1, 2)"),
+    Mistake("heads combined without the transpose", _variant(view=("out",)),
+            "your heads (B, H, T_new, d_v) are reshaped to (B, T_new, H·d_v) without the transpose back: that mixes "
+            "positions between heads (and leaks future positions); transpose(1, 2) first, then reshape"),
+    Mistake("q, k and v viewed without the transpose", _variant(view=("q", "k", "v")),
+            "your queries, keys and values are cut into heads with a bare view (B, H, T, d), no transpose: that mixes "
+            "positions between heads (and leaks future positions); view as (B, T, H, d), then transpose(1, 2)"),
+    Mistake("every head reshape without the transpose", _variant(view=("q", "k", "v", "out")),
+            "your heads are cut with a bare view (B, H, T, d) and joined with a bare reshape, no transpose either "
+            "way: that mixes positions between heads (and leaks future positions); view as (B, T, H, d), then "
+            "transpose(1, 2), and transpose back before the reshape to (B, T_new, H·d_v)"),
 ]
 
 # DeepSeek-V2's released code (modeling_deepseek.py) reorders q_pe and k_pe, pairs (2i, 2i + 1) moved into
@@ -289,7 +308,8 @@ def prefill_causal(kit):
                              (3.0,), same=masks.close(1e-12, 1e-12))
     if leak:
         raise Fail(t("{label}, no cache: changing the inputs after position {pos} changed the output at positions "
-                     "<= {pos}: the future leaks; mask the scores causally (query i sees keys 0..i)",
+                     "<= {pos}: the future leaks. Look at the causal mask (query i sees keys 0..i) and at every "
+                     "view into heads: a view (B, H, T, d) without transpose(1, 2) mixes positions too",
                      label=c.label, pos=leak.pos), kit.name_mistake((x, None, None), kit.user((x, None, None), case=c),
                                                                     case=c, outputs=OUTPUTS))
 

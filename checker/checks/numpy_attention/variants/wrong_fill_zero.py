@@ -1,4 +1,4 @@
-# expect: zero weight
+# expect: exp(0) = 1 still gives them weight
 """Hidden keys get a score of 0 instead of -inf, and no zeroing after softmax."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: zero weight
+# expect: the bool mask added to them
 """Adds the bool mask to the scores, as if it were an additive float mask."""
 
 import math
