@@ -151,7 +151,7 @@ def test_a_chinese_report_at_80_columns_wraps_and_cuts_nothing(workspace):
     inverted = variant("torch_attention", "wrong_mask_inverted")
     (workspace / "torch" / "attention.py").write_text(inverted.read_text(encoding="utf-8"), encoding="utf-8")
     text = run_kata("check", "attention", "--workspace", workspace, "--lang", "zh", env={"COLUMNS": "80"}).stdout
-    assert "诊断" in text and "mask=padding" in text
+    assert "诊断" in text and "mask=填充" in text
     assert "…" not in text, text
     assert max(map(cell_len, text.splitlines())) <= 80
 
