@@ -5,7 +5,8 @@ import numpy as np
 import torch
 
 from checker.lang import t
-from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure, raised, unused_argument
+from checker.kit import (Fail, Mistake, UserError, case, check, compare, expect_structure, matches, raised,
+                         unused_argument)
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "layer_norm"
@@ -45,12 +46,14 @@ def inputs(c, dtype):
 
 
 def norm(x, gamma, beta, epsilon=1e-6, *, ddof=0, eps_outside=False, axis=-1, swap=False, shift=True, scale=True,
-         center=True, root=True, beta_inside=False):
-    """Layer norm with knobs; every knob at its default gives the right answer."""
+         center=True, root=True, beta_inside=False, var_centred=True):
+    """Layer norm with knobs; every knob at its default gives the right answer. center=False drops the mean from
+    the numerator and the variance (RMSNorm); var_centred=False only from the variance, mean(x²)."""
     if swap:
         gamma, beta = beta, gamma
     mean = x.mean(axis=axis, keepdims=True) if center else 0.0
-    std = x.std(axis=axis, keepdims=True, ddof=ddof) if center else np.sqrt((x * x).mean(axis=axis, keepdims=True))
+    std = x.std(axis=axis, keepdims=True, ddof=ddof) if center and var_centred else \
+        np.sqrt((x * x).mean(axis=axis, keepdims=True))
     with np.errstate(divide="ignore", invalid="ignore"):  # no epsilon: a constant row is 0/0, as in the user's code
         x_hat = (x - mean) / (std + epsilon) if eps_outside else (x - mean) / np.sqrt(std**2 + epsilon) if root \
             else (x - mean) / (std**2 + epsilon)
@@ -107,6 +110,10 @@ MISTAKES = [
     Mistake("mean not subtracted", _variant(center=False),
             "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
             "norm centres first, (x - mean) / sqrt(var + eps)"),
+    Mistake("variance not centred", _variant(var_centred=False),
+            "your variance is mean(x²), the mean square of x itself, while the numerator does subtract the mean: "
+            "the variance is the mean square of x - mean, ((x - mean) ** 2).mean(axis=-1, keepdims=True); it "
+            "differs on every input whose mean is not 0"),
     Mistake("variance without the square root", _variant(root=False),
             "you divide by var + epsilon: divide by its square root, np.sqrt(var + epsilon), the standard deviation"),
     Mistake("beta inside the scale", _variant(beta_inside=True),
@@ -177,7 +184,11 @@ def shift_invariance(kit):
     try:
         compare(shifted, plain, t("output for x + 1e6"), "(..., D)", tol=(1e-7, 1e-7))
     except Fail as fail:
+        # Lost precision is the cause only where the premise holds: the output for x itself is right. Code that
+        # is wrong on x too (a variance that is not centred at all) fails here for that reason, not for rounding.
+        precision = t("your variance loses precision when the mean is large: subtract the mean before squaring, "
+                      "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically")
+        right = matches(plain, kit.reference((x, gamma, beta)))
         raise Fail(t("{label}: compared with your own output for x: {fail}. Layer norm subtracts each vector's mean, "
                      "so shifting every value must not change the result", label=c.label, fail=fail),
-                   t("your variance loses precision when the mean is large: subtract the mean before squaring, "
-                     "var = mean((x - mean)²); mean(x²) - mean² cancels catastrophically")) from None
+                   precision if right else None) from None

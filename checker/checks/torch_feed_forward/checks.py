@@ -1,5 +1,7 @@
 """Hidden checks: PyTorch position-wise feed-forward network (ReLU or GELU)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -151,22 +153,151 @@ _HIDDEN = case(6, B=2, T=5, D=9, d_ff=7, activation="gelu")
 _P = 0.5
 
 
+def _received(out, state, c):
+    """The hidden units (N, d_ff) that fc2 received, recovered from the output; None where the output is not
+    fc2(something) (a residual added, an activation after fc2): then nothing can be read off it."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float64 or out.shape[-1:] != (c.D,) \
+            or not torch.isfinite(out).all():
+        return None
+    w2, b2 = state["fc2.weight"], state["fc2.bias"]
+    rows = (out - b2).reshape(-1, c.D)
+    hidden = torch.linalg.lstsq(w2, rows.T).solution.T  # (N, d_ff)
+    return hidden if matches(hidden @ w2.T, rows) else None
+
+
 @check("properties", "dropout acts on the activations: each hidden unit fc2 receives is 0 or act(fc1(x)) / (1 - p)")
 def dropout_on_activations(kit):
+    # Compared with the hidden units of the user's own module in eval mode, so that an activation written
+    # differently (a wrong GELU) is not read as a dropout mistake.
     c = _HIDDEN
     x, state = kit.inputs(c)[0], kit.state(c, "float64")
-    got = kit.user((x,), case=c, init={**init(c), "dropout": _P}, train=True)
-    if not isinstance(got, torch.Tensor) or got.shape != x.shape or not torch.isfinite(got).all():
-        return  # the shapes and dropout checks say what is wrong
-    w1, b1, w2, b2 = (state[k] for k in ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"))
-    hidden = torch.linalg.lstsq(w2, (got - b2).reshape(-1, c.D).T).solution.T  # (N, d_ff) that fc2 received
-    kept = F.gelu(x.reshape(-1, c.D) @ w1.T + b1) / (1 - _P)  # (N, d_ff)
-    odd = ~(torch.isclose(hidden, kept, atol=1e-7) | (hidden.abs() < 1e-7))
+    kept = _received(kit.user((x,), case=c), state, c)
+    trained = kit.user((x,), case=c, init={**init(c), "dropout": _P}, train=True)
+    hidden = _received(trained, state, c)
+    if kept is None:
+        return  # the numerics, shapes and dropout checks say what is wrong
+    if hidden is None and isinstance(trained, torch.Tensor) and trained.shape == x.shape \
+            and bool(torch.isfinite(trained).all()):
+        raise Fail(t("{label}, dropout={p} in training mode: your output is no longer fc2 of any hidden units (fc2's "
+                     "weight times a vector, plus its bias), as it is in eval mode", label=c.label, p=_P),
+                   t("dropout acts after fc2: in training mode it changes what fc2 gives back; apply it to the "
+                     "activations, before fc2: fc2(dropout(act(fc1(x))))"))
+    if hidden is None or hidden.shape != kept.shape:
+        return
+    # Dropout in the right place at another rate q keeps every surviving unit scaled by one factor 1 / (1 - q).
+    alive = (hidden.abs() > 1e-7) & (kept.abs() > 1e-7)
+    factors = hidden[alive] / kept[alive]
+    if factors.numel() and torch.allclose(factors, factors[0].expand_as(factors), rtol=1e-6, atol=0) \
+            and not math.isclose(float(factors[0]), 1 / (1 - _P), rel_tol=1e-6):
+        if float(factors[0]) <= 1:
+            return  # nothing dropped or scaled: the standard dropout check says that the rate has no effect
+        rate = 1 - 1 / float(factors[0])
+        raise Fail(t("{label}, dropout={p} in training mode: every hidden unit that survives is scaled by {factor:.6g} "
+                     "= 1 / (1 - {rate:.3g}), so your dropout drops at the rate {rate:.3g}", label=c.label, p=_P,
+                     factor=float(factors[0]), rate=rate),
+                   t("the dropout sits in the right place, but its rate is not the dropout argument: build "
+                     "self.dropout from the dropout argument, nn.Dropout(dropout)"))
+    odd = ~(torch.isclose(hidden, kept / (1 - _P), atol=1e-7) | (hidden.abs() < 1e-7))
     if odd.double().mean() > 0.05:
         raise Fail(t("{label}, dropout={p} in training mode: {share:.0%} of the hidden units fc2 receives are neither 0 "
-                     "nor act(fc1(x)) / (1 - p)", label=c.label, p=_P, share=float(odd.double().mean())),
+                     "nor the ones it receives in eval mode divided by (1 - p)", label=c.label, p=_P,
+                     share=float(odd.double().mean())),
                    t("dropout is applied before the activation (or elsewhere): with GELU, act(dropout(h)) differs from "
                      "dropout(act(h)); apply it to the activations, fc2(dropout(act(fc1(x))))"))
+
+
+# GELU's three written forms, each with its constant: 0.5·h·(1 + tanh(a·(h + b·h³))), 0.5·h·(1 + erf(h / c)) and
+# h·σ(k·h). From the pairs (h, g) of a module's pre-activations and the hidden units fc2 received, each form's
+# constants are solved for on the well-conditioned points and the form is kept only if it then gives every g:
+# so a wrong constant is named whatever its value, and an activation of another shape is not called a GELU.
+_SQRT_2_OVER_PI, _CUBIC = math.sqrt(2 / math.pi), 0.044715
+_WELL_POSED = 0.05  # |h| below this, and ratios within 1% of their bounds, say too little about the constant
+_FORM_ATOL = 1e-7  # g is recovered to ~1e-13; a form that fits leaves nothing above this
+_KNOWN = {  # constants that other slips give, by their value
+    "√(π/2)": math.sqrt(math.pi / 2), "2/π": 2 / math.pi, "√2/π": math.sqrt(2) / math.pi,
+    "√(2π)": math.sqrt(2 * math.pi),
+    "0.44715": 0.44715, "0.0044715": 0.0044715, "√2": math.sqrt(2), "2": 2.0, "1.702": 1.702, "1": 1.0,
+}
+_NAMED = {m.name: m for m in MISTAKES}
+
+
+def _named(value: float) -> str:
+    """The value, and the expression it equals where other slips give it: '1.25331 = √(π/2)'."""
+    shown = f"{value:.6g}"
+    name = next((name for name, v in _KNOWN.items() if math.isclose(value, v, rel_tol=1e-4)), shown)
+    return shown if name == shown else f"{shown} = {name}"
+
+
+def _gelu_forms(h, g):
+    """[(form, constants, g as that form gives it)] for each written form of GELU whose constants can be solved."""
+    h, g = h.reshape(-1), g.reshape(-1)
+    ratio = g / torch.where(h == 0, torch.ones_like(h), h)
+    forms = []
+    q = 2 * ratio - 1  # tanh(a·h + a·b·h³) and erf(h / c)
+    ok = (h.abs() > _WELL_POSED) & (q.abs() < 0.99)
+    if ok.sum() >= 4:
+        z = torch.atanh(q[ok])
+        a, ab = torch.linalg.lstsq(torch.stack([h[ok], h[ok] ** 3], 1), z[:, None]).solution.reshape(-1).tolist()
+        if a != 0 and abs(ab / a) > 1e-6:  # b = 0 is x·σ(2a·x), the sigmoid form below
+            forms.append(("tanh", (a, ab / a), 0.5 * h * (1 + torch.tanh(a * h + ab * h ** 3))))
+        w = torch.erfinv(q[ok])
+        c = float((h[ok] * w).sum() / (w * w).sum())  # h = c·erfinv(q)
+        if c != 0:
+            forms.append(("erf", (c,), 0.5 * h * (1 + torch.erf(h / c))))
+    ok = (h.abs() > _WELL_POSED) & (ratio > 0.01) & (ratio < 0.99)
+    if ok.sum() >= 4:
+        k = float((torch.logit(ratio[ok]) * h[ok]).sum() / (h[ok] * h[ok]).sum())  # logit(g/h) = k·h
+        forms.append(("sigmoid", (k,), h * torch.sigmoid(k * h)))
+    return [(form, constants, fit) for form, constants, fit in forms if torch.allclose(fit, g, rtol=0, atol=_FORM_ATOL)]
+
+
+def _gelu_diagnosis(form: str, constants: tuple) -> str | None:
+    """The sentence for a GELU written in form with these constants; None for the exact GELU itself."""
+    close = lambda u, v: math.isclose(u, v, rel_tol=1e-4)  # noqa: E731
+    if form == "tanh":
+        a, b = constants
+        if close(a, _SQRT_2_OVER_PI) and close(b, _CUBIC):
+            return t(_NAMED["GELU tanh approximation"].explain)
+        return t("your GELU is the tanh approximation 0.5·x·(1 + tanh(a·(x + b·x³))) with a = {a} and b = {b}, where "
+                 "the approximation's constants are a = √(2/π) ≈ 0.797885 and b = 0.044715: a constant is miswritten, "
+                 "and the kata asks for the exact GELU anyway, 0.5·x·(1 + erf(x/√2)), which is nn.GELU() and F.gelu(x)",
+                 a=_named(a), b=_named(b))
+    if form == "erf":
+        (c,) = constants
+        if close(c, math.sqrt(2)):
+            return None
+        if close(c, 2.0):
+            return t(_NAMED["GELU erf(x/2)"].explain)
+        return t("your GELU is 0.5·x·(1 + erf(x / c)) with c = {c}: the argument of erf is x/√2, c = √2 ≈ 1.41421 "
+                 "(math.sqrt(2)), or use nn.GELU()", c=_named(c))
+    (k,) = constants
+    if close(k, 1.702):
+        return t(_NAMED["GELU sigmoid approximation"].explain)
+    if close(k, 1.0):
+        return t(_NAMED["SiLU"].explain)
+    return t("your GELU is x·σ(k·x) with k = {k}, a sigmoid approximation with its own constant: use the exact GELU, "
+             "0.5·x·(1 + erf(x/√2)) (nn.GELU())", k=_named(k))
+
+
+@check("numerics", "the GELU between fc1 and fc2 is the exact one, 0.5·x·(1 + erf(x/√2))")
+def gelu_form(kit):
+    c = _HIDDEN
+    x, state = kit.inputs(c)[0], kit.state(c, "float64")
+    got = kit.user((x,), case=c)
+    if matches(got, kit.reference((x,), case=c), kit.tolerance("float64")):
+        return
+    g = _received(got, state, c)
+    if g is None:
+        return  # not fc2 of anything: the numerics checks say where it differs
+    h = x.reshape(-1, c.D) @ state["fc1.weight"].T + state["fc1.bias"]  # (N, d_ff), the pre-activations
+    if g.shape != h.shape or torch.allclose(g, F.gelu(h), rtol=0, atol=_FORM_ATOL):
+        return  # the activation is right: what differs is elsewhere
+    # A fact either way; a cause only where one written form of GELU, with its constants solved for, gives every g.
+    worst = divmod(int((g - F.gelu(h)).abs().argmax()), c.d_ff)  # where the two activations differ most
+    found = next(filter(None, (_gelu_diagnosis(form, constants) for form, constants, _ in _gelu_forms(h, g))), None)
+    raise Fail(t("{label}: the hidden units fc2 receives are not GELU(fc1(x)): at h = {h:.6g} your activation gives "
+                 "{got:.6g}, the exact GELU {want:.6g}", label=c.label, h=float(h[worst]), got=float(g[worst]),
+                 want=float(F.gelu(h[worst]))), found)
 
 
 @check("hygiene", "an unknown activation ('swish', 'silu', 'tanh', 'sigmoid') raises ValueError when the module is built")

@@ -118,7 +118,9 @@ def _grpo(logps, old_logps, ref_logps, advantages, mask, clip_eps=0.2, beta=0.04
     plain, clipped = r * A, r.clamp(1 - clip_eps, 1 + clip_eps) * A
     surr = {"both": lambda: (torch.min if pick == "min" else torch.max)(plain, clipped),
             "clipped only": lambda: clipped, "none": lambda: plain,
-            "min of ratios": lambda: torch.min(r, r.clamp(1 - clip_eps, 1 + clip_eps)) * A}[clip]()
+            "min of ratios": lambda: torch.min(r, r.clamp(1 - clip_eps, 1 + clip_eps)) * A,
+            "product": lambda: torch.min(plain, plain.clamp(1 - clip_eps, 1 + clip_eps)),
+            "product only": lambda: plain.clamp(1 - clip_eps, 1 + clip_eps)}[clip]()
     d = ref_logps - logps
     k = {"k3": torch.exp(d) - d - 1, "k1": -d, "k3 upside down": torch.exp(-d) + d - 1, "k2": 0.5 * d ** 2}[kl]
     per_token = -(surr - kl_sign * beta * k)
@@ -152,6 +154,14 @@ MISTAKES = [
             "your surrogate is min(ratio, clip(ratio)) · A: the min is taken of the two OBJECTIVES, "
             "min(ratio · A, clip(ratio) · A). With A < 0 the product flips the order, so the pessimistic bound then "
             "picks the larger ratio"),
+    Mistake("clip on ratio·A", _variant(clip="product"),
+            "your surrogate is min(ratio·A, clamp(ratio·A, 1 - ε, 1 + ε)): the clip is applied to the product ratio·A, "
+            "but the range [1 - ε, 1 + ε] bounds the probability RATIO; clip the ratio, then multiply: "
+            "min(ratio·A, clamp(ratio, 1 - ε, 1 + ε)·A)"),
+    Mistake("clip on ratio·A, no min", _variant(clip="product only"),
+            "your surrogate is clamp(ratio·A, 1 - ε, 1 + ε): the clip is applied to the product ratio·A, but the "
+            "range [1 - ε, 1 + ε] bounds the probability RATIO; clip the ratio, multiply, and take the min with the "
+            "unclipped term: min(ratio·A, clamp(ratio, 1 - ε, 1 + ε)·A)"),
     Mistake("no clipping", _variant(clip="none"),
             "your surrogate is ratio·A with no clipping: min(ratio·A, clip(ratio, 1 - ε, 1 + ε)·A), PPO's clipped "
             "objective"),

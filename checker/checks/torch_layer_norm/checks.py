@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_structure
 from checker.lang import t
 
 TARGET = "LayerNorm"
@@ -16,13 +16,17 @@ OUTPUTS = [("output", "(..., D)")]
 CASES = [
     case(1, B=2, T=5, D=8, eps="default", rows="normal: 2·randn + 0.5"),
     case(2, T=7, D=6, eps=1e-2, rows="small spread: 0.5 + 0.1·randn, variance close to eps"),
-    case(3, B=2, H=3, T=4, D=10, eps=1e-5, rows="normal, and x[1, 2, 3] constant (2.5)"),
+    case(3, B=2, H=3, T=4, D=10, eps=1e-5, rows="normal, x[1, 2, 3] constant (2.5), x[0, 1, 2] tiny (1e-6·randn)"),
     case(4, B=3, T=4, D=5, eps=1e-4, rows="normal: 2·randn + 0.5"),
 ]
 TIMING = case(5, B=16, T=128, D=256, eps=1e-5, rows="normal: 2·randn + 0.5")
 # x[1, 2, 3] in case 3 has variance 0. 2.5 and every partial sum of it are exact in floating
 # point, so its mean is exactly 2.5 whatever the summation order and it must give exactly beta.
 _CONSTANT_AT, _CONSTANT = (1, 2, 3), 2.5
+# x[0, 1, 2] in case 3 has variance ~1e-12, far below eps = 1e-5 and of the order of any eps written into code
+# (BERT's 1e-12): there "no eps at all" (x_hat ~ 1) and "a tiny eps" (x_hat ~ 1/√2) and the argument (x_hat ~ 3e-4)
+# all differ, so no one of them is taken for another.
+_TINY_AT, _TINY = (0, 1, 2), 1e-6
 # Mean 1000, spread 0.01: mean(x²) - mean² cancels 10 of float64's 16 digits here.
 _LARGE_MEAN = case(6, B=2, T=3, D=16, eps=1e-5, rows="large mean: 1000 + 0.01·randn")
 
@@ -39,6 +43,8 @@ def inputs(c, dtype):
     x = {"normal": 2 * z + 0.5, "small spread": 0.5 + 0.1 * z, "large mean": 1000 + 0.01 * z}[kind]
     if "constant" in c.rows:
         x[_CONSTANT_AT] = _CONSTANT
+    if "tiny" in c.rows:
+        x[_TINY_AT] = _TINY * z[_TINY_AT]
     return (x.to(getattr(torch, dtype)),)
 
 
@@ -54,6 +60,8 @@ def normalise(x, gamma, beta, eps, *, var="biased", eps_at="inside", dims=(-1,),
         return gamma * x_hat + beta
     if var == "one pass":
         variance = (x * x).mean(dim=dims, keepdim=True) - mean * mean
+    elif var == "uncentred":  # the mean square of x, not of x - mean
+        variance = (x * x).mean(dim=dims, keepdim=True)
     else:
         variance = x.var(dim=dims, keepdim=True, unbiased=var == "unbiased")
     if eps_at == "inside":
@@ -126,6 +134,10 @@ MISTAKES = [
             "norm normalises each vector on its own, over dim=-1 only"),
     Mistake("beta inside the scale", _variant(affine="beta inside"),
             "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta"),
+    Mistake("variance not centred", _variant(var="uncentred"),
+            "your variance is mean(x²), the mean square of x itself, while the numerator does subtract the mean: "
+            "the variance is the mean square of x - mean, ((x - mean) ** 2).mean(-1, keepdim=True); it differs on "
+            "every input whose mean is not 0"),
     Mistake("one-pass variance", _variant(var="one pass"),
             "your variance is mean(x²) - mean(x)², which cancels catastrophically when the mean is large "
             "compared with the spread: subtract the mean first, ((x - mean) ** 2).mean(-1), or use "
@@ -138,7 +150,38 @@ MISTAKES = [
 
 @check("structure", "LayerNorm is an nn.Module with parameters gamma (D,) and beta (D,)")
 def structure(kit):
-    expect_structure(kit, TARGET, module=True, params=["d_model", "eps"], forward=["x"], init={"d_model": 6})
+    expect_structure(kit, TARGET, module=True, params=["d_model", "eps"], forward=["x"])
+    got = kit.inspect(TARGET, {"d_model": 6})["parameters"]
+    missing = [n for n in ("gamma", "beta") if n not in got]
+    if missing:
+        raise Fail(t("LayerNorm(d_model=6) has no parameter {missing}; it has {names}", missing=", ".join(missing),
+                     names=", ".join(f"{n} {tuple(v)}" for n, v in got.items()) or t("none")),
+                   _why_missing(missing, got))
+    expect_structure(kit, TARGET, module=True, init={"d_model": 6})
+
+
+def _why_missing(missing: list, got: dict) -> str:
+    """What is true of the parameters a LayerNorm lacks: held under other names (nn.LayerNorm's weight and bias),
+    or never built (nn.LayerNorm's bias=False or elementwise_affine=False)."""
+    others = [n for n, shape in got.items() if n not in ("gamma", "beta") and shape == [6]]
+    renamed = dict(zip(missing, others))  # in order: gamma first, as nn.LayerNorm's weight comes before its bias
+    absent = [n for n in missing if n not in renamed]
+    pairs = ", ".join(f"{o} → {n}" for n, o in renamed.items())
+    if renamed and not absent:
+        return t("the weights are registered under other names ({pairs}), so the reference's gamma and beta cannot "
+                 "be loaded into them: name them gamma and beta, as the docstring does", pairs=pairs)
+    if renamed:
+        return t("a parameter of shape (d_model,) is registered under another name ({pairs}), and there is no {absent} "
+                 "at all: name the scale gamma and the shift beta, as the docstring does, and build both", pairs=pairs,
+                 absent=absent[0])
+    if absent == ["beta"]:
+        return t("your layer norm has no shift at all, as nn.LayerNorm(bias=False) builds it: the contract's learns a "
+                 "scale and a shift, gamma * x_hat + beta; add self.beta = nn.Parameter(torch.zeros(d_model))")
+    if absent == ["gamma"]:
+        return t("your layer norm has no scale at all: the contract's learns a scale and a shift, gamma * x_hat + "
+                 "beta; add self.gamma = nn.Parameter(torch.ones(d_model))")
+    return t("your layer norm learns neither a scale nor a shift, as nn.LayerNorm(elementwise_affine=False) builds "
+             "it: the contract's has gamma (ones) and beta (zeros), gamma * x_hat + beta; add both as nn.Parameter")
 
 
 @check("structure", "gamma starts at ones and beta at zeros")
@@ -196,3 +239,26 @@ def large_mean(kit):
     except Fail as fail:
         raise Fail(t("{label}, float32: {fail}. Subtract the mean before squaring: var = ((x - mean) ** 2).mean(-1); "
                      "mean(x²) - mean² cancels catastrophically when the mean is large", label=c.label, fail=fail)) from None
+
+
+@check("numerics", "the eps argument is used: eps=1e-2 and eps=1e-6 give different outputs")
+def eps_used(kit):
+    # A relation, whatever constant the code holds instead (BERT's 1e-12, nn.LayerNorm's 1e-5, none at all): the
+    # same weights and input under two eps whose reference outputs differ give bit for bit the same output.
+    c = CASES[1]  # variance close to eps: the two eps move the output apart
+    args, state = kit.inputs(c), kit.state(c, "float64")
+    try:
+        small, large = (kit.user(args, case=c, state=state, init={"d_model": c.D, "eps": eps})
+                        for eps in (1e-6, 1e-2))
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        return  # the other checks show the error
+    if isinstance(small, torch.Tensor) and isinstance(large, torch.Tensor) and small.shape == large.shape \
+            and torch.equal(small, large):
+        raise Fail(t("{label}: LayerNorm(d_model, eps=1e-6) and LayerNorm(d_model, eps=1e-2) give exactly the same "
+                     "output, where the reference's differ: your forward does not use the eps it was built with",
+                     label=c.label),
+                   t("the eps argument has no effect: a constant in the formula (BERT's 1e-12, nn.LayerNorm's 1e-5) or "
+                     "no eps at all stands in its place; store the constructor's eps (self.eps = eps) and use it, "
+                     "torch.sqrt(var + self.eps)"))

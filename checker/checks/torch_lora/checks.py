@@ -75,7 +75,8 @@ def _variant(scale="alpha/r", dropout_at="input", b_init="zeros", freeze=True, m
         def __init__(self, base, r, alpha, dropout=0.0):
             super().__init__()
             self.base = base.requires_grad_(not freeze)
-            self.scaling = {"alpha/r": alpha / r, "r/alpha": r / alpha, "none": 1.0, "alpha": alpha}[scale]
+            self.scaling = {"alpha/r": alpha / r, "r/alpha": r / alpha, "none": 1.0, "alpha": alpha,
+                            "alpha/sqrt(r)": alpha / math.sqrt(r), "(alpha/r)^2": (alpha / r) ** 2, "1/r": 1 / r}[scale]
             self.lora_A = nn.Parameter(torch.empty(r, base.in_features))
             nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
             self.lora_B = nn.Parameter(torch.zeros(base.out_features, r) if b_init == "zeros"
@@ -121,6 +122,16 @@ MISTAKES = [
     Mistake("scaling missing", _variant(scale="none"),
             "your output equals base(x) + x Aᵀ Bᵀ with no scale: multiply the low-rank path by self.scaling = "
             "alpha / r"),
+    Mistake("scaling alpha / sqrt(r)", _variant(scale="alpha/sqrt(r)"),
+            "your output equals base(x) + (alpha / √r) · x Aᵀ Bᵀ: that is rsLoRA's scale (PEFT's use_rslora=True), "
+            "which keeps the update's size as r grows; this kata follows the LoRA paper and PEFT's default, "
+            "self.scaling = alpha / r"),
+    Mistake("scaling applied twice", _variant(scale="(alpha/r)^2"),
+            "your output equals base(x) + (alpha / r)² · x Aᵀ Bᵀ: the scale is applied twice (once inside the "
+            "low-rank path, once more on the update); multiply by self.scaling = alpha / r once"),
+    Mistake("scaling 1 / r", _variant(scale="1/r"),
+            "your output equals base(x) + (1 / r) · x Aᵀ Bᵀ: the scale lacks alpha; LoRA scales the update by "
+            "self.scaling = alpha / r"),
 ]
 _B_RANDOM = Mistake("B random", _variant(b_init="randn"),
                     "B starts at random values, so a fresh wrapper already changes the pretrained layer: initialise "
@@ -150,6 +161,41 @@ _DROPOUT_INSIDE = ("dropout acts inside the LoRA path (on x Aᵀ, between A and 
                    "update is either 0 or 1 / (1 - p) times the plain one: lora_B(lora_A(dropout(x))) · scaling")
 _DROPOUT_ON_OUTPUT = ("dropout acts on the output of the LoRA path: apply it to its input, lora_A(dropout(x)), as "
                       "PEFT and loralib do, not to the update B A x")
+
+
+# The scale of the low-rank path as an expression of alpha and r, with the named mistake of each wrong one: the first
+# expression that gives the scale measured on every case names it. A constant that none gives is still reported
+# as a wrong scale, with its value: never as another mistake.
+_NAMED = {m.name: m for m in MISTAKES}
+_SCALES = (
+    (lambda a, r: a / r, None),  # right
+    (lambda a, r: r / a, _NAMED["scaling r / alpha"]),
+    (lambda a, r: a, _NAMED["scaling alpha"]),
+    (lambda a, r: 1.0, _NAMED["scaling missing"]),
+    (lambda a, r: a / math.sqrt(r), _NAMED["scaling alpha / sqrt(r)"]),
+    (lambda a, r: (a / r) ** 2, _NAMED["scaling applied twice"]),
+    (lambda a, r: 1 / r, _NAMED["scaling 1 / r"]),
+)
+
+
+def _update_scale(kit, c) -> float | None:
+    """The constant s with which the user's B-dependent output equals s · x Aᵀ Bᵀ on case c (measured by loading
+    B and 2B: the difference holds the update alone, whatever the base path does), or None where no constant fits."""
+    (x,) = inputs(c, "float64")
+    state = kit.state(c, "float64")
+    twice = dict(state, lora_B=2 * state["lora_B"])
+    try:
+        once, doubled = kit.user((x,), case=c, state=state), kit.user((x,), case=c, state=twice)
+    except UserError as err:
+        if err.not_implemented:
+            raise
+        return None  # the other checks show the error
+    v = x @ state["lora_A"].T @ state["lora_B"].T  # (..., D_out): the update without its scale
+    if not all(isinstance(o, torch.Tensor) and o.shape == v.shape and o.dtype == v.dtype for o in (once, doubled)):
+        return None
+    delta = doubled - once
+    s = float((delta * v).sum() / (v * v).sum())
+    return s if matches(delta, s * v) else None
 
 
 def _namespace(impl):
@@ -234,6 +280,31 @@ def frozen_base(kit):
                          "(no torch.no_grad or .detach() around it)", label=c.label, names=", ".join(missing)))
 
 
+@check("numerics", "the low-rank update is scaled by alpha / r")
+def update_scale(kit):
+    measured = []
+    for c in CASES:
+        (x,) = inputs(c, "float64")
+        if matches(kit.user((x,), case=c), kit.reference((x,), case=c)):
+            continue
+        s = _update_scale(kit, c)
+        if s is None:
+            return  # the update is not a constant times x Aᵀ Bᵀ: the numerics checks say where it differs
+        measured.append((c, s))
+    if not measured:
+        return
+    c, s = measured[0]
+    fits = [m for f, m in _SCALES if all(math.isclose(v, f(k.alpha, k.r), rel_tol=1e-6) for k, v in measured)]
+    if fits and fits[0] is None:
+        return  # the scale is right: what differs is elsewhere
+    message = t("{label}: your output changes by s · x Aᵀ Bᵀ with s = {s:.6g} as lora_B changes, a constant scale on "
+                "the low-rank path; the contract's is alpha / r = {alpha:g} / {r} = {want:.6g}", label=c.label, s=s,
+                alpha=c.alpha, r=c.r, want=c.alpha / c.r)
+    raise Fail(message, t(fits[0].explain) if fits else t(
+        "the low-rank update is scaled by another constant than alpha / r (here {s:.6g} where alpha / r = "
+        "{want:.6g}): multiply x Aᵀ Bᵀ by self.scaling = alpha / r, once", s=s, want=c.alpha / c.r))
+
+
 @check("properties", "dropout acts on the LoRA path only: with B = 0, training mode still gives base(x)")
 def dropout_not_on_base(kit):
     c = CASES[0]
@@ -251,34 +322,39 @@ def dropout_not_on_base(kit):
 
 @check("properties", "dropout acts on the input of A, not on the LoRA update")
 def dropout_on_input(kit):
+    # Compared with the user's own module in eval mode (B loaded, and B = 0 for the base path alone), so that a
+    # mistake outside dropout (a scale, a base path) is not read as a dropout mistake.
     c = CASES[0]
     (x,) = inputs(c, "float64")
     state = kit.state(c, "float64")
-    plain = dict(state, lora_B=torch.zeros_like(state["lora_B"]))
-    base_only = kit.reference((x,), case=c, state=plain)
+    zero_b = dict(state, lora_B=torch.zeros_like(state["lora_B"]))
+    base_only = kit.user((x,), case=c, state=zero_b)
     got = kit.user((x,), case=c, init={**init(c), "dropout": 0.5}, train=True)
-    if isinstance(got, torch.Tensor) and got.shape == base_only.shape:
+    if _tensors_like(base_only, got):
         zeroed = float(((got - base_only).abs() < 1e-12).double().mean())
         if zeroed > _ZEROED_SHARE:
             raise Fail(t("{label}, dropout=0.5, training mode: the LoRA update is exactly 0 in {share:.0%} of the "
                          "output elements", label=c.label, share=zeroed), t(_DROPOUT_ON_OUTPUT))
     # One non-zero feature per row: dropout(x) keeps a row whole (scaled by 2) or zeroes it, so every row
-    # of the update is 0 or twice the plain one. Dropout on x Aᵀ (r values per row) is neither.
+    # of the update is 0 or twice the one without dropout. Dropout on x Aᵀ (r values per row) is neither.
     one_hot = torch.zeros_like(x)
     flat = one_hot.view(-1, c.D_in)
     rows = torch.arange(flat.shape[0])
     flat[rows, rows % c.D_in] = 1.0 + rows.double() / flat.shape[0]
-    plain = kit.reference((one_hot,), case=c, state=state) - kit.reference((one_hot,), case=c, state=dict(
-        state, lora_B=torch.zeros_like(state["lora_B"])))
+    base_out, full = kit.user((one_hot,), case=c, state=zero_b), kit.user((one_hot,), case=c, state=state)
     got = kit.user((one_hot,), case=c, state=state, init={**init(c), "dropout": 0.5}, train=True)
-    if isinstance(got, torch.Tensor) and got.shape == plain.shape:
-        base_out = kit.reference((one_hot,), case=c, state=dict(state, lora_B=torch.zeros_like(state["lora_B"])))
-        update, plain = (got - base_out).reshape(-1, c.D_out), plain.reshape(-1, c.D_out)
+    if _tensors_like(base_out, full, got):
+        update, plain = (got - base_out).reshape(-1, c.D_out), (full - base_out).reshape(-1, c.D_out)
         for i in range(update.shape[0]):
             if not (matches(update[i], torch.zeros_like(update[i])) or matches(update[i], 2 * plain[i])):
                 raise Fail(t("{label}, dropout=0.5, training mode, x with one non-zero feature per row: row {row} of "
-                             "the LoRA update is neither 0 nor 2 times the update without dropout",
+                             "the LoRA update is neither 0 nor 2 times your update without dropout",
                              label=c.label, row=i), t(_DROPOUT_INSIDE))
+
+
+def _tensors_like(first, *others) -> bool:
+    return isinstance(first, torch.Tensor) and all(isinstance(o, torch.Tensor) and o.shape == first.shape
+                                                   for o in others)
 
 
 def _merge_run(kit, c, impl=None):

@@ -1,0 +1,10 @@
+# expect: your variance is mean(x²), the mean square of x itself
+"""The variance is mean(x²), not centred, while the numerator subtracts the mean."""
+import numpy as np
+
+
+def layer_norm(x, gamma, beta, epsilon=1e-6):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean(np.square(x), axis=-1, keepdims=True)
+    x_hat = (x - mean) / np.sqrt(var + epsilon)
+    return gamma * x_hat + beta
