@@ -3,7 +3,8 @@
 Merges and ids are compared exactly with the reference, on corpora in English, in Chinese (seed 003's
 own sentences) and mixed; small corpora built so that each rule of the contract decides the result:
 ties between equally frequent pairs, "aaa" (overlapping counts, non-overlapping merges), chunk
-boundaries, merge rank against frequency or longest match, and decoding bytes before UTF-8.
+boundaries, merge rank against frequency or longest match, decoding bytes before UTF-8, and a long run of
+merges whose ids of three digits overlap when written as text.
 A wrong result is named by the knobbed trainer, encoder and decoder below.
 """
 
@@ -45,6 +46,11 @@ _HAND = [
     ("a merge across chunks", [(101, 32), (116, 104), (257, 101)], "the cat the hat"),
     ("rank, not longest match", [(97, 98), (98, 99), (97, 257)], "abc abc"),
 ]
+# Ids of several digits, whose text overlaps: merged to the end, the mixed corpus's merges run to id 421, and a
+# merge such as (10, 10) ("\n\n") also matches inside "110 103" ("ng") once the ids are joined as text. By hand:
+# (x, y) -> 256, then (8, 9) -> (56, 57) -> 257, where "256 57" ("xy" then "9") holds "56 57" as text.
+_LONG_RUN = ("mixed", _MIXED, 200)
+_DIGITS = [("digits of ids that overlap", [(120, 121), (56, 57)], "xy989 89")]
 # ids to decode that are not valid UTF-8: half of 你 (e4 bd), a lone 0xFF, a continuation byte 0x80.
 _INVALID = [[0xE4, 0xBD], [104, 105, 255], [0x80, 0x41]]
 # Round trips: each text with the user's own merges learned on a corpus that shares characters with it.
@@ -69,7 +75,9 @@ def _chunks(text, split=True):
     return _PATTERN.findall(text) if split else [text]
 
 
-def _merge(ids, pair, new_id, overlap=False, once=False):
+def _merge(ids, pair, new_id, overlap=False, once=False, as_text=False):
+    if as_text:  # the bug: the ids joined as text, where "1 23".replace("1 2", ...) also fuses digits of other ids
+        return [int(x) for x in " ".join(map(str, ids)).replace(f"{pair[0]} {pair[1]}", str(new_id)).split()]
     out, i = [], 0
     while i < len(ids):
         if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair and not (once and new_id in out):  # once: the bug
@@ -98,7 +106,7 @@ def _count(word, overlap_count=True):
 
 
 def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overlap_count=True, overlap=False,
-           min_count=1, first_id=256, once=False):
+           min_count=1, first_id=256, once=False, as_text=False):
     words = Counter(tuple(c.encode("utf-8")) for c in _chunks(text, split))
     if not weighted:
         words = Counter({w: 1 for w in words})
@@ -119,7 +127,7 @@ def _train(text, num_merges, *, tie="smallest", split=True, weighted=True, overl
         merges.append(pair)
         new = Counter()
         for word, freq in words.items():
-            new[tuple(_merge(list(word), pair, first_id + rank, overlap, once))] += freq
+            new[tuple(_merge(list(word), pair, first_id + rank, overlap, once, as_text))] += freq
         words = new
     return merges
 
@@ -131,7 +139,7 @@ def _vocab(merges):
     return vocab
 
 
-def _encode(text, merges, *, order="rank", split=True, overlap=False):
+def _encode(text, merges, *, order="rank", split=True, overlap=False, as_text=False):
     ranks = {tuple(p): r for r, p in enumerate(merges)}
     chunks = [list(c.encode("utf-8")) for c in _chunks(text, split)]
     if order == "longest":
@@ -158,7 +166,7 @@ def _encode(text, merges, *, order="rank", split=True, overlap=False):
             pair = min(zip(tokens, tokens[1:]), key=lambda p: ranks.get(p, math.inf))
             if pair not in ranks:
                 break
-            tokens = _merge(tokens, pair, 256 + ranks[pair], overlap)
+            tokens = _merge(tokens, pair, 256 + ranks[pair], overlap, as_text=as_text)
         out += tokens
     return out
 
@@ -180,6 +188,10 @@ def encode_ref(text, merges):
 
 _NO_SPLIT = ("your pairs cross chunk boundaries: pretokenize(text) first and count (and merge) pairs INSIDE each "
              "chunk only, so that no token ever spans a word and the space or punctuation after it")
+_AS_TEXT = ("your merge replaces text, not ids: in the ids joined as a string, '97 98' also matches inside "
+            "'197 98' or '97 981', so digits of neighbouring ids are fused into ids that were never learned. Merge "
+            "the list itself: scan it, and where ids[i] == pair[0] and ids[i + 1] == pair[1] append the new id and "
+            "skip both")
 _OVERLAP_MERGE = ("your merge overlaps: [a, a, a] with the merge (a, a) -> X gives [X, X, a] (bytes duplicated). "
                   "Replace left to right and skip both ids of a merged pair (i += 2): [X, a]")
 _TRAIN_MISTAKES = [
@@ -206,6 +218,7 @@ _TRAIN_MISTAKES = [
     Mistake("first occurrence only", lambda text, n: _train(text, n, once=True),
             "your merge replaces only the FIRST occurrence of the pair in each chunk (a break after the first "
             "match): replace every occurrence, left to right, so a chunk with the pair twice gets the new id twice"),
+    Mistake("merged as text", lambda text, n: _train(text, n, as_text=True), _AS_TEXT),
     Mistake("chunks from text.split()", lambda text, n: _train(text, n, split="words"),
             "your chunks come from text.split(), which drops the spaces: use the given pretokenize(text), whose "
             "chunks keep a word's leading space (' cat') and the runs of whitespace"),
@@ -219,6 +232,7 @@ _ENCODE_MISTAKES = [
             "replays the merges by rank, and may end with shorter tokens than the longest match"),
     Mistake("encoded across chunks", lambda text, merges: _encode(text, merges, split=False), _NO_SPLIT),
     Mistake("overlapping merge", lambda text, merges: _encode(text, merges, overlap=True), _OVERLAP_MERGE),
+    Mistake("merged as text", lambda text, merges: _encode(text, merges, as_text=True), _AS_TEXT),
 ]
 _DECODE_MISTAKES = [
     Mistake("decoded token by token", lambda ids, merges: _decode(ids, merges, per_token=True),
@@ -388,6 +402,15 @@ def round_trip(kit):
                                      same=lambda u, v: u == v)
             raise Fail(t("with your merges of the {name} corpus: decode(encode({text})) = {back}: the round trip must "
                          "give the text back exactly", name=t(name), text=_short(s), back=_short(back, 60)), found)
+
+
+@check("properties", "ids of three digits: a long run of merges fuses only the ids each merge names")
+def long_run(kit):
+    name, text, n = _LONG_RUN
+    _expect_merges(kit, text, n, t("{name} corpus merged until every chunk is one token (num_merges={n}, ids up to "
+                                   "{top})", name=t(name), n=n, top=255 + len(train_ref(text, n))))
+    for name, merges, text in _DIGITS:
+        _expect_ids(kit, text, merges, t("hand-made merges ({name}) {merges}", name=t(name), merges=merges))
 
 
 @check("properties", "train_bpe stops once every chunk is a single token, and not before")

@@ -12,7 +12,8 @@ from checker import catalogue, engine
 from checker.checks.torch_bpe import checks as spec
 
 solution = engine.load_solution(catalogue.find("bpe"))
-CORPORA = [(text, n) for _, text, n in spec._CORPORA] + spec._TIES + [spec._AAA, spec._EARLY, ("xa xa xa", 3)]
+CORPORA = [(text, n) for _, text, n in spec._CORPORA] + spec._TIES + [spec._AAA, spec._EARLY, ("xa xa xa", 3),
+                                                                    spec._LONG_RUN[1:]]
 
 
 def sennrich(text, num_merges):
@@ -74,7 +75,7 @@ def test_encode_and_decode_equal_independent_ones(corpus, n):
 
 
 def test_hand_made_merges_encode_like_the_independent_encoder():
-    for _, merges, text in spec._HAND:
+    for _, merges, text in spec._HAND + spec._DIGITS:
         assert solution.encode(text, merges) == encode_by_passes(text, merges)
 
 
@@ -112,3 +113,13 @@ def test_early_stop_and_invalid_bytes():
     assert solution.train_bpe(*spec._EARLY) == [(97, 98), (32, 256)]
     assert solution.decode([0xE4, 0xBD], []) == "\ufffd"
     assert solution.decode([104, 105, 255], []) == "hi\ufffd"
+
+
+def test_the_long_run_reaches_ids_whose_text_overlaps():
+    """The premise of the long-run check: merged as text, the ids of three digits fuse with their neighbours."""
+    _, text, n = spec._LONG_RUN
+    merges = solution.train_bpe(text, n)
+    assert len(merges) < n and 256 + len(merges) > 400  # merged to the end: every chunk is one token
+    assert spec._train(text, n, as_text=True) != merges
+    for _, hand, s in spec._DIGITS:
+        assert spec._encode(s, hand, as_text=True) != solution.encode(s, hand)

@@ -4,7 +4,7 @@ The model handed to the user's code is checker.checks.child.transformer.copy_mac
 Transformer whose weights are set by hand so that greedy decoding copies the source. A source
 row holding EOS at index L therefore ends at step L + 1, a row without EOS never ends, so each
 case fixes exactly when every sequence finishes. Its logits keep a gap of ~1.4 between the best
-and the second-best token: far above float32 rounding, small enough that sampling would stray.
+and the second-best token (~0.87 in case 2): far above float32 rounding, small enough that sampling would stray.
 """
 
 import torch
@@ -24,9 +24,13 @@ DEVICE = "followup"  # ys and finished are made inside; the statement sets no de
 # Every dimension its own size, T_out included (1 + the step at which the last row ends).
 CASES = [
     case(1, B=3, T_s=6, max_new=7, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(4, 2, 3), after_eos="tokens"),
-    case(2, B=4, T_s=7, max_new=5, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(None, 2, None, 3), after_eos="PAD"),
+    case(2, B=4, T_s=7, max_new=5, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(None, 2, None, 3), after_eos="PAD",
+         logit_scale=0.6),
     case(3, B=2, T_s=5, max_new=9, T_out=4, pad_id=4, bos_id=0, eos_id=7, eos_at=(2, 1), after_eos="PAD"),
 ]
+# logit_scale: the copy machine's logits times this (the best one 1.44 by default, 0.87 in case 2), so that a
+# number read off the logits' VALUES (the max logit used as a token) differs from case to case; case 2 runs all
+# max_new steps, so a wrong token there still gives ids of the right shape, to be compared value by value.
 TIMING = case(4, B=16, T_s=12, max_new=12, T_out=13, pad_id=0, bos_id=1, eos_id=2, eos_at=(None,) * 16, after_eos="PAD")
 
 
@@ -46,7 +50,9 @@ def make_src(c) -> torch.Tensor:
 
 
 def make_model(c, dtype="float64", dropout=0.0):
-    return fixtures.copy_machine(pad_id=c.pad_id, bos_id=c.bos_id, dropout=dropout).to(getattr(torch, dtype))
+    spread = 0.25 * getattr(c, "logit_scale", 1.0)  # copy_machine's default spread, 0.25, scaled
+    return fixtures.copy_machine(pad_id=c.pad_id, bos_id=c.bos_id, dropout=dropout, spread=spread).to(
+        getattr(torch, dtype))
 
 
 def inputs(c, dtype):
@@ -58,14 +64,17 @@ def inputs(c, dtype):
 
 @torch.no_grad()
 def decode_with(model, src, bos_id, eos_id, max_new_tokens, *, position=-1, keep_bos=True, early_stop=True,
-                pad_after=True, fill=None, stop_rule="all finished", steps=0, append_last=True, eos_padded=False):
+                pad_after=True, fill=None, stop_rule="all finished", steps=0, append_last=True, eos_padded=False,
+                pick="argmax"):
     """Greedy decoding with knobs; every knob at its default gives the right answer."""
     model.eval()
     memory = model.encode(src)
     ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long)
     finished = torch.zeros(src.size(0), dtype=torch.bool)
     for _ in range(max_new_tokens + steps):
-        next_id = model.out_proj(model.decode(ys, memory, src)[:, position]).argmax(-1)
+        logits = model.out_proj(model.decode(ys, memory, src)[:, position])
+        # the bug with pick="max value": the largest logit itself, cast to an id, instead of its position
+        next_id = logits.argmax(-1) if pick == "argmax" else logits.max(-1).values.long()
         if eos_padded:  # finished updated first, so the EOS itself is replaced by PAD
             finished = finished | (next_id == eos_id)
         if pad_after:
@@ -118,6 +127,10 @@ MISTAKES = [
             "sequence is finished, finished.all()"),
     Mistake("one step long", _variant(steps=1),
             "your output has one token more than max_new_tokens allows: the loop runs max_new_tokens times"),
+    Mistake("max values as ids", _variant(pick="max value"),
+            "your next tokens are the largest logit VALUES cast to ids, not the positions of the largest logits: "
+            "torch.max(logits, dim=-1) returns (values, indices); take the indices (torch.max(...)[1], .indices) or "
+            "logits.argmax(-1)"),
     Mistake("one step short", _variant(steps=-1),
             "your ids stop one step short: run up to max_new_tokens steps (range(max_new_tokens))"),
 ]
@@ -148,10 +161,15 @@ def pad_after_eos(kit):
 def early_stop(kit):
     c = CASES[0]  # every row ends by step T_out - 1 < max_new_tokens
     ids = _ids(kit.user(kit.inputs(c)), c)
-    if ids.size(1) > c.T_out:
+    # Judged on the user's own tokens: the stop rule is to blame only where every row of theirs HAS produced EOS
+    # before their last column. Rows that never produce EOS have wrong tokens, which numerics reports.
+    eos = (ids[:, 1:] == c.eos_id).int().cumsum(1) > 0  # (B, T_out - 1): row b has produced EOS by this step
+    done = eos.all(0).nonzero()
+    if len(done) and ids.size(1) > int(done[0]) + 2:
+        step = int(done[0]) + 1
         raise Fail(t("{label}: every sequence has produced EOS by step {step}, yet your ids have {got} columns: stop "
                      "the loop when every sequence is finished (they should have {want})", label=c.label,
-                     step=c.T_out - 1, got=ids.size(1), want=c.T_out))
+                     step=step, got=ids.size(1), want=step + 1))
 
 
 @check("properties", "picks the argmax: the same call twice gives the same ids")
@@ -186,6 +204,22 @@ def eval_mode(kit):
     want = kit.reference(inputs(c, "float64"))
     compare(_ids(reply["ids"], c), want, t("{label}, model handed over in training mode: ids", label=c.label),
             "(B, T_out)")
+
+
+@check("properties", "the source is encoded once per call, not at every step", followup=True)
+def encodes_once(kit):
+    # Encoding at every step gives the same memory, so the same ids: it passes, with the question of its cost.
+    # More encoder calls than rows is more than any batched or row-by-row decoder needs (steps > B here).
+    c = CASES[0]
+    reply = kit.drive(fixtures.greedy_decode_calls, make_model(c), make_src(c), c.bos_id, c.eos_id, c.max_new)
+    encoded = sum(name == "encode" for name, _, _ in reply["calls"])
+    if encoded > c.B:
+        steps = sum(name == "decode" for name, _, _ in reply["calls"])
+        raise Fail(t("{label}: model.encode ran {n} times for {B} sources ({steps} calls of model.decode). "
+                     "Follow-up: what does that cost? The memory depends on the source only, so every encoder pass "
+                     "after the first recomputes the same (B, T_s, D) tensor, once per generated token: encode once "
+                     "before the loop, memory = model.encode(src), and pass it to every model.decode (model(src, ys) "
+                     "runs the encoder too)", label=c.label, n=encoded, B=c.B, steps=steps))
 
 
 @check("properties", "max_new_tokens = 0 gives the BOS column alone")

@@ -454,13 +454,63 @@ def negative_temperature(kit):
                  "raise ValueError (filter_logits already does)", got=describe_short(got)))
 
 
-@check("hygiene", "sample_next_token leaves the caller's logits unchanged")
+# Every branch the contract has: temperature 1 (nothing to divide) or not, each filter on or off (top_k >= V and
+# top_p = 1.0 are "off" too). An in-place write reaches the caller's tensor only where no earlier out-of-place
+# step has made a copy (at temperature 1, `scores = logits` is the caller's own tensor), so each branch is run.
+_BRANCHES = [(temperature, top_k, top_p) for temperature in (1.0, 0.7) for top_k in (None, 4, 99)
+             for top_p in (None, 0.8, 1.0)]
+
+
+def _modified_on(kit, target: str, logits, branches, extra=()) -> list:
+    """[(temperature, top_k, top_p, what differs)] for every branch on which target wrote into the caller's logits."""
+    modified = []
+    for temperature, top_k, top_p in branches:
+        sent = (logits.clone(), temperature, top_k, top_p, *[e() if callable(e) else e for e in extra])
+        _, after = kit.user(sent, target=target, return_args=True)
+        try:
+            compare(after[0], logits, "logits", exact=True)
+        except Fail as fail:
+            modified.append((temperature, top_k, top_p, fail.message))
+    return modified
+
+
+def _expect_unchanged(kit, target: str, logits, branches, extra=()) -> None:
+    modified = _modified_on(kit, target, logits, branches, extra)
+    if not modified:
+        return
+    temperature, top_k, top_p, what = modified[0]
+    called = f"{target}(logits, temperature={temperature}, top_k={top_k}, top_p={top_p})"  # code: never translated
+    if len(modified) == len(branches):
+        raise Fail(t("{called} modified its input ({fail}): use out-of-place operations (logits / temperature, "
+                     "masked_fill, not masked_fill_ or /=)", called=called, fail=what))
+    # The contrast: a branch left clean that differs from the first modified one in as few settings as possible,
+    # at temperature 1 preferably in the temperature alone (the branch that skips the division, and its copy).
+    clean = [b for b in branches if b not in [m[:3] for m in modified]]
+    other = min(clean, key=lambda b: (sum(x != y for x, y in zip(b, (temperature, top_k, top_p))),
+                                      temperature != 1.0 or b[1:] != (top_k, top_p)))
+    if temperature == 1.0 and other[1:] == (top_k, top_p):
+        why = t("your code writes into the caller's logits at temperature 1 and not at temperature {other}: at "
+                "temperature 1 nothing has copied them yet (no division), so an in-place operation after it "
+                "(masked_fill_, logits[...] = ...) writes into the caller's tensor. Compute new tensors: "
+                "scores = scores.masked_fill(...), not masked_fill_", other=other[0])
+    else:
+        why = t("on some branches your code writes into the caller's logits: an in-place operation (masked_fill_, "
+                "/=, logits[...] = ...) reaches the caller's tensor wherever no earlier out-of-place step has made a "
+                "copy. Compute new tensors on every branch: scores = logits / temperature, "
+                "scores = scores.masked_fill(...)")
+    raise Fail(t("{called} modified its input ({fail}); with temperature={temperature}, top_k={top_k}, top_p={top_p} "
+                 "it does not", called=called, fail=what, temperature=other[0], top_k=other[1], top_p=other[2]), why)
+
+
+@check("hygiene", "filter_logits leaves the caller's logits unchanged on every branch: temperature 1 or not, each filter on or off")
+def filter_hygiene_every_branch(kit):
+    _expect_unchanged(kit, TARGET, _logits(CASES[0]), _BRANCHES)
+
+
+@check("hygiene", "sample_next_token leaves the caller's logits unchanged on every branch, temperature 0 included")
 def sampler_hygiene(kit):
     c = _SAMPLE_CASES[0]
-    sent = (_sample_logits(c), c.temperature, c.top_k, c.top_p, torch.Generator().manual_seed(1))
-    _, after = kit.user(sent, target="sample_next_token", return_args=True)
-    try:
-        compare(after[0], sent[0], "logits", exact=True)
-    except Fail as fail:
-        raise Fail(t("sample_next_token modified its input ({fail}): use out-of-place operations "
-                     "(logits / temperature, masked_fill, not masked_fill_ or /=)", fail=fail)) from None
+    branches = [(0.0, c.top_k, c.top_p)] + [(temp, k, p) for temp in (1.0, c.temperature) for k in (None, c.top_k)
+                                             for p in (None, c.top_p)]
+    _expect_unchanged(kit, "sample_next_token", _sample_logits(c), branches,
+                      extra=(lambda: torch.Generator().manual_seed(1),))

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from checker.checks.child.layers import DecoderLayer, EncoderLayer, decoder_calls, with_own_layers
+from checker.checks.child.numpy_classes import build_and_call
 from checker.kit import DTYPES, Fail, Mistake, UserError, case, check, compare, describe, expect_structure, matches
 from checker.lang import t
 
@@ -198,11 +199,41 @@ def structure(kit):
                        t("the same layer object is used N times (so all layers share one set of weights), or fewer "
                          "than N layers are built. Make N independent copies: nn.ModuleList([copy.deepcopy(layer) "
                          "for _ in range(N)])"))
+        shared = _layers_sharing_the_template(kit, target, make(c), first[0][len("layers.0."):])
+        if shared:
+            layers = ", ".join(f"self.layers[{i}]" for i in shared)
+            raise Fail(t("{target}(layer, N={N}): the layer passed in and {layers} hold the same tensors: the stack "
+                         "did not copy it", target=target, N=c.N, layers=layers),
+                       t("the template you were given is itself a layer of your stack (or shares its tensors with "
+                         "one): training the stack changes the caller's layer, and two stacks built from one template "
+                         "share that layer. Copy it N times and keep none of it: nn.ModuleList([copy.deepcopy(layer) "
+                         "for _ in range(N)])"))
         if "norm.weight" not in params:
             raise Fail(t("{target} has no parameter norm.weight: add the final LayerNorm, "
                          "self.norm = nn.LayerNorm(d_model) with d_model = layer.self_attn.d_model", target=target))
         expect_structure(kit, target, module=True, init=make(c))
         expect_structure(kit, target, module=True, init=make(CASES[2] if target == "Encoder" else _DECODER_CASES[1]))
+
+
+def _layers_sharing_the_template(kit, target: str, init: dict, name: str) -> list[int]:
+    """The indices i whose layers.i.<name> is the template's own tensor (the same storage), in the child.
+
+    The layer in init and its parameter travel in one request, so they arrive as one object there: the
+    stack's layer i holds the caller's tensor exactly when layers.i.<name>.is_set_to(that parameter)."""
+    template = init["layer"]
+    try:
+        param = template.get_parameter(name)
+    except AttributeError:
+        return []
+    shared = []
+    for i in range(init["N"]):
+        try:
+            reply = kit.drive(build_and_call, target, init, {}, (param,), "is_set_to", f"layers.{i}.{name}")
+        except UserError:
+            return []  # a stack laid out otherwise: the structure checks above and below say what is wrong
+        if reply.get("output") is True:
+            shared.append(i)
+    return shared
 
 
 @check("shapes", "Encoder and Decoder unpack the tuples the layers return")
