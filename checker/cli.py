@@ -90,9 +90,10 @@ def cmd_show(args, console: Console) -> int:
 
 def cmd_check(args, console: Console) -> int:
     lang = language(args.lang)
-    katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
-    if not katas:
+    if not args.all and not args.names:
         raise UsageError(t("name a kata to check (for example `kata check attention`) or use --all"))
+    ws, targets = _targets(args, console)
+    katas = [target.kata for target in targets]
     if args.case is not None and len(katas) != 1:
         raise UsageError(t("--case needs exactly one kata"))
     if args.case is None:
@@ -103,7 +104,6 @@ def cmd_check(args, console: Console) -> int:
 
     if args.case is not None:
         return _print_case(console, engine, katas[0], args.case, lang)
-    ws = None if args.solution else open_workspace(args, console)
     progress = None
     if ws is not None:
         try:
@@ -111,14 +111,17 @@ def cmd_check(args, console: Console) -> int:
         except ProgressError as err:
             warn(console, str(err))
     results = []
-    for kata in katas:
-        path = SOLUTIONS / kata.file if args.solution else workspace.kata_file(ws, kata)
+    for target in targets:
+        kata = target.kata
+        path = SOLUTIONS / kata.file if args.solution else target.path
         if args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal:  # pipes: no
             console.print(Text(say(lang, "check.progress", kata=kata.id), style="dim"), end="\r")
         result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
                                    memory_gb=args.memory, strict=args.strict)
         results.append(result)
-        if progress is not None:
+        if target.unrecorded:  # another file than the workspace's own: its history stays the workspace file's
+            warn(console, str(target.unrecorded), style="dim")
+        elif progress is not None:
             try:
                 progress.record(result)
             except ProgressError as err:
@@ -149,6 +152,26 @@ def _silence_stdout() -> None:
 # ----------------------------------------------------------------------------- helpers
 
 
+def _targets(args, console: Console) -> tuple[Path | None, list[workspace.Target]]:
+    """The workspace (None for --solution and --case, which need only the kata) and what `kata check` checks:
+    every kata (--all), or each NAME or PATH named. A path is any file of the workspace (a drill's too), and the
+    workspace holding it is used when none is given. Names are looked up before the workspace is opened, so that
+    a misspelt one creates nothing."""
+    named = [] if args.all else [(name, workspace.named_file(name)) for name in args.names]
+    for name, path in named:
+        if path is not None:
+            workspace.kata_of(path)
+        elif not workspace.names_a_file(name):  # a path may lie in the workspace, not found yet
+            catalogue.find(name)
+    if args.solution or args.case is not None:  # the kata is all that is needed: no workspace
+        ws = None
+    else:
+        ws = open_workspace(args, console, near=tuple(path for _, path in named if path is not None))
+    if args.all:
+        return ws, [workspace.Target(k, workspace.kata_file(ws, k) if ws else None) for k in catalogue.all_katas()]
+    return ws, [workspace.target(name, ws) for name in args.names]
+
+
 def _print_case(console: Console, engine, kata, number: int, lang: str) -> int:
     """A snippet that rebuilds case number and compares the user's code with the reference in a REPL."""
     from rich.syntax import Syntax
@@ -175,7 +198,7 @@ COMMANDS = {"init": cmd_init, "list": "checker.listing:cmd_list", "show": cmd_sh
             "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
             "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
             "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
-            "next": "checker.practice:cmd_next", "completion": "checker.cli:cmd_completion"}
+            "next": "checker.practice:cmd_next", "completion": "checker.completion:cmd_completion"}
 
 
 def _command(name: str):
@@ -334,48 +357,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("completion", t("print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc"))
     p.add_argument("shell", choices=("bash", "zsh", "fish"), help=t("bash, zsh or fish"))
     return parser
-
-
-def cmd_completion(args, console: Console) -> int:
-    """Commands, their options, and the kata names (drill presets too) for bash, zsh or fish."""
-    from checker.practice import PRESETS
-
-    parser = build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    options = {name: sorted(o for a in sub._actions for o in a.option_strings if o != "--traceback")
-               for name, sub in commands.items()}
-    names = [k.id for k in catalogue.all_katas()]
-    takes_names = ("show", "check", "watch", "drill", "hint", "solution", "reset")
-    words = {name: (names if name in takes_names else []) + (list(PRESETS) if name == "drill" else [])
-             + (["bash", "zsh", "fish"] if name == "completion" else []) for name in commands}
-    if args.shell == "fish":
-        lines = [f"complete -c kata -f -n __fish_use_subcommand -a '{' '.join(commands)}'"]
-        for name in commands:
-            seen = f"-n '__fish_seen_subcommand_from {name}'"
-            if words[name]:
-                lines.append(f"complete -c kata -f {seen} -a '{' '.join(words[name])}'")
-            lines += [f"complete -c kata -f {seen} -l {o[2:]}" for o in options[name] if o.startswith("--")]
-        print("\n".join(lines))
-        return EXIT_OK
-    cases = "\n".join(f"        {name}) opts='{' '.join(options[name])}'; names='{' '.join(words[name])}' ;;"
-                       for name in commands)
-    script = f"""_kata() {{
-    local cur=${{COMP_WORDS[COMP_CWORD]}} opts='' names=''
-    if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W '{' '.join(commands)} --help --version' -- "$cur") )
-        return
-    fi
-    case "${{COMP_WORDS[1]}}" in
-{cases}
-    esac
-    if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
-    else COMPREPLY=( $(compgen -W "$names" -- "$cur") $(compgen -f -- "$cur") ); fi
-}}
-complete -F _kata kata"""
-    if args.shell == "zsh":  # zsh runs the bash script through its bash-completion layer
-        script = "autoload -U +X bashcompinit && bashcompinit\n" + script
-    print(script)
-    return EXIT_OK
 
 
 def _suggest_command(argv: list[str]) -> None:

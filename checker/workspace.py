@@ -6,9 +6,10 @@ import errno
 import os
 import stat
 import tempfile
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
-from checker.catalogue import Kata, all_katas
+from checker.catalogue import Kata, UnknownKata, all_katas, find
 from checker.catalogue import KATAS
 from checker.errors import UsageError
 from checker.lang import t
@@ -82,8 +83,9 @@ def default_location() -> Path:
     return Path(platformdirs.user_data_dir("kata", appauthor=False)) / "workspace"
 
 
-def locate(explicit: str | None, *, announce=print) -> Path:
-    """--workspace DIR, else $KATA_WORKSPACE, else the current folder or a parent, else the default."""
+def locate(explicit: str | None, *, announce=print, near: tuple[Path, ...] = ()) -> Path:
+    """--workspace DIR, else $KATA_WORKSPACE, else the workspace holding a file named on the command line (near),
+    else the current folder or a parent, else the default."""
     for given, source in ((explicit, "--workspace"), (os.environ.get("KATA_WORKSPACE"), "KATA_WORKSPACE")):
         if given:
             path = resolved(given)
@@ -92,10 +94,10 @@ def locate(explicit: str | None, *, announce=print) -> Path:
             if not is_workspace(path):
                 raise WorkspaceError(f"{path} (from {source}) is not a kata workspace; make it one with `kata init {given}`")
             return path
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if is_workspace(folder):
-            return folder
+    for here in (*(resolved(p).parent for p in near), Path.cwd().resolve()):
+        for folder in (here, *here.parents):
+            if is_workspace(folder):
+                return folder
     path = default_location()
     if not is_workspace(path):
         init(path)
@@ -175,12 +177,82 @@ def kata_file(workspace: Path, kata: Kata) -> Path:
     return workspace / kata.file
 
 
-def open_workspace(args, console) -> Path:
-    """The workspace a command works in (--workspace, KATA_WORKSPACE, the current folder, the default); where it
-    was found is said on stderr, so that --json stays one document."""
+# ----------------------------------------------------------------------------- `kata check PATH`
+
+
+@dataclass(frozen=True)
+class Target:
+    """What `kata check ARG` checks: the kata, the file, and whether the check joins the workspace's history
+    (only the workspace's own file of that kata does; unrecorded says why another file's does not)."""
+
+    kata: Kata
+    path: Path | None  # None without a workspace (--solution, --case): the kata is all that is needed
+    unrecorded: str | None = None
+
+
+def names_a_file(arg: str) -> bool:
+    """An argument written as a file (torch/attention.py, ws/drills/DATE/torch/attention.py, C:\\ws\\x.py), not as a
+    kata's name (attention, numpy/attention)."""
+    return arg.strip().lower().endswith(".py")
+
+
+def named_file(arg: str, ws: Path | None = None) -> Path | None:
+    """The file arg names, absolute (links kept, as the user wrote it): from the current folder, else from the
+    workspace (an editor's path relative to the workspace folder); None when neither holds it."""
+    if not names_a_file(arg):
+        return None
+    given = Path(arg.strip().replace("\\", "/")).expanduser()  # a Windows editor's torch\attention.py too
+    for base in (Path.cwd(), *([ws] if ws is not None else [])):
+        path = Path(os.path.abspath(base / given))
+        if path.is_file():
+            return path
+    return None
+
+
+def kata_of(path: Path) -> Kata:
+    """The kata a file belongs to, known by its last two parts (TRACK/NAME.py), as init and drill lay them out."""
+    kata = next((k for k in all_katas() if path.parts[-2:] == PurePosixPath(k.file).parts), None)
+    if kata is None:
+        raise UsageError(t("{path} is not a kata's file: kata knows a file by its folder and name, TRACK/NAME.py "
+                           "(torch/attention.py, numpy/softmax.py), as `kata init` and `kata drill` lay them out",
+                           path=path))
+    return kata
+
+
+def target(arg: str, ws: Path | None) -> Target:
+    """A kata's name, or any file of the workspace: its own (torch/attention.py), a drill's
+    (drills/20250102-153000/torch/attention.py), a backup, written relative to the current folder or to the
+    workspace, or absolute."""
+    path = named_file(arg, ws)
+    if path is None:
+        try:
+            kata = find(arg)
+        except UnknownKata:
+            if names_a_file(arg) and len(Path(arg.replace("\\", "/")).parts) > 2:  # a path, not a name: say so
+                raise UsageError(t("{path}: no such file", path=arg)) from None
+            raise
+        return Target(kata, kata_file(ws, kata) if ws is not None else None)
+    kata = kata_of(path)
+    if ws is None:
+        return Target(kata, path)
+    if resolved(path) == resolved(kata_file(ws, kata)):
+        return Target(kata, path)
+    where = next((p.relative_to(ws) for p in (path, resolved(path)) if p.is_relative_to(ws)), None)
+    if where is not None and where.parts[0] == "drills":
+        why = t("{path} is a drill's file: checked, not recorded (a running drill records its own checks of it)",
+                path=path)
+    else:
+        why = t("{path} is not the file of {kata} in the workspace {workspace}: checked, not recorded in its history",
+                path=path, kata=kata.id, workspace=ws)
+    return Target(kata, path, unrecorded=why)
+
+
+def open_workspace(args, console, near: tuple[Path, ...] = ()) -> Path:
+    """The workspace a command works in (--workspace, KATA_WORKSPACE, the one holding a file named, the current
+    folder, the default); where it was found is said on stderr, so that --json stays one document."""
     from checker.terminal import warn
 
-    return locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"))
+    return locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"), near=near)
 
 
 def writable(ws: Path, command: str) -> None:
