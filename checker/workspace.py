@@ -90,9 +90,11 @@ def locate(explicit: str | None, *, announce=print, near: tuple[Path, ...] = ())
         if given:
             path = resolved(given)
             if not path.exists():
-                raise WorkspaceError(f"workspace {path} (from {source}) does not exist; create it with `kata init {given}`")
+                raise WorkspaceError(t("workspace {path} (from {source}) does not exist; create it with `kata init {given}`",
+                                       path=path, source=source, given=given))
             if not is_workspace(path):
-                raise WorkspaceError(f"{path} (from {source}) is not a kata workspace; make it one with `kata init {given}`")
+                raise WorkspaceError(t("{path} (from {source}) is not a kata workspace; make it one with `kata init {given}`",
+                                       path=path, source=source, given=given))
             return path
     for here in (*(resolved(p).parent for p in near), Path.cwd().resolve()):
         for folder in (here, *here.parents):
@@ -101,7 +103,8 @@ def locate(explicit: str | None, *, announce=print, near: tuple[Path, ...] = ())
     path = default_location()
     if not is_workspace(path):
         init(path)
-        announce(f"Created your workspace at {path} (use --workspace DIR or KATA_WORKSPACE to choose another).")
+        announce(t("Created your workspace at {path} (use --workspace DIR or KATA_WORKSPACE to choose another).",
+                   path=path))
     return path
 
 
@@ -109,7 +112,7 @@ def init(path: Path) -> list[Path]:
     """Create (or complete) a workspace: copy every stub that is missing. Never overwrites a file."""
     path = resolved(path)
     if path.exists() and not path.is_dir():
-        raise WorkspaceError(f"{path} exists and is not a folder")
+        raise WorkspaceError(t("{path} exists and is not a folder", path=path))
     try:
         (path / MARKER).mkdir(parents=True, exist_ok=True)
         created = []

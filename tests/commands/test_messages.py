@@ -166,6 +166,10 @@ def test_list_gives_chinese_titles():
 def test_stats_and_init_speak_chinese_and_stats_cuts_nothing_at_80_columns(tmp_path):
     ws = tmp_path / "ws"
     assert "工作区已就绪" in run_kata("init", ws, "--lang", "zh").stdout
+    created = run_kata("check", "attention", "--lang", "zh", env={"XDG_DATA_HOME": str(tmp_path / "data")})
+    assert "已在" in created.stderr and "创建你的工作区" in created.stderr, created.stderr
+    missing = run_kata("check", "attention", "--workspace", tmp_path / "nowhere", "--lang", "zh")
+    assert missing.returncode == 2 and "不存在" in missing.stderr, missing.stderr
     (ws / "torch" / "grouped_query_attention.py").write_text(WRONG.read_text(encoding="utf-8"), encoding="utf-8")
     run_kata("check", "grouped_query_attention", "--workspace", ws)
     for lang, heading in (("zh", "通过率"), ("en", "practised")):
