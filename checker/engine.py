@@ -154,6 +154,13 @@ def forbidden_checks(kata: Kata, source: str) -> list:
     if not kata.forbidden:
         return []
     listed = ", ".join(kata.forbidden)
+    lines = source.splitlines()
+
+    def column(line: int, name: str) -> int | None:
+        """Where on its line the off-limits name is used (its last part: F.softmax for torch.nn.functional.softmax)."""
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        at = text.find(name.rpartition(".")[2])
+        return at + 1 if at >= 0 else None
 
     @kitmod.check("hygiene", "uses no off-limits shortcut in the source")
     def in_source(kit):
@@ -161,7 +168,8 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             uses = joined("; ", (t("line {line}: uses {name}", line=line, name=name) for line, name in found))
             raise kitmod.Fail(t("{uses}, which is off limits in this kata (off limits: {listed})", uses=uses,
-                                listed=listed), _off_limits(), general=True, line=found[0][0])
+                                listed=listed), _off_limits(), general=True, line=found[0][0],
+                              column=column(*found[0]))
 
     @kitmod.check("hygiene", "calls no off-limits shortcut at run time")
     def at_run_time(kit):
@@ -169,7 +177,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
         if found:
             calls = joined("; ", (t("line {line}: called {name}", line=line, name=name) for line, name in found))
             raise kitmod.Fail(t("{calls}, which is off limits in this kata: write it yourself", calls=calls),
-                              _off_limits(), general=True, line=found[0][0])
+                              _off_limits(), general=True, line=found[0][0], column=column(*found[0]))
 
     in_source.static = True  # reads the file, never runs it: passing it is not progress
     at_run_time.static = True

@@ -229,10 +229,10 @@ def as_json(result) -> dict:
 def problems(results) -> list[str]:
     """One `path:line:col: error|warning: stage: message` line per problem, for editors' problem matchers
     (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning;
-    a problem no check can place in the file points at its first line."""
+    a problem no check can place in the file points at its first line; the same message twice is one line."""
     import re
 
-    out = []
+    out, seen = [], set()
     for r in map(drawn, results):
         if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
             lines = re.findall(r"line (\d+)", r.error)
@@ -241,6 +241,9 @@ def problems(results) -> list[str]:
             if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
                 continue
             message = " ".join(sentence(c).split())
+            if (r.file, c.line, message) in seen:  # float64 and float32 failing alike: one problem, one line
+                continue
+            seen.add((r.file, c.line, message))
             out.append(f"{r.file}:{c.line or 1}:{c.column or 1}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
     return out
 

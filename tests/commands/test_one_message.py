@@ -65,3 +65,11 @@ def test_fewer_float_outputs_than_the_gradient_check_follows_is_said_as_what_was
     (kata,) = doc["katas"]
     gradient = next(c for c in kata["checks"] if c["stage"] == "gradients")
     assert "your code returned 1" in gradient["message"] and "raised" not in gradient["message"], gradient
+
+
+def test_the_problems_format_lists_one_line_per_distinct_problem(workspace):
+    """A missing scale fails float64 and float32 with the same message: one line for the editor, not two."""
+    _write(workspace, "torch/attention.py", SOLUTION.replace(" / math.sqrt(d_k)", "", 1))
+    lines = run_kata("check", "attention", "--workspace", workspace, "--format", "problems").stdout.splitlines()
+    messages = [line.split(": ", 3)[-1] for line in lines]
+    assert lines and len(messages) == len(set(messages)), lines
