@@ -30,7 +30,7 @@ def describe(value) -> str:
     if isinstance(value, np.ndarray):
         return t("a NumPy array of shape {shape}", shape=value.shape)
     if isinstance(value, Opaque):
-        return f"a {value.type} ({value.repr})"
+        return t("a {kind} ({value})", kind=value.type, value=value.repr)
     if isinstance(value, (tuple, list)):
         return t("a {kind} of {count} items", kind=type(value).__name__, count=len(value))
     return "None" if value is None else t("a {kind} ({value})", kind=type(value).__name__, value=repr(value))
@@ -145,7 +145,7 @@ def as_outputs(value, outputs: list[tuple[str, str]]) -> tuple:
     """Split what TARGET returned into the named outputs, or say what is wrong with its form."""
     if len(outputs) == 1:
         return (value,)
-    names = " and ".join(name for name, _ in outputs)
+    names = ", ".join(name for name, _ in outputs)  # as a tuple is written: (y, self_weights, cross_weights)
     if not isinstance(value, (tuple, list)) or len(value) != len(outputs):
         raise Fail(t("should return a tuple ({names}), got {got}", names=names, got=describe(value)))
     return tuple(value)
