@@ -267,6 +267,8 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool) -> s
                     else returned_other(err) or t("your code raised {error}", error=err))
             if getattr(fn, "followup", False) and not err.not_implemented:
                 text = t("your code raised {error} on this edge case", error=err)
+            if isinstance(err.case, kitmod.Case) and not err.not_implemented:  # the input that made it raise
+                text = t("{label}: {message}", label=err.case.label, message=text)
             add(False, text + where, line=kitmod.user_line(err))
             if not err.not_implemented:
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)

@@ -187,7 +187,8 @@ def hidden_keys_zero(kit):
     for c in CASES[1:]:
         args = kit.inputs(c)
         _, weights = _pair(kit.user(args, case=c), c)
-        _not_scores(c, weights, _pair(kit.reference(args, case=c), c)[1], args[3], c.depth)
+        shared.scores_returned(c, weights, _pair(kit.reference(args, case=c), c)[1], args[3], c.depth,
+                               size="depth", numpy=True)
         leaked = np.where(np.broadcast_to(args[3], weights.shape), 0.0, weights)
         if np.isnan(leaked).any() or (leaked != 0).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(leaked) | (leaked != 0))[0])
@@ -196,21 +197,7 @@ def hidden_keys_zero(kit):
                          w=leaked[where], where=where))
 
 
-def _not_scores(c, weights, expected, visible, depth) -> None:
-    """A relation that needs no knob: the weights are no softmax output, but a softmax over their visible keys
-    (after a scale of 1 or 1/√depth) gives the reference's weights. Then they are the scores, whatever the fill."""
-    if matches(weights, expected):
-        return
-    visible = np.broadcast_to(visible, weights.shape)
-    for factor, before in ((1.0, t("the scores Q Kᵀ / √depth")), (1 / math.sqrt(depth), t("Q Kᵀ, before the scale"))):
-        with np.errstate(all="ignore"):
-            redone = np.where(visible, softmax(np.where(visible, weights * factor, -np.inf), -1), 0.0)
-        if matches(redone, expected):
-            raise Fail(t("{label}: the weights you return are not attention weights: a softmax over their visible "
-                         "keys gives the reference's weights, so they hold {before}", label=c.label, before=before),
-                       t("you return the scores before the softmax as the weights: return the softmax over the keys, "
-                         "hidden keys at 0, the array that multiplies v"))
-
+@check("masking", "under a causal mask, position i uses no position after i")
 def causal(kit):
     c = CASES[2]
     args = kit.inputs(c)
@@ -249,16 +236,7 @@ def very_negative_scores(kit):
         return  # wrong on ordinary scores already: the core checks say how, and the fill is not the question
     with np.errstate(all="ignore"):
         _, weights = _pair(kit.user(_scores_near_minus_57000(args, c), case=c), c)
-    if not np.isfinite(weights).all():
-        raise Fail(t("{label}, every score near -57000: your weights hold NaN or inf", label=c.label),
-                   t(_UNDERFLOW_WHY))
-    visible = np.broadcast_to(args[3], weights.shape)
-    hidden = float(np.abs(np.where(visible, 0.0, weights)).max())
-    lost = float(np.abs(np.where(visible, weights, 0.0).sum(-1) - 1).max())  # every row sees a key
-    if hidden > 1e-3 or lost > 1e-3:  # the mass went to the hidden keys (then perhaps zeroed after softmax)
-        raise Fail(t("{label}, every score near -57000: the hidden keys take weight {hidden:.3g} and the visible "
-                     "keys' weights sum to 1 - {lost:.3g}", label=c.label, hidden=hidden, lost=lost),
-                   t(_FINITE_FILL_WHY))
+    shared.very_negative_verdict(c, weights, args[3], numpy=True)
 
 
 def _scores_near_minus_57000(args, c):
@@ -272,13 +250,6 @@ def _scores_near_minus_57000(args, c):
         W[:, cols] = 0.0
         W[0, cols] = value
     return q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo
-
-
-_FINITE_FILL_WHY = ("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides "
-                    "a key only while the real scores stay far above it; -np.inf hides it whatever the scores")
-_UNDERFLOW_WHY = ("Follow-up: what does your softmax do when every score is far below 0? exp() of a score near -57000 "
-                  "underflows to 0, so np.exp(s) / np.exp(s).sum(...) divides 0 by 0; subtract each row's max first "
-                  "(the numpy/softmax kata)")
 
 
 @check("numerics", "large scores (Wq and Wk times 30) give no NaN or inf: softmax subtracts each row's max")

@@ -5,11 +5,13 @@ Each kata calls these with its own way of running the user's module, so the verd
 wording) are written once.
 """
 
+import math
+
 import numpy as np
 import torch
 
 from checker.checks.shared.masks import close, future_leak
-from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, compare
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, compare, matches
 from checker.lang import t
 
 
@@ -32,6 +34,78 @@ def hidden_keys_get_zero(c, attn, visible, advice: str = "") -> None:
         raise Fail(t("{label}: query {i} gives weight {w:.3g} to hidden key {j} (batch {b}, head {h}); fill hidden "
                      "scores with -inf before softmax (True = may attend{advice})", label=c.label, i=i,
                      w=leaked[b, h, i, j].item(), j=j, b=b, h=h, advice=advice))
+
+
+def scores_returned(c, weights, expected, visible, d_k: int, *, tol=None, qk: str = "Q Kᵀ", size: str = "d_k",
+                    numpy: bool = False, attn: bool = False) -> None:
+    """A relation that needs no knob, asked before 'fill hidden scores with -inf' is advised: the weights are not the
+    reference's (expected), but a softmax over their visible keys, after a scale of 1 or 1/√d_k, is. Then they hold
+    the scores before the softmax, whatever fill hid the keys.
+
+    visible: bool, broadcastable to weights (True = may attend); tol: the kata's tolerance for its weights. qk and
+    size name the product and the size under the root as the kata writes them (q kᵀ, depth). numpy: the kata's
+    arrays (the sentence says "array" and v); attn: a torch kata whose weights are called attn.
+    """
+    if matches(weights, expected, tol):
+        return
+    weights, expected = _tensor(weights), _tensor(expected)
+    hidden = ~_tensor(visible).expand(weights.shape)
+    for factor, before in ((1.0, t("the scores {qk} / √{size}", qk=qk, size=size)),
+                           (1 / math.sqrt(d_k), t("{qk}, before the scale", qk=qk))):
+        redone = (weights * factor).masked_fill(hidden, float("-inf")).softmax(-1).masked_fill(hidden, 0.0)
+        if matches(redone, expected, tol):
+            raise _scores_returned(c, before, numpy, attn)
+
+
+def _scores_returned(c, before: str, numpy: bool, attn: bool) -> Fail:
+    if attn:
+        return Fail(t("{label}: attn is not the attention weights: softmax(attn, dim=-1) over the visible keys gives "
+                      "the reference's weights, so attn holds {before}", label=c.label, before=before),
+                    t("you return the scores before the softmax as attn: return the weights, the softmax over the keys "
+                      "with hidden keys at 0, the tensor that multiplies V"))
+    said = t("{label}: the weights you return are not attention weights: a softmax over their visible keys gives the "
+             "reference's weights, so they hold {before}", label=c.label, before=before)
+    if numpy:
+        return Fail(said, t("you return the scores before the softmax as the weights: return the softmax over the "
+                            "keys, hidden keys at 0, the array that multiplies v"))
+    return Fail(said, t("you return the scores before the softmax as the weights: return the softmax over the keys, "
+                        "hidden keys at 0, the tensor that multiplies V"))
+
+
+def very_negative_verdict(c, weights, visible, *, numpy: bool = False) -> None:
+    """The weights on inputs where every score is near -57000 (each kata builds them its own way; every query sees a
+    key): NaN or inf is a softmax that underflows (exp(s) / exp(s).sum() is 0/0 there); weight on a hidden key, or
+    visible weights that no longer sum to 1, is a finite fill such as GPT-2's -1e4, which the scores reached.
+
+    visible: bool, broadcastable to weights; numpy: the kata's arrays (the advice says -np.inf). Raises Fail, for a
+    check marked as a follow-up.
+    """
+    weights = _tensor(weights)
+    if not torch.isfinite(weights).all():
+        why = (t("Follow-up: what does your softmax do when every score is far below 0? exp() of a score near -57000 "
+                 "underflows to 0, so np.exp(s) / np.exp(s).sum(...) divides 0 by 0; subtract each row's max first "
+                 "(the numpy/softmax kata)") if numpy else
+               t("Follow-up: what does your softmax do when every score is far below 0? exp() of a score near -57000 "
+                 "underflows to 0, so a softmax written as exp(s) / exp(s).sum() divides 0 by 0; subtract each row's "
+                 "max first, or call scores.softmax(dim=-1), which does"))
+        raise Fail(t("{label}, every score near -57000: your weights hold NaN or inf", label=c.label), why)
+    visible = _tensor(visible).expand(weights.shape)
+    hidden = float(weights.masked_fill(visible, 0.0).abs().max())
+    lost = float((weights.masked_fill(~visible, 0.0).sum(-1) - 1).abs().max())  # every row sees a key
+    if hidden > 1e-3 or lost > 1e-3:  # the mass went to the hidden keys (then perhaps zeroed after softmax)
+        why = (t("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides a "
+                 "key only while the real scores stay far above it; -np.inf hides it whatever the scores") if numpy else
+               t("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides a "
+                 "key only while the real scores stay far above it; float('-inf'), or torch.finfo(scores.dtype).min, "
+                 "hides it whatever the scores"))
+        raise Fail(t("{label}, every score near -57000: the hidden keys take weight {hidden:.3g} and the visible "
+                     "keys' weights sum to 1 - {lost:.3g}", label=c.label, hidden=hidden, lost=lost), why)
+
+
+def _tensor(x) -> torch.Tensor:
+    """The judgements above are written once, in torch: a NumPy array becomes a tensor (a copy, so that torch never
+    sees a read-only array), a tensor leaves autograd."""
+    return x.detach() if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x))
 
 
 def no_future_leak(c, run, x) -> None:

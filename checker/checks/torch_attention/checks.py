@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from checker.checks.shared import attention as shared
 from checker.checks.shared import masks
 from checker.checks.shared.outputs import split
 from checker.kit import (FLOAT32_INSIDE, Fail, Mistake, UserError, at_line, case, check, expect_structure,
@@ -110,6 +111,7 @@ def hidden_keys_zero(kit):
     for c in CASES[1:]:
         args = kit.inputs(c)
         _, weights = _pair(kit.user(args, case=c), c)
+        shared.scores_returned(c, weights, _pair(kit.reference(args, case=c), c)[1], args[3], c.d_k)
         visible = args[3].expand(c.B, c.H, c.T_q, c.T_k)
         leaked = weights.masked_fill(visible, 0.0)
         if torch.isnan(leaked).any() or (leaked != 0).any():
@@ -163,19 +165,8 @@ def very_negative_scores(kit):
     if not matches(ordinary, _pair(kit.reference((Q, K, V, mask), case=c), c)[1], FLOAT32_INSIDE):
         return  # wrong on ordinary scores already: the core checks say how, and the fill is not the question
     Q[..., 0], K[..., 0] = 400.0, -400.0  # q·k = -160000 + a few, divided by √d_k: every score near -57000
-    out, weights = _pair(kit.user((Q, K, V, mask), case=c), c)
-    visible = mask.expand(weights.shape)
-    hidden = float(weights.masked_fill(visible, 0.0).abs().nan_to_num(1.0).max())
-    lost = float((weights.masked_fill(~visible, 0.0).sum(-1) - 1).abs().nan_to_num(1.0).max())  # every row sees a key
-    if hidden > 1e-3 or lost > 1e-3:  # the mass went to the hidden keys (then perhaps zeroed after softmax)
-        raise Fail(t("{label}, every score near -57000: the hidden keys take weight {hidden:.3g} and the visible "
-                     "keys' weights sum to 1 - {lost:.3g}", label=c.label, hidden=hidden, lost=lost),
-                   t(_FINITE_FILL_WHY))
-
-
-_FINITE_FILL_WHY = ("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides "
-                    "a key only while the real scores stay far above it; float('-inf'), or torch.finfo(scores.dtype)"
-                    ".min, hides it whatever the scores")
+    _, weights = _pair(kit.user((Q, K, V, mask), case=c), c)
+    shared.very_negative_verdict(c, weights, mask)
 
 
 _HALF_WHY = ("Follow-up: which fill works in every dtype? -1e9 does not fit in float16 (its largest value is 65504), "

@@ -217,23 +217,10 @@ def hidden_keys_zero(kit):
         args = kit.inputs(c)
         if args[1] is not None:
             _, attn = _pair(kit.user(args, case=c), c)
-            _not_scores(c, attn, _pair(kit.reference(args, case=c), c)[1], args[1], c.d_k)
+            shared.scores_returned(c, attn, _pair(kit.reference(args, case=c), c)[1], args[1], c.d_k, tol=_SAME,
+                                   attn=True)
             shared.hidden_keys_get_zero(c, attn, args[1], t("; the mask belongs to the H query heads, apply it after "
                                                             "the kv heads are shared"))
-
-
-def _not_scores(c, attn, weights, visible, d_k) -> None:
-    """A relation that needs no knob: attn is no softmax output, but softmax over its visible keys (after a scale
-    of 1 or 1/√d_k) gives the reference's weights. Then attn holds the scores, whatever fill hid the keys."""
-    if matches(attn, weights, _SAME):
-        return
-    for factor, before in ((1.0, t("the scores Q Kᵀ / √d_k")), (1 / math.sqrt(d_k), t("Q Kᵀ, before the scale"))):
-        redone = (attn * factor).masked_fill(~visible, float("-inf")).softmax(-1).masked_fill(~visible, 0.0)
-        if matches(redone, weights, _SAME):
-            raise Fail(t("{label}: attn is not the attention weights: softmax(attn, dim=-1) over the visible keys "
-                         "gives the reference's weights, so attn holds {before}", label=c.label, before=before),
-                       t("you return the scores before the softmax as attn: return the weights, the softmax over the "
-                         "keys with hidden keys at 0, the tensor that multiplies V"))
 
 
 @check("masking", "with a causal mask, position i uses no input after i")
@@ -261,15 +248,7 @@ def very_negative_scores(kit):
     if not matches(_pair(kit.user(args, case=c), c)[1], _pair(kit.reference(args, case=c), c)[1], _SAME):
         return  # wrong on ordinary scores already: the core checks say how, and the fill is not the question
     _, attn = _pair(kit.user(args, case=c, state=_scores_near_minus_57000(kit.state(c, "float64"), c)), c)
-    if not torch.isfinite(attn).all():
-        raise Fail(t("{label}, every score near -57000: your weights hold NaN or inf", label=c.label), t(_UNDERFLOW_WHY))
-    visible = args[1].expand(attn.shape)
-    hidden = float(attn.masked_fill(visible, 0.0).abs().max())
-    lost = float((attn.masked_fill(~visible, 0.0).sum(-1) - 1).abs().max())
-    if hidden > 1e-3 or lost > 1e-3:  # the mass went to the hidden keys (then perhaps zeroed after softmax)
-        raise Fail(t("{label}, every score near -57000: the hidden keys take weight {hidden:.3g} and the visible "
-                     "keys' weights sum to 1 - {lost:.3g}", label=c.label, hidden=hidden, lost=lost),
-                   t(_FINITE_FILL_WHY))
+    shared.very_negative_verdict(c, attn, args[1])
 
 
 def _scores_near_minus_57000(state, c):
@@ -281,14 +260,6 @@ def _scores_near_minus_57000(state, c):
         state[f"{name}.weight"][rows] = 0.0
         state[f"{name}.bias"][rows] = value
     return state
-
-
-_FINITE_FILL_WHY = ("Follow-up: what if the scores are as low as your fill? A finite fill such as -1e4 (GPT-2's) hides "
-                    "a key only while the real scores stay far above it; float('-inf'), or torch.finfo(scores.dtype)"
-                    ".min, hides it whatever the scores")
-_UNDERFLOW_WHY = ("Follow-up: what does your softmax do when every score is far below 0? exp() of a score near -57000 "
-                  "underflows to 0, so a softmax written as exp(s) / exp(s).sum() divides 0 by 0; subtract each row's "
-                  "max first, or call scores.softmax(dim=-1), which does")
 
 
 @check("properties", "query head h reads kv head h // G (repeat_interleave, not repeat)")
