@@ -213,9 +213,22 @@ def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict
 def _one_message_per_mistake(result: KataResult) -> None:
     """A follow-up question or an accepted variant is raised only while every core check passes: beside a
     failure it is noise about another concept (a question about a query that sees no key, quoting weights
-    that exist only because the mask is inverted)."""
+    that exist only because the mask is inverted). A failure that says what an earlier one of its stage said,
+    but for its numbers (float32 failing as float64 did), folds into it."""
     if all(c.passed or c.kind != "core" for c in result.checks):
         return
+    import re
+
+    said: dict = {}  # (stage, the message without its numbers) -> the check that said it first
+    for i, c in enumerate(result.checks):
+        if c.passed or c.skipped or c.kind != "core":
+            continue
+        key = (c.stage, re.sub(r"-?\d[\d.e+-]*", "#", str(c.message)))
+        if key in said:
+            result.checks[i] = replace(c, skipped=True, line=None, column=None, diagnosis=None,
+                                       message=t("skipped: it fails as “{check}” does", check=said[key]))
+        else:
+            said[key] = c.name  # a message: drawn later in the reader's language
     for i, c in enumerate(result.checks):
         if c.kind != "core" and c.message and not c.skipped:
             result.checks[i] = replace(c, passed=False, skipped=True, line=None, column=None, diagnosis=None,

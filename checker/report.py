@@ -162,7 +162,7 @@ def _after(result) -> list:
                                      leak=marks()["fail"]), style="bold"), heatmap(result)]
     if result.error and result.status != "not_started":
         rows += [Text(""), Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
-                                style="bold"), Wrapped(result.error.rstrip())]
+                                style="bold"), Wrapped(_traceback(result.error, result.file))]
     if result.output.strip():
         rows += [Text(""), Text(t("Your code printed:"), style="bold"), Wrapped(result.output.rstrip(), style="dim")]
     if result.user_seconds is not None and result.status in ("pass", "fail"):
@@ -172,6 +172,15 @@ def _after(result) -> list:
                                      user=duration(result.user_seconds), reference=duration(result.reference_seconds),
                                      ratio=ratio, seconds=result.seconds), style="dim")]
     return rows
+
+
+def _traceback(error: str, path: str) -> str:
+    """The traceback as a report shows it: the file named by its name (the panel's first line gives the path), and
+    without Python's ^^^^ markers, which wrap into lines of their own once the code line wraps (--json keeps all)."""
+    import re
+
+    text = error.rstrip().replace(f'File "{path}"', f'File "{Path(path).name}"')
+    return "\n".join(line for line in text.splitlines() if not re.fullmatch(r"\s*[\^~]+\s*", line))
 
 
 def kata_panel(result, *, verbose: bool = False) -> Panel:
