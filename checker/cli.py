@@ -26,7 +26,7 @@ from checker.catalogue import SOLUTIONS
 from checker.progress import ProgressError
 from checker.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError
 from checker.progress import open_progress
-from checker.terminal import KataConsole, print_json, safe_streams, warn
+from checker.terminal import KataConsole, Wrapped, print_json, safe_streams, warn
 from checker.workspace import WorkspaceError, open_workspace
 
 EPILOG = """\
@@ -50,24 +50,27 @@ def cmd_init(args, console: Console) -> int:
     lang = language(args.lang)
     path = workspace.resolved(args.dir or ".")
     created = workspace.init(path)
-    console.print(Text(say(lang, "init.ready", path=path), style="bold green"))
+    console.print(Wrapped(say(lang, "init.ready", path=path), style="bold green"))
     if created:
-        console.print(Text(say(lang, "init.copied", count=len(created)), style="dim"))
+        console.print(Wrapped(say(lang, "init.copied", count=len(created)), style="dim"))
     else:
-        console.print(Text(say(lang, "init.none"), style="dim"))
-    console.print(Text(say(lang, "init.next", file=path / "torch" / "attention.py", path=path)))
+        console.print(Wrapped(say(lang, "init.none"), style="dim"))
+    # Wrapped, not rich's wrapping: a command (kata check attention) stays on one line
+    console.print(Wrapped(say(lang, "init.next", file=path / "torch" / "attention.py", path=path)))
     return EXIT_OK
 
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    from checker.statement import HINTS, hints, read, render, without
+    from checker.statement import HINTS, hints, numbered, read, render, without
 
     lang = language(args.lang)
     text, shown = read(kata, lang)
     if shown != lang and args.lang:
-        console.print(Text(t("No Chinese statement for {kata} yet; showing English.", kata=kata.id), style="yellow"))
-    console.print(render(without(text, HINTS)))  # the hints are a ladder: `kata hint` gives one rung at a time
+        console.print(Wrapped(t("No Chinese statement for {kata} yet; showing English.", kata=kata.id), style="yellow"))
+    # the hints are a ladder: `kata hint` gives one rung at a time. crop=False: a code line wider than the
+    # terminal runs past its edge, never re-flowed
+    console.print(render(without(text, HINTS)), crop=False)
     if args.hints:
         progress = open_progress(open_workspace(args, console))
         try:
@@ -75,16 +78,16 @@ def cmd_show(args, console: Console) -> int:
         finally:
             progress.close()
         if not taken:
-            console.print(Text("\n" + say(lang, "show.no_hints_taken", kata=kata.id), style="yellow"))
+            console.print(Wrapped("\n" + say(lang, "show.no_hints_taken", kata=kata.id), style="yellow"))
         else:
             levels = hints(kata, shown)
-            console.print(Text("\n" + say(lang, "show.hints_taken", taken=taken, total=len(levels)), style="bold"))
-            console.print(render("\n".join(f"{i}. {h}" for i, h in enumerate(levels[:taken], 1))))
+            console.print(Wrapped("\n" + say(lang, "show.hints_taken", taken=taken, total=len(levels)), style="bold"))
+            console.print(render(numbered(levels[:taken])), crop=False)
     else:
-        console.print(Text("\n" + say(lang, "show.hints", kata=kata.id), style="dim"))
+        console.print(Wrapped("\n" + say(lang, "show.hints", kata=kata.id), style="dim"))
     if kata.forbidden:  # from the registry, the one list the checks enforce
-        console.print(Text("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))
-    console.print(Text("\n" + say(lang, "show.file", file=kata.file, kata=kata.id), style="dim"))
+        console.print(Wrapped("\n" + say(lang, "show.forbidden", names=", ".join(kata.forbidden)), style="bold"))
+    console.print(Wrapped("\n" + say(lang, "show.file", file=kata.file, kata=kata.id), style="dim"))
     return EXIT_OK
 
 

@@ -132,7 +132,11 @@ Say what the user writes and why an interviewer asks for it, in the seed's words
 
 1. The concept.
 2. The shapes and the steps.
-3. Near-code.
+3. A sentence, then the code on its own lines:
+
+   ```python
+   return x
+   ```
 '''
 
 _STATEMENT_ZH = '''# {title}
@@ -143,7 +147,11 @@ _STATEMENT_ZH = '''# {title}
 
 1. 概念。
 2. 形状与步骤。
-3. 接近代码的提示。
+3. 一句话，然后把代码放在单独的代码块里：
+
+   ```python
+   return x
+   ```
 '''
 
 _ZH = '''# The Chinese of this kata's sentences: its check titles, failures, diagnoses and follow-up questions,

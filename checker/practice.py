@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -246,7 +247,7 @@ def cmd_hint(args, console: Console) -> int:
     drill = _unlocked_drill(progress, kata, lang)
     items = statement.hints(kata, lang)[:3]
     if not items:
-        console.print(Text(say(lang, "hint.none", kata=kata.id), style="yellow"))
+        console.print(Wrapped(say(lang, "hint.none", kata=kata.id), style="yellow"))
         return EXIT_OK
     level = min(progress.hints_seen(kata.id, drill) + 1, len(items))
     try:
@@ -258,8 +259,9 @@ def cmd_hint(args, console: Console) -> int:
         return EXIT_OK
     names = say(lang, "hint.names").split("|")
     for i, text in enumerate(items[:level], 1):
-        console.print(Text(say(lang, "hint.level", level=i, total=len(items), name=names[i - 1]), style="bold cyan"))
-        console.print(Wrapped(text))  # near-code hints wrap, CJK-aware, and are never cut
+        console.print(Wrapped(say(lang, "hint.level", level=i, total=len(items), name=names[i - 1]), style="bold cyan"))
+        # kata show's drawer: prose wraps CJK-aware, `code` moves whole, a code block keeps its lines (never cut)
+        console.print(statement.render(text), crop=False)
         console.print()
     more = "hint.more" if level < len(items) else "hint.last"
     console.print(Wrapped(say(lang, more, kata=kata.id), style="dim"))
@@ -287,7 +289,7 @@ def cmd_solution(args, console: Console) -> int:
     passed = progress.summary().get(kata.id, {}).get("status") == "pass"
     if not passed and not confirm(console, say(lang, "solution.ask", kata=kata.id), yes=args.yes,
                                   refusal=say(lang, "solution.needs_yes", kata=kata.id)):
-        console.print(Text(say(lang, "not_shown"), style="dim"))
+        console.print(Wrapped(say(lang, "not_shown"), style="dim"))
         return EXIT_OK
     try:
         progress.add_event(kata.id, "solution", None, drill)
@@ -296,12 +298,16 @@ def cmd_solution(args, console: Console) -> int:
     from rich.syntax import Syntax  # pygments: only here
 
     source = (SOLUTIONS / kata.file).read_text(encoding="utf-8")
-    console.print(Text(say(lang, "solution.title", kata=kata.id), style="bold"))
-    console.print(Syntax(source, "python", line_numbers=True, word_wrap=True))
-    console.print(Text(say(lang, "solution.why"), style="bold cyan"))
+    console.print(Wrapped(say(lang, "solution.title", kata=kata.id), style="bold"))
+    # Code is never re-flowed: where a line is wider than the terminal, the lines are drawn as written (no
+    # padding to the width) and a long one runs past the edge, still one line when copied.
+    number_column = len(str(source.count("\n") + 1)) + 3
+    fits = max(map(cell_len, source.splitlines()), default=0) + number_column <= console.width
+    console.print(Syntax(source, "python", line_numbers=True), no_wrap=not fits, crop=False)
+    console.print(Wrapped(say(lang, "solution.why"), style="bold cyan"))
     for line in statement.steps(source, lang, kata):
         console.print(Padding(Wrapped(line), (0, 0, 0, 2), expand=False))
-    console.print(Text(say(lang, "solution.pitfalls"), style="bold cyan"))
+    console.print(Wrapped(say(lang, "solution.pitfalls"), style="bold cyan"))
     console.print(statement.render("\n".join(f"- {item}" for item in statement.pitfalls(kata, lang))))
     return EXIT_OK
 

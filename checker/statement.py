@@ -2,9 +2,10 @@
 
 Reading: the Markdown in the language asked for, else in English; its sections and their items.
 Drawing: the small part of Markdown the statements use, without markdown-it: headings, paragraphs,
-lists, tables, code blocks (fenced or indented), `code` and **bold**. rich.markdown would do it
-too, but importing it costs ~45 ms, which `kata show` cannot afford (issue 5: at most twice
-`python -c "import rich.console"`).
+lists, tables, code blocks (fenced, also under a list item as the near-code hint has them, or indented),
+`code` and **bold**. Code is never re-flowed: a block keeps its lines, a `code` span moves whole to the
+next line. rich.markdown would do it too, but importing it costs ~45 ms, which `kata show` cannot afford
+(issue 5: at most twice `python -c "import rich.console"`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import ast
 import re
 
 from rich.console import Group
-from rich.padding import Padding
 from rich.text import Text
 
 from checker.catalogue import Kata
 from checker.lang import read_catalogue, speaking, t
-from checker.terminal import Hanging, Wrapped
+from checker.terminal import Code, Hanging, Wrapped, code_span
 
 # ----------------------------------------------------------------------------- reading
 
@@ -77,14 +77,28 @@ def without(markdown: str, headings: tuple[str, ...]) -> str:
 
 
 def items(lines: list[str], first: re.Pattern) -> list[str]:
-    """The list items, each with its continuation lines joined; `first` matches an item's first line."""
+    """The list items; `first` matches an item's first line. An item's continuation lines are joined with
+    spaces, except a fenced code block indented under it, which is kept line by line (less the fence's
+    indentation), after a blank line: "3. text" then "   ```python" ... "   ```" gives "text\n\n```python\n...\n```"."""
     found: list[str] = []
+    fence = None  # the indentation of the open code block's fence, if one is open
+    paragraph = False  # the next line of text starts a paragraph of its own (after a code block)
     for line in lines:
+        if fence is not None:
+            found[-1] += "\n" + (line[fence:] if not line[:fence].strip() else line.lstrip())
+            if line.strip().startswith("```"):
+                fence, paragraph = None, True
+            continue
         match = first.match(line)
         if match:
             found.append(match[1].strip())
+            paragraph = False
+        elif found and line.lstrip().startswith("```"):
+            fence = len(line) - len(line.lstrip())
+            found[-1] += "\n\n" + line.strip()
         elif found and line.strip():
-            found[-1] += " " + line.strip()
+            found[-1] += ("\n\n" if paragraph else " ") + line.strip()
+            paragraph = False
     return found
 
 
@@ -148,7 +162,7 @@ def inline(line: str, style: str = "") -> Text:
     text = Text(style=style)
     for part in _INLINE.split(line):
         if part.startswith("`") and part.endswith("`") and len(part) > 1:
-            text.append(part[1:-1], style="bold cyan")
+            text.append(code_span(part[1:-1]), style="bold cyan")  # wrap moves it whole to the next line
         elif part.startswith("**") and part.endswith("**") and len(part) > 3:
             text.append(part[2:-2], style="bold")
         else:
@@ -175,21 +189,26 @@ def _starts_block(line: str) -> bool:
 
 
 def render(markdown: str) -> Group:
+    """The Markdown drawn. Code blocks (fenced, also when indented under a list item, or indented by four
+    spaces) are drawn line by line, never wrapped: print the group with crop=False, so that a line longer
+    than the terminal runs past its edge instead of being cut."""
     parts: list = []
     lines = markdown.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.startswith("```"):
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
-            parts.append(Padding(Text("\n".join(lines[i + 1:end]), style="cyan"), (0, 0, 0, 4)))
+        if line.lstrip().startswith("```"):
+            indent = len(line) - len(line.lstrip())
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("```")), len(lines))
+            code = [x[indent:] if not x[:indent].strip() else x.lstrip() for x in lines[i + 1:end]]
+            parts.append(Code("\n".join(code), indent + 4))
             i = end + 1
         elif line.startswith("    ") and line.strip():
             end = i
             while end < len(lines) and (lines[end].startswith("    ") or not lines[end].strip()):
                 end += 1
             block = "\n".join(x[4:] for x in lines[i:end]).rstrip("\n")
-            parts += [Padding(Text(block, style="cyan"), (0, 0, 0, 4)), Text("")]
+            parts += [Code(block, 4), Text("")]
             i = end
         elif line.startswith("|"):
             end = i
@@ -200,7 +219,7 @@ def render(markdown: str) -> Group:
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             title = line.lstrip("#").strip()
-            parts.append(inline(title, "bold underline" if level == 1 else "bold magenta"))
+            parts.append(Wrapped(inline(title, "bold underline" if level == 1 else "bold magenta")))
             i += 1
         elif not line.strip():
             parts.append(Text(""))
@@ -219,3 +238,8 @@ def render(markdown: str) -> Group:
                 parts.append(Wrapped(inline(joined)))
             i = end
     return Group(*parts)
+
+
+def numbered(levels: list[str]) -> str:
+    """Hints as one numbered Markdown list (kata show --hints), a code block indented under its item."""
+    return "\n".join(f"{i}. " + level.replace("\n", "\n" + " " * len(f"{i}. ")) for i, level in enumerate(levels, 1))

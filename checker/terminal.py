@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import unicodedata
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 
 from checker.errors import UsageError
@@ -21,7 +23,7 @@ from checker.lang import t
 
 def warn(console: Console, message: str, style: str = "yellow") -> None:
     """Notes go to stderr, so that --json output stays one clean document on stdout."""
-    Console(stderr=True, no_color=console.no_color, highlight=False).print(Text(message, style=style))
+    Console(stderr=True, no_color=console.no_color, highlight=False).print(Wrapped(message, style=style))
 
 
 class KataConsole(Console):
@@ -108,6 +110,23 @@ def _wide(ch: str) -> bool:
 
 NO_BREAK = "\u00a0"  # a space where wrap may not break the line: it draws a plain space
 
+# What wrap keeps on one line, as a word: a `code` span written with its backticks, and a command
+# (kata, its subcommand, a name and options: kata check attention, kata drill --list).
+_COMMANDS = "init|list|show|check|watch|drill|hint|solution|reset|stats|next|completion"
+_UNBROKEN = re.compile(r"`[^`\n]+`|\bkata (?:" + _COMMANDS + r")\b(?: [\w./{}]+(?<![.]))?(?: --?\w[\w-]*)*",
+                       re.ASCII)  # \w: ASCII only, so that a Chinese word after a command is no name
+
+
+def unbroken(plain: str) -> list[tuple[int, int]]:
+    """The (start, end) of each stretch wrap keeps on one line: a `code` span, a command."""
+    return [match.span() for match in _UNBROKEN.finditer(plain)]
+
+
+def code_span(code: str) -> str:
+    """Inline code whose backticks are drawn away (a statement's `code`): its spaces become NO_BREAK,
+    so that wrap moves it to the next line whole."""
+    return code.replace(" ", NO_BREAK)
+
 
 def _may_break_before(plain: str, i: int) -> bool:
     """A line may start at plain[i]: after a space, or beside a Chinese character (which needs no space)."""
@@ -119,22 +138,36 @@ def _may_break_before(plain: str, i: int) -> bool:
     return (_wide(before) or _wide(here)) and here not in _CLOSING and before not in _OPENING
 
 
+def _may_break_beside_punctuation(plain: str, i: int) -> bool:
+    """_may_break_before without the rule of 禁则: after an opening bracket, before a closing one."""
+    before, here = plain[i - 1], plain[i]
+    return not here.isspace() and before != NO_BREAK and (before.isspace() or _wide(before) or _wide(here))
+
+
 def wrap(text: Text, width: int) -> list[Text]:
     """text cut into lines of at most width cells, styles kept.
 
     rich breaks only at spaces, so a run of Chinese (which has none) moves whole to the next line and
     leaves the line before half empty; here a line may also break between two Chinese characters.
-    A word longer than a line is folded. NO_BREAK spaces keep their neighbours on one line.
+    Code is never broken: a `code` span, a command (kata check attention) or words joined by NO_BREAK
+    spaces that do not fit move whole to the next line; only one longer than the whole line is folded,
+    as is any word longer than a line.
     """
     lines = []
     for para in text.split("\n", allow_blank=True):
         plain, cuts = para.plain, []
+        inside = [False] * (len(plain) + 1)  # inside[j]: a break before plain[j] would split a code span
+        for a, b in unbroken(plain):
+            inside[a + 1:b] = [True] * (b - a - 1)
         start = cells = 0
         for i, ch in enumerate(plain):
             width_of = 1 if " " <= ch <= "~" else cell_len(ch)
             if cells + width_of > width and not ch.isspace() and i > start:
-                # the latest place since start where the line may break, else fold a word longer than the line
-                start = next((j for j in range(i, start, -1) if _may_break_before(plain, j)), i)
+                # the latest place since start where the line may break; else, rather than cut a code span,
+                # beside a bracket that holds it, against the rule of 禁则; else fold a word longer than the line
+                start = next((j for j in range(i, start, -1) if not inside[j] and _may_break_before(plain, j)),
+                             None) or next((j for j in range(i, start, -1) if not inside[j]
+                                            and _may_break_beside_punctuation(plain, j)), i)
                 cuts.append(start)
                 cells = cell_len(plain[start:i])
             cells += width_of
@@ -184,6 +217,26 @@ class Hanging:
         inner = Wrapped(self.text).__rich_measure__(console, options)
         pad = cell_len(self.marker)
         return Measurement(inner.minimum + pad, inner.maximum + pad)
+
+
+class Code:
+    """A code block: its lines as written, indented, never wrapped. A line longer than the width runs past it
+    (the terminal shows the rest on its next row; copied, it is still one line) when printed with crop=False;
+    re-flowing it at the width would split an expression."""
+
+    def __init__(self, code: str, indent: int = 4, style: str = "cyan"):
+        self.lines, self.indent, self.style = code.split("\n"), indent, style
+
+    def __rich_console__(self, console, options):
+        for line in self.lines:
+            yield Text(" " * self.indent + line if line.strip() else "", style=self.style, no_wrap=True,
+                       overflow="ignore", end="")
+            yield Segment.line()
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        longest = self.indent + max(cell_len(line) for line in self.lines)
+        return Measurement(longest, longest)
+
 
 # ----------------------------------------------------------------------------- a kata's status, a duration
 

@@ -86,3 +86,23 @@ def test_the_screen_keeps_top_and_diagnosis_and_pages_through_the_middle_at_any_
     lines = _draw(screen, console)
     assert len(lines) == 8 and all(len(line) == 40 for line in lines)
     assert lines[0].startswith("kata watch") and lines[-4].startswith("Diagnosis") and "q quit" in lines[-1]
+
+
+def test_a_code_span_or_a_command_moves_whole_to_the_next_line_and_only_one_longer_than_the_line_is_cut():
+    """Issue 26: `kata check⏎attention` in init, show and solution; code cut mid-expression in the hints."""
+    english = "Next: open ws/torch/attention.py, write the body, then run kata check attention (from inside ws)."
+    chinese = "提示：`kata hint attention` 一次给一级；`kata show attention --hints` 重新显示你已经看过的几级。"
+    for width in range(30, 100):
+        for text, whole in ((english, ["kata check attention"]),
+                            (chinese, ["`kata hint attention`", "`kata show attention --hints`"])):
+            lines = [line.plain for line in wrap(Text(text), width)]
+            assert all(any(w in line for line in lines) for w in whole), (width, lines)
+            assert all(cell_len(line) <= width for line in lines)
+            assert "".join(lines).replace(" ", "") == text.replace(" ", ""), "nothing lost, nothing added"
+    code = "scores = Q @ K.transpose(-2, -1)"  # as `kata show` draws inline code: spaces that do not break
+    lines = [line.plain for line in wrap(Text("步骤：" + code.replace(" ", "\u00a0") + " 得到 (B, H, T_q, T_k)"), 36)]
+    assert lines[:2] == ["步骤：", code + " 得"], lines
+    assert [line.plain for line in wrap(Text("a `0123456789 abcdef` b"), 10)] == [
+        "a", "`012345678", "9 abcdef`", "b"], "a span longer than the line starts a line of its own and only then is cut"
+    assert [line.plain for line in wrap(Text("设为（`x = y + z`）。"), 12)] == ["设为", "（", "`x = y + z`", "）。"], \
+        "rather than cut code, the line breaks beside its brackets"
