@@ -103,7 +103,7 @@ STRINGS: dict[str, str] = {
     # kata stats: the columns
     # kata list
     "list.track": "{track} track",
-    "list.track_llm": "{track} track, beyond the seeds (modern LLMs)",
+    "list.track_llm": "{track} track, beyond the tutorials (modern LLMs)",
     "list.track_llm2": "{track} track, the second LLM set (fine-tuning, RLHF, serving)",
     "list.new": "new",
     # the stages of a check, as the report names them

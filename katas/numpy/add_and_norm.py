@@ -1,10 +1,10 @@
 """Add & Norm: a residual connection followed by layer normalization (NumPy).
 
 Shape legend:
-    ...  any leading axes: (B, T) for a batch of sequences (seed 000), (N,) for a batch of vectors
+    ...  any leading axes: (B, T) for a batch of sequences (the NumPy tutorial), (N,) for a batch of vectors
     D    d_model, the last axis: the one that is normalised
 
-Implement both functions, as seed 000 does:
+Implement both functions, as the NumPy tutorial does:
 
     layer_norm(x, gamma, beta, epsilon=1e-6) = gamma * (x - mean) / sqrt(var + epsilon) + beta
         mean and var over the last axis; var is the biased variance (divide by D, as np.var does)
@@ -16,7 +16,7 @@ Arguments:
     sublayer_output  (..., D) float array: what the sublayer (attention or FFN) returned for x
     gamma            (D,) float array: the learned scale
     beta             (D,) float array: the learned shift
-    epsilon          float: added to the variance inside the square root (default 1e-6, as in seed 000)
+    epsilon          float: added to the variance inside the square root (default 1e-6, as in the NumPy tutorial)
 Returns (both functions):
     (..., D), the shape and the dtype of x (float32 in gives float32 out; float64 stays float64).
 

@@ -1,4 +1,4 @@
-"""Transformer decoder layer with explicit weights (NumPy, seed 000).
+"""Transformer decoder layer with explicit weights (NumPy, the NumPy tutorial).
 
 Shape legend:
     B      batch size
@@ -9,7 +9,7 @@ Shape legend:
     depth  D // H, the size of one head (the paper's d_k)
     d_ff   the inner size of the feed-forward network
 
-Implement decoder_layer with seed 000's signature. It is the paper's decoder layer (post-norm):
+Implement decoder_layer with the NumPy tutorial's signature. It is the paper's decoder layer (post-norm):
 
     a1   = MultiHeadAttention(x, x, x, lookahead_mask)              masked self-attention
     out1 = LayerNorm(x + a1)                                         gamma1_ln, beta1_ln
@@ -24,7 +24,7 @@ Arguments:
     lookahead_mask  bool (B or 1, 1, T_t, T_t), True = visible: query i may see key j when j <= i
                     (and, if it is combined with a target padding mask, when j is a real token)
     padding_mask    None, or bool (B, 1, 1, T_s), True = a real source token, False = PAD
-                    Seed 000 uses the opposite (1 = hidden, added as mask * -1e9): not here.
+                    The NumPy tutorial uses the opposite (1 = hidden, added as mask * -1e9): not here.
     d_model, num_heads, d_ff                      ints, D = d_model, depth = d_model // num_heads
     Wq_msa, Wk_msa, Wv_msa, Wo_msa                (D, D) the masked self-attention, x @ W (no bias)
     gamma1_ln, beta1_ln                           (D,)
@@ -35,7 +35,7 @@ Arguments:
 Returns:
     (B, T_t, D), the dtype of x (float32 in gives float32 out).
 
-The building blocks below the imports are GIVEN, complete (seed 000's functions with this
+The building blocks below the imports are GIVEN, complete (the NumPy tutorial's functions with this
 catalogue's mask convention): call them. A query with no visible key gets zero attention.
 
 Rules: NumPy only; the file must not import torch. Do not modify the arguments.
@@ -86,7 +86,7 @@ def combine_heads(x: np.ndarray) -> np.ndarray:
 
 
 def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
-    """Seed 000's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
+    """The NumPy tutorial's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
     depth = d_model // num_heads
     q_heads = split_heads(q @ Wq, num_heads, depth)  # (B, T_q, D) x (D, D) -> (B, H, T_q, depth)
     k_heads = split_heads(k @ Wk, num_heads, depth)  # -> (B, H, T_k, depth)
@@ -96,7 +96,7 @@ def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
 
 
 def feed_forward_network(x, W1, b1, W2, b2):
-    """Seed 000's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
+    """The NumPy tutorial's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
     hidden = np.maximum(x @ W1 + b1, 0)  # (..., D) x (D, d_ff) -> (..., d_ff)
     return hidden @ W2 + b2  # (..., d_ff) x (d_ff, D) -> (..., D)
 

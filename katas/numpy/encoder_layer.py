@@ -1,4 +1,4 @@
-"""Transformer encoder layer with explicit weights (NumPy, seed 000).
+"""Transformer encoder layer with explicit weights (NumPy, the NumPy tutorial).
 
 Shape legend:
     B      batch size
@@ -8,7 +8,7 @@ Shape legend:
     depth  D // H, the size of one head (the paper's d_k)
     d_ff   the inner size of the feed-forward network
 
-Implement encoder_layer with seed 000's signature. It is the paper's encoder layer (post-norm):
+Implement encoder_layer with the NumPy tutorial's signature. It is the paper's encoder layer (post-norm):
 
     attn = MultiHeadAttention(x, x, x, mask)          self-attention: Q, K and V all come from x
     out1 = LayerNorm(x + attn)                        Add & Norm with gamma1_ln, beta1_ln
@@ -19,7 +19,7 @@ Arguments:
     x          (B, T, D) float array
     mask       None, or a bool array broadcastable to (B, H, T, T): usually the padding mask
                (B, 1, 1, T), True = a real token that may be attended to, False = PAD (hidden).
-               Seed 000 passes the opposite, a 0/1 float mask where 1 = PAD: not here.
+               The NumPy tutorial passes the opposite, a 0/1 float mask where 1 = PAD: not here.
     d_model, num_heads, d_ff   ints, D = d_model, depth = d_model // num_heads
     Wq_mha, Wk_mha, Wv_mha, Wo_mha   (D, D) each, applied as x @ W (no bias)
     gamma1_ln, beta1_ln        (D,) the first Add & Norm's scale and shift
@@ -28,7 +28,7 @@ Arguments:
 Returns:
     (B, T, D), the dtype of x (float32 in gives float32 out).
 
-The building blocks below the imports are GIVEN, complete (seed 000's functions with this
+The building blocks below the imports are GIVEN, complete (the NumPy tutorial's functions with this
 catalogue's mask convention): call them. A query with no visible key gets zero attention.
 
 Rules: NumPy only; the file must not import torch. Do not modify the arguments.
@@ -79,7 +79,7 @@ def combine_heads(x: np.ndarray) -> np.ndarray:
 
 
 def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
-    """Seed 000's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
+    """The NumPy tutorial's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
     depth = d_model // num_heads
     q_heads = split_heads(q @ Wq, num_heads, depth)  # (B, T_q, D) x (D, D) -> (B, H, T_q, depth)
     k_heads = split_heads(k @ Wk, num_heads, depth)  # -> (B, H, T_k, depth)
@@ -89,7 +89,7 @@ def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
 
 
 def feed_forward_network(x, W1, b1, W2, b2):
-    """Seed 000's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
+    """The NumPy tutorial's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
     hidden = np.maximum(x @ W1 + b1, 0)  # (..., D) x (D, d_ff) -> (..., d_ff)
     return hidden @ W2 + b2  # (..., d_ff) x (d_ff, D) -> (..., D)
 

@@ -9,7 +9,7 @@ Implement feed_forward_network(x, W1, b1, W2, b2, activation="relu"):
 
     FFN(x) = act(x @ W1 + b1) @ W2 + b2
 
-applied to every position independently. The weights are stored (in, out), as in seed 000:
+applied to every position independently. The weights are stored (in, out), as in the NumPy tutorial:
 multiply x @ W1, not x @ W1.T (that is nn.Linear's (out, in) layout).
 
     act = "relu":  max(0, h)

@@ -15,7 +15,7 @@ Arguments:
     x        (..., D) float array, rank 2 (N, D) or rank 3 (B, T, D)
     gamma    (D,) float array, the learned scale
     beta     (D,) float array, the learned shift
-    epsilon  float, added to the variance inside the square root (default 1e-6, as in seed 000)
+    epsilon  float, added to the variance inside the square root (default 1e-6, as in the NumPy tutorial)
 Returns:
     (..., D), the shape and the dtype of x (float32 in gives float32 out; float64 stays float64).
 

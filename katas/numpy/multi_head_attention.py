@@ -1,4 +1,4 @@
-"""Multi-head attention with explicit weights (NumPy), with seed 000's functions and signatures.
+"""Multi-head attention with explicit weights (NumPy), with the NumPy tutorial's functions and signatures.
 
 Shape legend:
     B        batch size

@@ -19,7 +19,7 @@ Arguments:
 Returns:
     a float64 NumPy array of shape (1, T, D): a leading batch axis of size 1, so that it
     broadcasts when added to embeddings of shape (B, T, D).
-    float64 is the contract: do not cast to float32 at the end (seed 000 does).
+    float64 is the contract: do not cast to float32 at the end (the NumPy tutorial does).
 
 Rules: NumPy only; the file must not import torch (this kata is the NumPy track).
 Build the table with array operations; no Python loop over positions is needed.

@@ -1,25 +1,25 @@
-"""Seed 002's TransformerBlock in NumPy: LayerNorm and the block around the given attention and FFN.
+"""The paper walkthrough's TransformerBlock in NumPy: LayerNorm and the block around the given attention and FFN.
 
 Shape legend:
-    B      batch size (optional: seed 002 works on a single sequence, x of shape (T, D))
+    B      batch size (optional: the paper walkthrough works on a single sequence, x of shape (T, D))
     T      sequence length
     D      d_model
     H      num_heads
     d_k    D // H, the size of one head
     d_ff   the inner size of the feed-forward network
 
-Implement, keeping seed 002's structure and names:
+Implement, keeping the paper walkthrough's structure and names:
 
   LayerNorm(d_model, eps=1e-6).forward(x) = gamma * (x - mean) / sqrt(var + eps) + beta
-      over the last axis, biased variance (divide by D). NOT seed 002's (x - mean) / (std + eps):
-      this catalogue puts eps inside the square root, as seed 000 and nn.LayerNorm do.
+      over the last axis, biased variance (divide by D). NOT the paper walkthrough's (x - mean) / (std + eps):
+      this catalogue puts eps inside the square root, as the NumPy tutorial and nn.LayerNorm do.
 
   TransformerBlock(d_model, num_heads, d_ff), whose __init__ builds exactly these attributes:
       self.attention = MultiHeadAttention(d_model, num_heads)
       self.norm1     = LayerNorm(d_model)
       self.ff        = FeedForward(d_model, d_ff)
       self.norm2     = LayerNorm(d_model)
-  and whose forward(x, mask=None) is post-norm, as in seed 002 and the paper:
+  and whose forward(x, mask=None) is post-norm, as in the paper walkthrough and the paper:
       x = norm1(x + attention(x, x, x, mask))
       x = norm2(x + ff(x))
 
@@ -36,7 +36,7 @@ forward(x, mask=None):
     x     (T, D) or (B, T, D) float array
     mask  None, or a bool array broadcastable to the attention scores, (H, T, T) for a (T, D)
           input and (B, H, T, T) for (B, T, D): e.g. (T, T) causal, (B, 1, 1, T) padding.
-          True = may attend. Seed 002 uses the opposite (1 = masked, added as mask * -1e9).
+          True = may attend. The paper walkthrough uses the opposite (1 = masked, added as mask * -1e9).
     returns the shape and the dtype of x (float32 in gives float32 out).
 
 Rules: NumPy only; the file must not import torch. Do not modify x or mask.
@@ -47,7 +47,7 @@ import math
 import numpy as np
 
 # ----------------------------------------------------------------------------- GIVEN building blocks
-# Complete and correct: seed 002's classes, vectorised over the heads (and over an optional batch
+# Complete and correct: the paper walkthrough's classes, vectorised over the heads (and over an optional batch
 # axis), with this catalogue's mask convention and weights applied as x @ W. No need to change them.
 
 
@@ -75,14 +75,14 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 
 
 class MultiHeadAttention:
-    """Seed 002's MultiHeadAttention; forward(Q, K, V, mask) returns the output only."""
+    """The paper walkthrough's MultiHeadAttention; forward(Q, K, V, mask) returns the output only."""
 
     def __init__(self, d_model, num_heads):
         assert d_model % num_heads == 0
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
-        # (d_model, d_model) each, applied as x @ W (seed 002 writes x @ W.T)
+        # (d_model, d_model) each, applied as x @ W (the paper walkthrough writes x @ W.T)
         self.W_q = np.random.randn(d_model, d_model) * 0.1
         self.W_k = np.random.randn(d_model, d_model) * 0.1
         self.W_v = np.random.randn(d_model, d_model) * 0.1
@@ -108,7 +108,7 @@ class MultiHeadAttention:
 
 
 class FeedForward:
-    """Seed 002's FeedForward: max(0, x W1 + b1) W2 + b2."""
+    """The paper walkthrough's FeedForward: max(0, x W1 + b1) W2 + b2."""
 
     def __init__(self, d_model, d_ff):
         self.W1 = np.random.randn(d_model, d_ff) * 0.1

@@ -7,7 +7,7 @@ Shape legend:
 Implement AddNorm, the residual connection + LayerNorm that wraps every sublayer (attention,
 FFN) of a Transformer, in the order chosen by pre_norm:
 
-    post-LN (pre_norm=False, the paper and seeds 000-004):  out = norm(x + dropout(sublayer(x)))
+    post-LN (pre_norm=False, the paper and all five tutorials):  out = norm(x + dropout(sublayer(x)))
     pre-LN  (pre_norm=True, GPT-2 and most models since):    out = x + dropout(sublayer(norm(x)))
 
 __init__(d_model, pre_norm=False, dropout=0.0, eps=1e-5) must create, with these names (the
@@ -18,7 +18,7 @@ checker loads its weights into them):
 forward(x, sublayer) arguments:
     x         (..., D) float tensor
     sublayer  a callable (an nn.Module: the attention, the FFN ...) mapping (..., D) -> (..., D).
-              AddNorm calls it itself, once: unlike seed 003's ResidualLayerNorm(x, sublayer_out),
+              AddNorm calls it itself, once: unlike the interview tutorial's ResidualLayerNorm(x, sublayer_out),
               it does not receive the sublayer's output.
 Returns:
     out       (..., D), same dtype as x

@@ -1,4 +1,4 @@
-"""Train a Transformer on the copy task (seed 003's toy task).
+"""Train a Transformer on the copy task (the interview tutorial's toy task).
 
 Shape legend:
     B    batch size

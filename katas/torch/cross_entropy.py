@@ -21,7 +21,7 @@ as used in "Attention Is All You Need" §5.4 with ε = 0.1): the target distribu
 Arguments:
     logits           (..., C) float tensor (float64 or float32), unnormalised scores
     target           (...) int64 class indices in [0, C), or ignore_index at positions to skip
-    ignore_index     int, default -100 (seed 003 uses 0, its PAD id)
+    ignore_index     int, default -100 (the interview tutorial uses 0, its PAD id)
     label_smoothing  float ε in [0, 1], default 0.0
 returns a scalar (0-dim) tensor of logits' dtype. If every position is ignored the mean is
 0 / 0 = NaN, as F.cross_entropy returns. Logits of size 1e4 must give a finite loss.

@@ -1,11 +1,11 @@
-"""A decoder-only Transformer block: seed 001's SimpleDecoder.
+"""A decoder-only Transformer block: the Decoder Block tutorial's SimpleDecoder.
 
 Shape legend:
     B    batch size
     T    sequence length
     D    hidden_dim, the model width
     H    nums_head
-    d_k  D // H, the size of one head (seed 001 calls it head_dim)
+    d_k  D // H, the size of one head (the Decoder Block tutorial calls it head_dim)
 
 Implement SimpleDecoder, a post-norm block of a GPT-style decoder:
 
@@ -13,7 +13,7 @@ Implement SimpleDecoder, a post-norm block of a GPT-style decoder:
     out = layernorm_ffn(H + down_proj(act_fn(up_proj(H))))
 
 __init__(hidden_dim, nums_head, dropout=0.0) must create these submodules; the checker loads its
-weights into them by name, so spell them exactly (they are seed 001's names):
+weights into them by name, so spell them exactly (they are the Decoder Block tutorial's names):
     q_proj, k_proj, v_proj, o_proj   each nn.Linear(hidden_dim, hidden_dim) with bias
     layernorm_att                    nn.LayerNorm(hidden_dim, eps=1e-5)
     up_proj                          nn.Linear(hidden_dim, 4 * hidden_dim)
@@ -35,7 +35,7 @@ broadcastable to (B, H, T, T), True = this query may attend to this key (the cat
 convention). A query with no visible key (a PAD at position 0) gets all-zero attention weights,
 so its attention output is o_proj's bias.
 
-The helpers attention_block and ffn_block follow seed 001; the checker only calls __init__ and
+The helpers attention_block and ffn_block follow the Decoder Block tutorial; the checker only calls __init__ and
 forward, so organise the code as you like.
 Rules: work in the dtype and on the device of the input; do not modify the inputs.
 Off limits: torch.nn.TransformerDecoderLayer, torch.nn.MultiheadAttention,

@@ -9,7 +9,7 @@ Shape legend:
     d_k  D // H
     d_ff hidden size of the feed-forward network
 
-Implement DecoderLayer (seed 003, post-LN as in the paper):
+Implement DecoderLayer (the interview tutorial, post-LN as in the paper):
 
     y1 = norm1(y  + dropout(self_attn(y, y, tgt_mask)))              masked self-attention
     y2 = norm2(y1 + dropout(cross_attn(y1, memory, memory_mask)))    Q from the decoder, K/V from memory
@@ -38,7 +38,7 @@ Returns the flat tuple (y, self_weights, cross_weights):
     y              (B, T_t, D), same dtype as y
     self_weights   (B, H, T_t, T_t), the self-attention weights
     cross_weights  (B, H, T_t, T_s), the cross-attention weights
-(seed 003 returns y, (self_weights, cross_weights) nested: here the tuple is flat).
+(the interview tutorial returns y, (self_weights, cross_weights) nested: here the tuple is flat).
 
 Rules: work in the dtype and on the device of the inputs; do not modify the inputs.
 Off limits: torch.nn.TransformerDecoderLayer, torch.nn.MultiheadAttention,

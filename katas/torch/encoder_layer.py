@@ -8,7 +8,7 @@ Shape legend:
     d_k   D // H, the size of one head
     d_ff  hidden size of the FFN
 
-Implement EncoderLayer, seed 003's encoder layer (post-LN, the paper's order):
+Implement EncoderLayer, the interview tutorial's encoder layer (post-LN, the paper's order):
 
     sa_out, attn = self_attn(x, x, src_mask)
     x = norm1(x + dropout(sa_out))

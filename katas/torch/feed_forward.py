@@ -5,7 +5,7 @@ Shape legend:
     D     d_model
     d_ff  hidden size of the network (typically 4 * d_model)
 
-Implement FeedForward (seed 003):
+Implement FeedForward (the interview tutorial):
 
     FFN(x) = fc2(dropout(act(fc1(x))))
 

@@ -10,7 +10,7 @@ Shape legend:
 
 Implement greedy_decode(model, src, bos_id, eos_id, max_new_tokens).
 
-The model is the full Transformer kata's model (seed 003's):
+The model is the full Transformer kata's model (the interview tutorial's):
     model.encode(src) -> memory               (B, T_s) long -> (B, T_s, D)
     model.decode(tgt, memory, src) -> hidden  (B, T) long -> (B, T, D); builds its own masks from PAD
     model.out_proj                            nn.Linear(D, V): hidden states -> logits

@@ -10,7 +10,7 @@ Shape legend:
     V_s  src_vocab, the source vocabulary size
     V_t  tgt_vocab, the target vocabulary size
 
-Implement the Transformer class at the bottom (seed 003's encoder-decoder). The building blocks
+Implement the Transformer class at the bottom (the interview tutorial's encoder-decoder). The building blocks
 above it are GIVEN and complete: PositionalEncoding, MultiHeadAttention, FeedForward,
 EncoderLayer(d_model, num_heads, d_ff, dropout).forward(x, src_mask) -> (x, attn) and
 DecoderLayer(d_model, num_heads, d_ff, dropout).forward(y, memory, tgt_mask, memory_mask)
@@ -36,8 +36,7 @@ attend to this key; they hide KEYS only, never query rows):
     encoder self-attention   (B, 1, 1, T_s)    the source key is not PAD
     decoder self-attention   (B, 1, T_t, T_t)  the target key is not PAD AND key j <= query i
     cross-attention          (B, 1, 1, T_s)    the source key is not PAD
-Each side: x = pos_enc(embed(ids)) (embeddings NOT multiplied by sqrt(d_model), as in seeds
-003 and 004), then the layers one after the other; no final LayerNorm after the stacks (seed 003).
+Each side: x = pos_enc(embed(ids)) (embeddings NOT multiplied by sqrt(d_model), as in the interview tutorial and the PyTorch notebook tutorial), then the layers one after the other; no final LayerNorm after the stacks (the interview tutorial).
 
 Off limits: torch.nn.Transformer, torch.nn.MultiheadAttention, torch.nn.functional.scaled_dot_product_attention.
 """
@@ -135,7 +134,7 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Seed 003's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
+    """The interview tutorial's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -156,7 +155,7 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+    """Post-LN decoder layer (the interview tutorial): returns (y, self-attention weights, cross-attention weights)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()

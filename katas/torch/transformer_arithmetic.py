@@ -1,4 +1,4 @@
-"""Transformer arithmetic (seed 003's 参数量分析 and 时间/空间复杂度): parameters, FLOPs, KV-cache bytes.
+"""Transformer arithmetic (the interview tutorial's 参数量分析 and 时间/空间复杂度): parameters, FLOPs, KV-cache bytes.
 
 Legend (no tensors here: whole numbers only):
     B         batch_size
@@ -11,7 +11,7 @@ Legend (no tensors here: whole numbers only):
 
 Every function returns an exact Python int (never a float: use //, not /).
 
-Parameters: the layers of seed 003 (post-LN), built from nn.Linear, nn.LayerNorm and nn.Embedding.
+Parameters: the layers of the interview tutorial (post-LN), built from nn.Linear, nn.LayerNorm and nn.Embedding.
     MultiHeadAttention  W_q, W_k, W_v, W_o: four (D, D) weights, each with a bias of D
     FeedForward         fc1 (D -> d_ff) and fc2 (d_ff -> D), each with its bias (d_ff, then D)
     LayerNorm           gamma and beta, D each
@@ -20,7 +20,7 @@ Parameters: the layers of seed 003 (post-LN), built from nn.Linear, nn.LayerNorm
     Transformer         src_embed (V_s, D), tgt_embed (V_t, D), N encoder layers, N decoder layers,
                         out_proj: nn.Linear(D, V_t) with its bias; the sinusoidal positional
                         encoding is a buffer (no parameters), and there is no final LayerNorm after either stack
-                        (nn.Transformer adds one to each; seed 003 does not).
+                        (nn.Transformer adds one to each; the interview tutorial does not).
 bias=False drops EVERY additive bias: the Linear biases AND LayerNorm's beta, as
 nn.TransformerEncoderLayer(..., bias=False) does (gamma stays). tie_embeddings=True shares
 out_proj.weight with tgt_embed.weight (counted once); out_proj's bias stays, if bias=True.
@@ -62,7 +62,7 @@ def decoder_layer_params(d_model: int, num_heads: int, d_ff: int, bias: bool = T
 
 def transformer_params(src_vocab: int, tgt_vocab: int, d_model: int, num_heads: int, d_ff: int, num_layers: int,
                        bias: bool = True, tie_embeddings: bool = False) -> int:
-    """Parameters of seed 003's whole Transformer: embeddings, N + N layers, out_proj."""
+    """Parameters of the interview tutorial's whole Transformer: embeddings, N + N layers, out_proj."""
     raise NotImplementedError("write transformer_params")
 
 

@@ -5,13 +5,13 @@ Shape legend:
     T_i    number of tokens of sentence i
     T_max  max_i T_i, the length of the longest sentence
 
-Write four functions (seed 004's first section, for English and for Chinese):
+Write four functions (the PyTorch notebook tutorial's first section, for English and for Chinese):
 
     tokenize(sentences, lang="en")       list of B str -> list of B lists of str (tokens)
         "en": lowercase, then a token is a run of word characters or ONE punctuation mark:
               re.findall(r"\w+|[^\w\s]", sentence.lower())
               "Don't panic!" -> ["don", "'", "t", "panic", "!"];  "..." -> [".", ".", "."]
-        "zh": the sentences come already segmented with spaces (seed 004 uses jieba, which is
+        "zh": the sentences come already segmented with spaces (the PyTorch notebook tutorial uses jieba, which is
               not installed here): split on runs of whitespace, sentence.split(), nothing else
               (no lowercasing; "，" is a token like any other). An empty sentence gives [].
     build_vocab(tokenized, min_freq=1)   -> (word2idx, idx2word)

@@ -5,7 +5,7 @@ Shape legend:
     D    d_model, the normalised last axis
 
 add_and_norm(x, s, gamma, beta) = layer_norm(x + s, gamma, beta): post-norm, as in the paper and
-seed 000. layer_norm uses the biased variance and epsilon inside the square root.
+the NumPy tutorial. layer_norm uses the biased variance and epsilon inside the square root.
 Both return the shape and dtype of x.
 """
 

@@ -9,7 +9,7 @@ Shape legend:
     depth  D // H
     d_ff   the FFN's inner size
 
-Post-norm, as in the paper and seed 000: masked self-attention, cross-attention (Q from the
+Post-norm, as in the paper and the NumPy tutorial: masked self-attention, cross-attention (Q from the
 decoder, K and V from the encoder), FFN, each followed by Add & Norm.
 Mask convention (the whole catalogue): bool, True = may attend; lookahead_mask (B or 1, 1, T_t, T_t),
 padding_mask (B, 1, 1, T_s). Weights are applied as x @ W.
@@ -60,7 +60,7 @@ def combine_heads(x: np.ndarray) -> np.ndarray:
 
 
 def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
-    """Seed 000's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
+    """The NumPy tutorial's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
     depth = d_model // num_heads
     q_heads = split_heads(q @ Wq, num_heads, depth)  # (B, T_q, D) x (D, D) -> (B, H, T_q, depth)
     k_heads = split_heads(k @ Wk, num_heads, depth)  # -> (B, H, T_k, depth)
@@ -70,7 +70,7 @@ def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
 
 
 def feed_forward_network(x, W1, b1, W2, b2):
-    """Seed 000's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
+    """The NumPy tutorial's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
     hidden = np.maximum(x @ W1 + b1, 0)  # (..., D) x (D, d_ff) -> (..., d_ff)
     return hidden @ W2 + b2  # (..., d_ff) x (d_ff, D) -> (..., D)
 

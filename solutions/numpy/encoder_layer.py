@@ -8,9 +8,9 @@ Shape legend:
     depth  D // H
     d_ff   the FFN's inner size
 
-Post-norm, as in the paper and seed 000: out1 = LN(x + MHA(x, x, x)), out2 = LN(out1 + FFN(out1)).
+Post-norm, as in the paper and the NumPy tutorial: out1 = LN(x + MHA(x, x, x)), out2 = LN(out1 + FFN(out1)).
 Mask convention (the whole catalogue): bool, broadcastable to (B, H, T, T), True = may attend;
-seed 000's padding mask is the opposite (1 = PAD). Weights are applied as x @ W.
+the NumPy tutorial's padding mask is the opposite (1 = PAD). Weights are applied as x @ W.
 """
 
 import math
@@ -58,7 +58,7 @@ def combine_heads(x: np.ndarray) -> np.ndarray:
 
 
 def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
-    """Seed 000's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
+    """The NumPy tutorial's multi-head attention: q (B, T_q, D), k and v (B, T_k, D) -> (output (B, T_q, D), weights (B, H, T_q, T_k))."""
     depth = d_model // num_heads
     q_heads = split_heads(q @ Wq, num_heads, depth)  # (B, T_q, D) x (D, D) -> (B, H, T_q, depth)
     k_heads = split_heads(k @ Wk, num_heads, depth)  # -> (B, H, T_k, depth)
@@ -68,7 +68,7 @@ def multi_head_attention(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo):
 
 
 def feed_forward_network(x, W1, b1, W2, b2):
-    """Seed 000's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
+    """The NumPy tutorial's FFN: max(0, x W1 + b1) W2 + b2, (..., D) -> (..., D)."""
     hidden = np.maximum(x @ W1 + b1, 0)  # (..., D) x (D, d_ff) -> (..., d_ff)
     return hidden @ W2 + b2  # (..., d_ff) x (d_ff, D) -> (..., D)
 

@@ -5,7 +5,7 @@ Shape legend:
     D    d_model
     F    d_ff
 
-FFN(x) = act(x @ W1 + b1) @ W2 + b2 with weights stored (in, out), as in seed 000.
+FFN(x) = act(x @ W1 + b1) @ W2 + b2 with weights stored (in, out), as in the NumPy tutorial.
 act is ReLU, or GELU in its tanh approximation (NumPy has no erf). Returns the shape and dtype of x.
 """
 

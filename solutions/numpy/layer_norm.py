@@ -5,7 +5,7 @@ Shape legend:
     D    d_model, the normalised last axis
 
 y = gamma * (x - mean) / sqrt(var + epsilon) + beta over the last axis, with the biased variance
-(divide by D) and epsilon inside the square root, as in seed 000 and torch.nn.LayerNorm.
+(divide by D) and epsilon inside the square root, as in the NumPy tutorial and torch.nn.LayerNorm.
 Returns the shape and dtype of x.
 """
 

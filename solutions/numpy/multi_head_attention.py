@@ -9,7 +9,7 @@ Shape legend:
 
 Mask convention (the whole catalogue): bool, broadcastable to (B, H, T_q, T_k); True means
 "this query may attend to this key". A query with no visible key gets all-zero weights.
-Weights are applied as x @ W, W of shape (d_model, d_model), no bias (as in seed 000).
+Weights are applied as x @ W, W of shape (d_model, d_model), no bias (as in the NumPy tutorial).
 """
 
 import math

@@ -1,7 +1,7 @@
-"""Seed 002's TransformerBlock in NumPy (reference answer).
+"""The paper walkthrough's TransformerBlock in NumPy (reference answer).
 
 Shape legend:
-    B      batch size (optional: x may be (T, D), as in seed 002)
+    B      batch size (optional: x may be (T, D), as in the paper walkthrough)
     T      sequence length
     D      d_model
     H      num_heads
@@ -9,7 +9,7 @@ Shape legend:
     d_ff   the FFN's inner size
 
 Post-norm: x = norm1(x + attention(x, x, x, mask)); x = norm2(x + ff(x)). LayerNorm divides by
-sqrt(var + eps), not seed 002's std + eps. Mask: bool, True = may attend. Weights: x @ W.
+sqrt(var + eps), not the paper walkthrough's std + eps. Mask: bool, True = may attend. Weights: x @ W.
 """
 
 import math
@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 # ----------------------------------------------------------------------------- GIVEN building blocks
-# Complete and correct: seed 002's classes, vectorised over the heads (and over an optional batch
+# Complete and correct: the paper walkthrough's classes, vectorised over the heads (and over an optional batch
 # axis), with this catalogue's mask convention and weights applied as x @ W. No need to change them.
 
 
@@ -45,14 +45,14 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 
 
 class MultiHeadAttention:
-    """Seed 002's MultiHeadAttention; forward(Q, K, V, mask) returns the output only."""
+    """The paper walkthrough's MultiHeadAttention; forward(Q, K, V, mask) returns the output only."""
 
     def __init__(self, d_model, num_heads):
         assert d_model % num_heads == 0
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
-        # (d_model, d_model) each, applied as x @ W (seed 002 writes x @ W.T)
+        # (d_model, d_model) each, applied as x @ W (the paper walkthrough writes x @ W.T)
         self.W_q = np.random.randn(d_model, d_model) * 0.1
         self.W_k = np.random.randn(d_model, d_model) * 0.1
         self.W_v = np.random.randn(d_model, d_model) * 0.1
@@ -78,7 +78,7 @@ class MultiHeadAttention:
 
 
 class FeedForward:
-    """Seed 002's FeedForward: max(0, x W1 + b1) W2 + b2."""
+    """The paper walkthrough's FeedForward: max(0, x W1 + b1) W2 + b2."""
 
     def __init__(self, d_model, d_ff):
         self.W1 = np.random.randn(d_model, d_ff) * 0.1
@@ -109,7 +109,7 @@ class LayerNorm:
 
 
 class TransformerBlock:
-    """Seed 002's encoder block: self-attention and FFN, each with a residual and a post-norm."""
+    """The paper walkthrough's encoder block: self-attention and FFN, each with a residual and a post-norm."""
 
     def __init__(self, d_model, num_heads, d_ff):
         self.attention = MultiHeadAttention(d_model, num_heads)

@@ -4,7 +4,7 @@ Shape legend:
     ...  any leading axes, e.g. (B, T)
     D    d_model
 
-post-LN (the paper, seeds 000-004):  out = norm(x + dropout(sublayer(x)))
+post-LN (the paper, all five tutorials):  out = norm(x + dropout(sublayer(x)))
 pre-LN  (GPT-2 and most models since): out = x + dropout(sublayer(norm(x)))
 """
 

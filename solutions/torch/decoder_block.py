@@ -1,11 +1,11 @@
-"""A decoder-only Transformer block, seed 001's SimpleDecoder (reference answer).
+"""A decoder-only Transformer block, the Decoder Block tutorial's SimpleDecoder (reference answer).
 
 Shape legend:
     B    batch size
     T    sequence length
     D    hidden_dim, the model width
     H    nums_head
-    d_k  D // H, the size of one head (seed 001: head_dim)
+    d_k  D // H, the size of one head (the Decoder Block tutorial: head_dim)
 
 Mask convention (the whole catalogue): True = this query may attend to this key. The block
 always hides the future (causal) and, when pad_mask is given, the PAD keys. A query with no

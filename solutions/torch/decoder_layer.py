@@ -88,7 +88,7 @@ class FeedForward(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+    """Post-LN decoder layer (the interview tutorial): returns (y, self-attention weights, cross-attention weights)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()

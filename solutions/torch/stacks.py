@@ -87,7 +87,7 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Seed 003's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
+    """The interview tutorial's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -108,7 +108,7 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+    """Post-LN decoder layer (the interview tutorial): returns (y, self-attention weights, cross-attention weights)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -137,7 +137,7 @@ class DecoderLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """Seed 004's Encoder: N independent copies of `layer`, then one LayerNorm."""
+    """The PyTorch notebook tutorial's Encoder: N independent copies of `layer`, then one LayerNorm."""
 
     def __init__(self, layer: nn.Module, N: int):
         super().__init__()
@@ -153,7 +153,7 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-    """Seed 004's Decoder: N independent copies of `layer`, each reading the same memory, then one LayerNorm."""
+    """The PyTorch notebook tutorial's Decoder: N independent copies of `layer`, each reading the same memory, then one LayerNorm."""
 
     def __init__(self, layer: nn.Module, N: int):
         super().__init__()

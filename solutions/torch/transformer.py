@@ -16,8 +16,8 @@ weights. The masks hide KEYS only, built from PAD (= pad_id) tokens:
     encoder self-attention    (B, 1, 1, T_s)    real source keys
     decoder self-attention    (B, 1, T_t, T_t)  real target keys AND not in the future
     cross-attention           (B, 1, 1, T_s)    real source keys
-Embeddings are NOT scaled by sqrt(d_model) (as in seeds 003 and 004), and there is no final
-LayerNorm after the stacks (seed 003; seed 004 and nn.Transformer add one).
+Embeddings are NOT scaled by sqrt(d_model) (as in the interview tutorial and the PyTorch notebook tutorial), and there is no final
+LayerNorm after the stacks (the interview tutorial; the PyTorch notebook tutorial and nn.Transformer add one).
 """
 
 import math
@@ -113,7 +113,7 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Seed 003's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
+    """The interview tutorial's encoder layer (post-LN): x = norm1(x + SelfAttn(x)); x = norm2(x + FFN(x)); returns (x, attn)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -134,7 +134,7 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Post-LN decoder layer (seed 003): returns (y, self-attention weights, cross-attention weights)."""
+    """Post-LN decoder layer (the interview tutorial): returns (y, self-attention weights, cross-attention weights)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -163,7 +163,7 @@ class DecoderLayer(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Encoder-decoder Transformer (seed 003): forward(src, tgt) -> logits (B, T_t, V_t)."""
+    """Encoder-decoder Transformer (the interview tutorial): forward(src, tgt) -> logits (B, T_t, V_t)."""
 
     def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int = 256, num_heads: int = 8, d_ff: int = 512,
                  num_layers: int = 4, dropout: float = 0.1, max_len: int = 512, pad_id: int = 0):

@@ -1,4 +1,4 @@
-"""Transformer arithmetic (seed 003's 参数量分析 and 时间/空间复杂度), reference answer.
+"""Transformer arithmetic (the interview tutorial's 参数量分析 and 时间/空间复杂度), reference answer.
 
 Legend: B batch_size, T/T_q/T_k lengths, D d_model, H num_heads, d_k = D // H, d_ff, N num_layers,
 V_s/V_t vocabularies. Every result is an exact int. FLOPs: a multiply-add = 2 FLOPs, matrix

@@ -75,8 +75,8 @@ def record_user(user, target: str, init: dict, state: dict, args: tuple, parts: 
 
 
 # ----------------------------------------------------------------------------- the NumPy track
-# The given sub-parts are plain functions the user's function looks up by name in its module (seed 000:
-# multi_head_attention, add_and_norm, ...), or objects whose forward the user's class calls (seed 002:
+# The given sub-parts are plain functions the user's function looks up by name in its module (the NumPy tutorial:
+# multi_head_attention, add_and_norm, ...), or objects whose forward the user's class calls (the paper walkthrough:
 # self.attention.forward, self.norm1.forward, ...). Both are recorded by wrapping them for one call.
 
 

@@ -37,7 +37,7 @@ class PositionalEncoding(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Encoder-decoder Transformer (seed 003): forward(src, tgt) -> logits (B, T_t, V_t)."""
+    """Encoder-decoder Transformer (the interview tutorial): forward(src, tgt) -> logits (B, T_t, V_t)."""
 
     def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int = 256, num_heads: int = 8, d_ff: int = 512,
                  num_layers: int = 4, dropout: float = 0.1, max_len: int = 512, pad_id: int = 0):

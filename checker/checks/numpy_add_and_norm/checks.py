@@ -11,7 +11,7 @@ OUTPUTS = [("output", "(..., D)")]
 # The given function add_and_norm calls: when the numbers differ, the first call whose input differs is named.
 PARTS = ("layer_norm",)
 
-# Every dimension its own size, rank 3 (seed 000's (B, T, D)) and rank 2. In case 3 the row
+# Every dimension its own size, rank 3 (the NumPy tutorial's (B, T, D)) and rank 2. In case 3 the row
 # [0, 0] of x + sublayer_output is exactly constant (variance 0) while neither x[0, 0] nor
 # sublayer_output[0, 0] is: normalising before adding shows, and the row must come out as beta.
 # Case 4 has rows of variance about 1e-5, the size of epsilon, so where epsilon goes shows.
@@ -110,13 +110,13 @@ MISTAKES = [
             "your output equals Add & Norm with the unbiased variance (divide by D - 1, ddof=1): layer norm "
             "divides by D, np.var's default ddof=0"),
     Mistake("epsilon outside the square root", _wiring("right", eps_outside=True),
-            "your output equals (a - mean) / (std + epsilon) with a = x + sublayer_output, seed 002's LayerNorm: "
+            "your output equals (a - mean) / (std + epsilon) with a = x + sublayer_output, the paper walkthrough's LayerNorm: "
             "epsilon goes inside the square root, (a - mean) / np.sqrt(var + epsilon)"),
     Mistake("annotated-transformer std", _wiring("right", ddof=1, eps_outside=True),
             "your output equals (a - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated "
             "Transformer's LayerNorm: use the biased variance and np.sqrt(var + epsilon)"),
     Mistake("default epsilon 1e-5", _wiring("right", epsilon=1e-5),
-            "your epsilon is 1e-5 (nn.LayerNorm's default): this kata follows seed 000, layer_norm's default "
+            "your epsilon is 1e-5 (nn.LayerNorm's default): this kata follows the NumPy tutorial, layer_norm's default "
             "epsilon=1e-6, and add_and_norm uses that default"),
     Mistake("no epsilon", _wiring("right", epsilon=0.0),
             "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon)"),
@@ -128,7 +128,7 @@ _LN_MISTAKES = [
     Mistake("unbiased variance", _ln(ddof=1),
             "your layer_norm uses the unbiased variance (ddof=1): divide by D, np.var's default ddof=0"),
     Mistake("epsilon outside the square root", _ln(eps_outside=True),
-            "your layer_norm divides by std + epsilon, seed 002's version: epsilon goes inside the square root, "
+            "your layer_norm divides by std + epsilon, the paper walkthrough's version: epsilon goes inside the square root, "
             "np.sqrt(var + epsilon)"),
     Mistake("annotated-transformer std", _ln(ddof=1, eps_outside=True),
             "your layer_norm divides by the unbiased std + epsilon (the Annotated Transformer's): use the biased "

@@ -17,7 +17,7 @@ BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., T_q, d_v)"), ("attention_weights", "(..., T_q, T_k)")]
 
 # Every dimension its own size, so a swapped or broadcast axis cannot pass by coincidence.
-# Case 1 is 3-D (no head axis): seed 000's k.transpose(0, 1, 3, 2) works only for 4-D arrays.
+# Case 1 is 3-D (no head axis): the NumPy tutorial's k.transpose(0, 1, 3, 2) works only for 4-D arrays.
 CASES = [
     case(1, B=2, T_q=5, T_k=7, d_k=4, d_v=6, mask="none"),
     case(2, B=3, H=2, T_q=6, T_k=5, d_k=8, d_v=4, mask="padding (B, 1, 1, T_k)"),
@@ -60,7 +60,7 @@ def inputs(c, dtype):
 def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", after_softmax=False):
     """Attention with knobs; every knob at its default gives the right answer.
 
-    mask_as: "visible" (right), "hidden" (inverted: seed 000's convention, 1 = hidden),
+    mask_as: "visible" (right), "hidden" (inverted: the NumPy tutorial's convention, 1 = hidden),
              "plus_1e9" (additive mask with the wrong sign: +1e9 on hidden keys, no fix),
              "zero" (hidden scores set to 0: np.where(mask, scores, 0.0) or scores * mask, no fix).
     """
@@ -76,7 +76,7 @@ def attend(q, k, v, mask=None, *, scale="sqrt_dk", axis=-1, mask_as="visible", a
     if mask_as == "zero":
         weights = softmax(np.where(mask, scores, 0.0), axis)
         return weights @ v, weights
-    if mask_as == "hidden_1e9":  # inverted, in seed 000's additive form: a row with no key left comes out uniform
+    if mask_as == "hidden_1e9":  # inverted, in the NumPy tutorial's additive form: a row with no key left comes out uniform
         weights = softmax(scores + np.where(mask, -1e9, 0.0).astype(scores.dtype), axis)
         return weights @ v, weights
     visible = mask if mask_as == "visible" else ~mask
@@ -109,10 +109,10 @@ MISTAKES = [
             "your softmax runs over axis 1, a fixed axis: for (B, T_q, T_k) that is the queries, for (B, H, T_q, T_k) "
             "the heads; softmax must run over the keys, the last axis, axis=-1"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
-            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("mask inverted, -1e9 added", _variant(mask_as="hidden_1e9"),
-            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("additive mask, wrong sign", _variant(mask_as="plus_1e9"),
             "your hidden keys take all the weight: you add +1e9 to the hidden scores; add a large NEGATIVE "

@@ -136,7 +136,7 @@ MISTAKES = [
             "your gradients ignore the mask: hidden keys leak gradient. Recompute P with the mask "
             "(np.where(mask, scores, -np.inf) before softmax), exactly as the forward pass did"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
-            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden); hide the keys where "
+            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden); hide the keys where "
             "mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("blind query with uniform weights", _variant(empty_rows="uniform"),
             "a query with no visible key gets uniform weights from your −1e9 mask, so it passes gradient to every "

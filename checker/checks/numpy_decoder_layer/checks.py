@@ -1,4 +1,4 @@
-"""Hidden checks: NumPy decoder layer with explicit weights (seed 000's signature)."""
+"""Hidden checks: NumPy decoder layer with explicit weights (the NumPy tutorial's signature)."""
 
 
 import numpy as np
@@ -23,7 +23,7 @@ _X, _ENC, _LOOKAHEAD, _PADDING = 0, 1, 2, 3  # argument positions
 _WQ_MSA, _WK_MSA = 7, 8
 
 # Every dimension its own size (B, T_t, T_s, D, H, depth = D // H, d_ff), except in case 1, where
-# T_t = T_s as in seed 000's own test: there, code that swaps the masks or takes the cross-attention's
+# T_t = T_s as in the NumPy tutorial's own test: there, code that swaps the masks or takes the cross-attention's
 # keys from the decoder still runs, so the mistake can be named. Elsewhere T_s != T_t catches them.
 CASES = [
     case(1, B=2, T_t=6, T_s=6, D=12, H=3, d_ff=20, masks="causal (1, 1, T_t, T_t); padding (B, 1, 1, T_s)"),
@@ -129,18 +129,18 @@ MISTAKES = [
             "your output equals the layer without the look-ahead mask: pass lookahead_mask to the self-attention, "
             "or every position sees the future"),
     Mistake("look-ahead mask inverted", _variant(lookahead="inverted"),
-            "your look-ahead mask is inverted: here True = visible (seed 000 and seed 002 use 1 = hidden); pass "
+            "your look-ahead mask is inverted: here True = visible (the NumPy tutorial and the paper walkthrough use 1 = hidden); pass "
             "lookahead_mask as it is"),
     Mistake("padding mask ignored", _variant(padding="ignored"),
             "your output equals the layer without the padding mask: pass padding_mask to the cross-attention, so "
             "the source's PAD tokens get no weight"),
     Mistake("padding mask inverted", _variant(padding="inverted"),
-            "your padding mask is inverted: here True = a real source token (seed 000 uses 1 = PAD); pass "
+            "your padding mask is inverted: here True = a real source token (the NumPy tutorial uses 1 = PAD); pass "
             "padding_mask as it is"),
     Mistake("cross-attention uses the self-attention's weights", _variant(wiring="cross uses self weights"),
             "your cross-attention uses Wq_msa, Wk_msa, Wv_msa, Wo_msa: it has its own, Wq_ca, Wk_ca, Wv_ca, Wo_ca"),
     Mistake("pre-norm", _variant(wiring="pre_norm"),
-            "your output equals the pre-norm layer (x + Sublayer(LN(x)) three times): this kata, like seed 000 and "
+            "your output equals the pre-norm layer (x + Sublayer(LN(x)) three times): this kata, like the NumPy tutorial and "
             "the paper, is post-norm, LN(x + Sublayer(x))"),
 ]
 
@@ -148,7 +148,7 @@ MISTAKES = [
 # ----------------------------------------------------------------------------- checks
 
 
-@check("structure", "decoder_layer is a function with seed 000's signature")
+@check("structure", "decoder_layer is a function with the NumPy tutorial's signature")
 def structure(kit):
     expect_structure(kit, TARGET, module=False, params=_PARAMS)
 

@@ -1,4 +1,4 @@
-"""Hidden checks: NumPy encoder layer with explicit weights (seed 000's signature)."""
+"""Hidden checks: NumPy encoder layer with explicit weights (the NumPy tutorial's signature)."""
 
 
 import numpy as np
@@ -37,7 +37,7 @@ def make_mask(c):
 
 
 def weights(c, dtype, g):
-    """Seed 000's weights, scaled so that no softmax saturates: W (in, out) ~ N(0, 1/in)."""
+    """The NumPy tutorial's weights, scaled so that no softmax saturates: W (in, out) ~ N(0, 1/in)."""
 
     def randn(*shape, scale=1.0):
         return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).numpy().astype(dtype)
@@ -90,12 +90,12 @@ MISTAKES = [
             "your output equals LN(out1 + FFN(x)): the FFN reads x instead of out1. The sublayers are chained: "
             "ffn_output = feed_forward_network(out1, ...)"),
     Mistake("pre-norm", _variant(wiring="pre_norm"),
-            "your output equals the pre-norm layer, x + MHA(LN(x)) then h + FFN(LN(h)): this kata (like seed 000 and "
+            "your output equals the pre-norm layer, x + MHA(LN(x)) then h + FFN(LN(h)): this kata (like the NumPy tutorial and "
             "the paper) is post-norm, LN(x + MHA(x)) then LN(out1 + FFN(out1))"),
     Mistake("mask ignored", _variant(mask_as="ignored"),
             "your output equals the layer without a mask: pass mask to multi_head_attention, so PAD keys get no weight"),
     Mistake("mask inverted", _variant(mask_as="inverted"),
-            "your mask is inverted: seed 000 passes 1 = PAD, but here the mask is bool with True = a real token that "
+            "your mask is inverted: the NumPy tutorial passes 1 = PAD, but here the mask is bool with True = a real token that "
             "may be attended to; pass it to multi_head_attention as it is"),
     Mistake("no residual", _variant(wiring="no_residual"),
             "your output equals LN(MHA(x)) then LN(FFN(out1)): the residual connections are missing; "
@@ -112,7 +112,7 @@ MISTAKES = [
 # ----------------------------------------------------------------------------- checks
 
 
-@check("structure", "encoder_layer is a function with seed 000's signature")
+@check("structure", "encoder_layer is a function with the NumPy tutorial's signature")
 def structure(kit):
     expect_structure(kit, TARGET, module=False, params=_PARAMS)
 
@@ -136,7 +136,7 @@ def padding_is_invisible(kit):
         except Fail as fail:
             raise Fail(t("{label}: changing x at the PAD positions changed the output at real positions ({fail}). Real "
                          "tokens must not attend to PAD: pass mask (True = real token) to multi_head_attention "
-                         "unchanged; seed 000's 1 = PAD convention is the opposite", label=c.label, fail=fail)) from None
+                         "unchanged; the NumPy tutorial's 1 = PAD convention is the opposite", label=c.label, fail=fail)) from None
 
 
 @check("masking", "a query that sees no key gets zero attention, not NaN", followup=True)

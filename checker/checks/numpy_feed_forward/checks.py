@@ -162,7 +162,7 @@ def weight_layout(kit):
             if err.not_implemented or not re.search(r"mismatch|not aligned|broadcast", err.message):
                 raise
             expected = kit.reference(args)
-            layout = t("W1 is (d_model, d_ff) = {w1} and W2 is (d_ff, d_model) = {w2}, stored (in, out) as in seed 000",
+            layout = t("W1 is (d_model, d_ff) = {w1} and W2 is (d_ff, d_model) = {w2}, stored (in, out) as in the NumPy tutorial",
                        w1=W1.shape, w2=W2.shape)
             if _probe(kit, (x, np.ascontiguousarray(W1.T), b1, np.ascontiguousarray(W2.T), b2, *rest), expected):
                 why = t("you multiply by the transposed weights, x @ W.T (nn.Linear's (out, in) layout): {layout}, so "

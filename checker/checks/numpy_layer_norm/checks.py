@@ -75,7 +75,7 @@ MISTAKES = [
             "your output equals layer norm with the unbiased variance (divide by D - 1, ddof=1): layer norm "
             "divides by D, np.var's default ddof=0"),
     Mistake("epsilon outside the square root", _variant(eps_outside=True),
-            "your output equals (x - mean) / (std + epsilon), seed 002's version: epsilon goes inside the "
+            "your output equals (x - mean) / (std + epsilon), the paper walkthrough's version: epsilon goes inside the "
             "square root, (x - mean) / np.sqrt(var + epsilon)"),
     Mistake("annotated-transformer std", _variant(ddof=1, eps_outside=True),
             "your output equals (x - mean) / (std + epsilon) with the unbiased std (ddof=1), the Annotated "
@@ -85,7 +85,7 @@ MISTAKES = [
             "your output equals layer norm without epsilon: divide by np.sqrt(var + epsilon); epsilon also keeps a "
             "constant row (variance 0) from becoming 0/0 = NaN"),
     Mistake("default epsilon 1e-5", _variant(default_eps=1e-5),
-            "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows seed 000, epsilon=1e-6"),
+            "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows the NumPy tutorial, epsilon=1e-6"),
     Mistake("epsilon argument ignored", lambda x, gamma, beta, epsilon=1e-6: norm(x, gamma, beta),
             "your output ignores the epsilon argument (it equals epsilon=1e-6 when 0.01 was passed): "
             "use the epsilon parameter"),

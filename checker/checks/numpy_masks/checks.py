@@ -63,8 +63,8 @@ _PAD_MISTAKES = [
 _CAUSAL_MISTAKES = [
     Mistake("diagonal hidden", lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
             "your mask hides the diagonal: query i must see itself, so keep k=0 (np.tril(np.ones((T, T), dtype=bool)))"),
-    Mistake("inverted (seed 002)", lambda T: np.triu(np.ones((T, T), dtype=bool), k=1),
-            "your mask is True above the diagonal, the future: that is seed 002's create_causal_mask, where 1 means "
+    Mistake("inverted (the paper walkthrough)", lambda T: np.triu(np.ones((T, T), dtype=bool), k=1),
+            "your mask is True above the diagonal, the future: that is the paper walkthrough's create_causal_mask, where 1 means "
             "hidden; here True means visible, so take the lower triangle, np.tril(np.ones((T, T), dtype=bool))"),
     Mistake("shows the next position", lambda T: np.tril(np.ones((T, T), dtype=bool), k=1),
             "your causal mask also shows the key right after each query (np.tril(..., k=1)): query i sees keys "
@@ -81,7 +81,7 @@ _CAUSAL_MISTAKES = [
 MISTAKES = _PAD_MISTAKES + _CAUSAL_MISTAKES  # each list is matched against its own function
 
 _DTYPE_HINT = ("return the bool array itself (tokens != pad_id and np.tril(np.ones((T, T), dtype=bool)) are bool), "
-              "with True = visible; 0/1 float masks are seed 000/002's additive convention (1 = hidden)")
+              "with True = visible; 0/1 float masks are the NumPy tutorial's and the paper walkthrough's additive convention (1 = hidden)")
 
 
 def _truth(value, shape):
@@ -134,7 +134,7 @@ def _pad_form(got, c):
     hints = {
         (B, T): "that is (B, T): add the head and query axes, real[:, None, None, :], so the mask broadcasts "
                 "against the scores (B, H, T_q, T_k)",
-        (B, 1, T): "that is (B, 1, T), seed 004's make_src_mask (its attention adds the head axis later, with "
+        (B, 1, T): "that is (B, 1, T), the PyTorch notebook tutorial's make_src_mask (its attention adds the head axis later, with "
                    "mask.unsqueeze(1)); against scores (B, H, T_q, T_k) it would line B up with the head axis: "
                    "add both axes here, real[:, None, None, :]",
         (B, 1, T, 1): "the tokens sit on the query axis; padding hides KEYS, the last axis: (B, 1, 1, T)",

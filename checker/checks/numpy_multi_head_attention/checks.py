@@ -1,4 +1,4 @@
-"""Hidden checks: NumPy multi-head attention with explicit weights (seed 000's functions)."""
+"""Hidden checks: NumPy multi-head attention with explicit weights (the NumPy tutorial's functions)."""
 
 import math
 
@@ -86,7 +86,7 @@ def mha(q, k, v, mask, d_model, num_heads, Wq, Wk, Wv, Wo, *, split="right", com
     divisor = {"depth": math.sqrt(Q.shape[-1]), "none": 1.0, "d_model": math.sqrt(d_model)}[scale]
     scores = Q @ np.swapaxes(K, -1, -2) / divisor
     visible = None if mask is None else (mask if mask_as == "visible" else ~mask)
-    if visible is not None and mask_as == "hidden_1e9":  # seed 000's additive -1e9: a hidden row comes out uniform
+    if visible is not None and mask_as == "hidden_1e9":  # the NumPy tutorial's additive -1e9: a hidden row comes out uniform
         weights = softmax(scores + np.where(visible, 0.0, -1e9), axis)
     elif visible is not None:
         weights = np.where(visible, softmax(np.where(visible, scores, -np.inf), axis), 0.0)
@@ -117,8 +117,8 @@ MISTAKES = [
     Mistake("missing Wo", _variant(use_wo=False),
             "your output equals the concatenated heads without the output projection: finish with combine_heads(...) @ Wo"),
     Mistake("x @ W.T", _variant(w_t=True),
-            "your output equals multi-head attention with x @ W.T: here, as in seed 000, the weights are applied "
-            "as x @ W (seed 002 and nn.Linear use x @ W.T)"),
+            "your output equals multi-head attention with x @ W.T: here, as in the NumPy tutorial, the weights are applied "
+            "as x @ W (the paper walkthrough and nn.Linear use x @ W.T)"),
     Mistake("missing scale", _variant(scale="none"),
             "your output equals multi-head attention without the 1/√depth scale: divide each head's scores by "
             "math.sqrt(depth)"),
@@ -129,10 +129,10 @@ MISTAKES = [
             "your output equals multi-head attention split into `depth` heads of size num_heads: call "
             "split_heads(x, num_heads, depth), which reshapes to (B, T, num_heads, depth)"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
-            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("mask inverted, -1e9 added", _variant(mask_as="hidden_1e9"),
-            "your mask is inverted: here True means 'may attend' (seed 000 uses 1 = hidden and adds mask * -1e9); "
+            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("softmax over queries", _variant(axis=-2),
             "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
@@ -147,7 +147,7 @@ _COMBINE_MISTAKES = [Mistake("combine without transpose", lambda x: _combine(x, 
 # ----------------------------------------------------------------------------- checks
 
 
-@check("structure", "split_heads, combine_heads and multi_head_attention take seed 000's arguments")
+@check("structure", "split_heads, combine_heads and multi_head_attention take the NumPy tutorial's arguments")
 def structure(kit):
     expect_structure(kit, "split_heads", module=False, params=["x", "num_heads", "depth"])
     expect_structure(kit, "combine_heads", module=False, params=["x"])

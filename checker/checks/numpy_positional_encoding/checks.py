@@ -3,7 +3,7 @@
 positional_encoding(position, d_model) takes two ints and no arrays, so the standard checks
 ("float32 in gives float32 out", "leaves the caller's inputs unchanged") do not apply: this
 module defines no OUTPUTS and writes its own shapes, numerics and hygiene checks. The dtype
-contract is float64; seed 000's final .astype(np.float32) (the float64 table rounded once to
+contract is float64; the NumPy tutorial's final .astype(np.float32) (the float64 table rounded once to
 float32) is an accepted variant.
 """
 
@@ -97,11 +97,11 @@ MISTAKES = [
 ]
 
 
-# Seed 000's table: computed in float64, then .astype(np.float32). One rounding to float32 is at most
+# The NumPy tutorial's table: computed in float64, then .astype(np.float32). One rounding to float32 is at most
 # 2^-24 ≈ 6e-8 relative; 3e-7 leaves room for a float64 value one ulp away from the reference's to round
 # the other way. A table computed in float32 throughout is off by ~1e-4 at case 3's angles of ~2000 rad.
 _FLOAT32_CAST = (3e-7, 1e-12)
-_SEED000_CAST = ("your table is float32, the float64 table rounded once (seed 000 ends with .astype(np.float32)): "
+_SEED000_CAST = ("your table is float32, the float64 table rounded once (the NumPy tutorial ends with .astype(np.float32)): "
                  "right to float32's precision. This kata's contract is float64: return the table you computed, "
                  "without the cast (float32 keeps about 7 significant digits, and a float64 model would add a "
                  "float32 table to its float64 embeddings)")
@@ -125,7 +125,7 @@ def call(kit, c, args=None):
         raise Fail(t("{label}: with an odd d_model your code raised {err}{where}, while d_model={even} works",
                      label=c.label, err=err, where=where, even=d_model + 1),
                    t("an odd d_model has (d_model+1)//2 = {sins} sin columns but only d_model//2 = {coss} cos columns: "
-                     "give the cos columns only the first d_model//2 frequencies (seed 004: div_term[:-1]), or compute "
+                     "give the cos columns only the first d_model//2 frequencies (the PyTorch notebook tutorial: div_term[:-1]), or compute "
                      "one angle per column", sins=(d_model + 1) // 2, coss=d_model // 2)) from None
 
 
@@ -179,7 +179,7 @@ def numerics(kit):
     cast = False
     for c in CASES:
         got = call(kit, c)
-        if isinstance(got, np.ndarray) and got.dtype == np.float32:  # seed 000's cast: an accepted variant
+        if isinstance(got, np.ndarray) and got.dtype == np.float32:  # the NumPy tutorial's cast: an accepted variant
             rounded = kit.reference(inputs(c)).astype(np.float32)
             try:
                 compare(got, rounded, t("positional encoding (float32, against the float64 table rounded to float32)"),

@@ -1,4 +1,4 @@
-"""Hidden checks: seed 002's NumPy TransformerBlock (a class whose weights are plain attributes).
+"""Hidden checks: the paper walkthrough's NumPy TransformerBlock (a class whose weights are plain attributes).
 
 A NumPy class has no state_dict and no .to(dtype), so the standard checks (which build torch modules)
 do not apply: this module defines no OUTPUTS and runs its own shape, numerics and hygiene checks.
@@ -23,7 +23,7 @@ LOAD_STATE = False  # the weights are assigned by attribute path, not loaded fro
 # The given objects whose forward the block calls: when the numbers differ, the first whose input differs is named.
 PARTS = ("attention", "norm1", "ff", "norm2")
 
-# Every dimension its own size (B, T, D, H, d_k = D // H, d_ff). Cases 1 and 3 use seed 002's
+# Every dimension its own size (B, T, D, H, d_k = D // H, d_ff). Cases 1 and 3 use the paper walkthrough's
 # single sequence (T, D); 2 and 4 a batch (B, T, D).
 CASES = [
     case(1, T=5, D=12, H=3, d_ff=20, mask="none"),
@@ -31,7 +31,7 @@ CASES = [
     case(3, T=7, D=15, H=5, d_ff=9, mask="causal (T, T)"),
     case(4, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T)"),
 ]
-# Batch item 1 all PAD, so its queries see no key: beyond the textbook answer (seed 002's additive -1e9
+# Batch item 1 all PAD, so its queries see no key: beyond the textbook answer (the paper walkthrough's additive -1e9
 # lets such a row attend as if unmasked, -inf alone gives NaN), so a follow-up, held apart.
 _BLIND = case(5, B=3, T=4, D=10, H=2, d_ff=6, mask="causal and padding (B, 1, T, T), batch item 1 all PAD")
 
@@ -75,7 +75,7 @@ def make_mask(c):
         return None
     causal = np.tril(np.ones((c.T, c.T), dtype=bool))
     if kind == "causal" and "padding" not in c.mask:
-        return causal  # (T, T), as seed 002's create_causal_mask (inverted: True = visible)
+        return causal  # (T, T), as the paper walkthrough's create_causal_mask (inverted: True = visible)
     lengths = masks.pad_lengths(c.generator(salt=1), c.B, c.T)  # 1..T, batch item 0's T - 2
     if "all PAD" in c.mask:
         lengths[1] = 0
@@ -180,8 +180,8 @@ def _variant(**knobs):
 
 
 MISTAKES = [
-    Mistake("seed 002's LayerNorm", _variant(std_plus_eps=True),
-            "your output equals the block with seed 002's LayerNorm, (x - mean) / (std + eps): this kata puts eps "
+    Mistake("the paper walkthrough's LayerNorm", _variant(std_plus_eps=True),
+            "your output equals the block with the paper walkthrough's LayerNorm, (x - mean) / (std + eps): this kata puts eps "
             "inside the square root, (x - mean) / np.sqrt(var + eps)"),
     Mistake("unbiased std", _variant(std_plus_eps=True, ddof=1),
             "your LayerNorm divides by the unbiased std + eps (ddof=1, the Annotated Transformer's): use the biased "
@@ -189,25 +189,25 @@ MISTAKES = [
     Mistake("unbiased variance", _variant(ddof=1),
             "your LayerNorm uses the unbiased variance (ddof=1): divide by D, np.var's default"),
     Mistake("default eps 1e-5", _variant(eps=1e-5),
-            "your LayerNorm's eps is 1e-5 (nn.LayerNorm's default): seed 002's is 1e-6, the contract's too"),
+            "your LayerNorm's eps is 1e-5 (nn.LayerNorm's default): the paper walkthrough's is 1e-6, the contract's too"),
     Mistake("missing attention residual", _variant(wiring="no residual 1"),
             "your output equals norm1(attention(x)) without the residual: x = norm1.forward(x + attn_output)"),
     Mistake("missing FFN residual", _variant(wiring="no residual 2"),
             "your output equals norm2(ff(x)) without the residual: return norm2.forward(x + ff_output)"),
     Mistake("second residual from the input", _variant(wiring="residual 2 from the input"),
-            "your second residual adds the block's input instead of the normalised x: in seed 002, x is reassigned "
+            "your second residual adds the block's input instead of the normalised x: in the paper walkthrough, x is reassigned "
             "to norm1's output, and x + ff_output uses that x"),
     Mistake("FFN fed with the input", _variant(wiring="ff on the input"),
             "your FFN reads the block's input instead of norm1's output: ff.forward(x) after x = norm1.forward(...)"),
     Mistake("pre-norm", _variant(wiring="pre_norm"),
-            "your output equals the pre-norm block, x + attention(norm1(x)) then x + ff(norm2(x)): seed 002 (and this "
+            "your output equals the pre-norm block, x + attention(norm1(x)) then x + ff(norm2(x)): the paper walkthrough (and this "
             "kata) is post-norm, x = norm1(x + attention(x)), then norm2(x + ff(x))"),
     Mistake("norms swapped", _variant(wiring="norms swapped"),
             "you use norm2 after the attention and norm1 after the FFN: norm1 follows the attention"),
     Mistake("mask ignored", _variant(mask_as="ignored"),
             "your output equals the block without the mask: pass mask to self.attention.forward(x, x, x, mask)"),
     Mistake("mask inverted", _variant(mask_as="inverted"),
-            "your mask is inverted: seed 002 uses 1 = masked, but here True = may attend; pass mask as it is"),
+            "your mask is inverted: the paper walkthrough uses 1 = masked, but here True = may attend; pass mask as it is"),
 ]
 
 _FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(eps)), and do not convert with "
@@ -221,7 +221,7 @@ _FLOAT32_HINT = ("keep x's dtype: store eps as a Python float (not np.float64(ep
 def structure(kit):
     info = expect_structure(kit, TARGET, params=["d_model", "num_heads", "d_ff"])
     if not info["is_class"]:
-        raise Fail(t("'{target}' should be a class (seed 002's), with __init__(self, d_model, num_heads, d_ff) and "
+        raise Fail(t("'{target}' should be a class (the paper walkthrough's), with __init__(self, d_model, num_heads, d_ff) and "
                      "forward(self, x, mask=None)", target=TARGET))
 
 
@@ -299,7 +299,7 @@ def all_pad_item(kit):
         compare(got[1], want[1], t("output of batch item 1"), "(T, D)", tol=kit.tolerance("float64"))
     except Fail as fail:
         raise Fail(t("{label}: batch item 1 is all PAD, so its queries see no key: {fail}. With -1e9 for the hidden keys "
-                     "(seed 002's mask * -1e9) such a row attends to every key: evenly where -1e9 replaces the scores, "
+                     "(the paper walkthrough's mask * -1e9) such a row attends to every key: evenly where -1e9 replaces the scores, "
                      "as if nothing were masked where it is added. {why}", label=c.label, fail=fail,
                      why=shared.blind_why(shared.NUMPY_FIX))) from None
 
@@ -319,7 +319,7 @@ def layer_norm_alone(kit):
     try:
         compare(got, want, "norm1.forward(x)", "(B, T, D)")
     except Fail as fail:
-        knobs = [("seed 002's (x - mean) / (std + eps)", {"std_plus_eps": True}),
+        knobs = [("the paper walkthrough's (x - mean) / (std + eps)", {"std_plus_eps": True}),
                  ("the unbiased std + eps (ddof=1)", {"std_plus_eps": True, "ddof": 1}),
                  ("the unbiased variance (ddof=1)", {"ddof": 1}), ("eps = 1e-5", {"eps": 1e-5})]
         found = next((name for name, k in knobs if matches(got, _norm(x, w["norm1.gamma"], w["norm1.beta"], **k))), None)

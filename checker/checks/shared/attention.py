@@ -134,7 +134,7 @@ def blind_verdict(c, where: str, nan: bool, weights=None, fix: str = TORCH_FIX) 
     Raise it from any check: a FollowUp passes (fails under --strict) whether or not the check is marked."""
     if nan:
         return FollowUp(t("{label}: {where} sees no key and came out NaN: softmax over a row that is all -inf (the "
-                          "-inf fill of seed 003) is 0/0. {why}", label=c.label, where=where, why=blind_why(fix)))
+                          "-inf fill of the interview tutorial) is 0/0. {why}", label=c.label, where=where, why=blind_why(fix)))
     if weights is None:
         return FollowUp(t("{label}: {where} sees no key, yet its weights are not zero. {why}", label=c.label,
                           where=where, why=blind_why(fix)))

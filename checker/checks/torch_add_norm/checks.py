@@ -118,7 +118,7 @@ def structure(kit):
         text = str(fail)
         if text.startswith(f"{TARGET}.forward "):  # forward's parameters, in either language
             text += t(". sublayer is a callable (a module such as the attention or the FFN), not its output as in "
-                      "seed 003's ResidualLayerNorm(x, sublayer_out): AddNorm calls it itself, on x or on norm(x)")
+                      "the interview tutorial's ResidualLayerNorm(x, sublayer_out): AddNorm calls it itself, on x or on norm(x)")
         raise Fail(text) from None
 
 
@@ -130,7 +130,7 @@ def calls_sublayer(kit):
     except UserError as err:
         if err.kind == "TypeError" and ("TanhMLP" in err.message or "Module" in err.message):
             raise Fail(t("{label}: your code raised {err}", label=c.label, err=err),
-                       t("sublayer is a callable, not a tensor (seed 003's ResidualLayerNorm takes the sublayer's "
+                       t("sublayer is a callable, not a tensor (the interview tutorial's ResidualLayerNorm takes the sublayer's "
                          "OUTPUT; this AddNorm takes the sublayer itself and calls it: sublayer(x) or "
                          "sublayer(self.norm(x))")) from None
         raise

@@ -24,7 +24,7 @@ CASES = [
     case(3, B=2, H=4, T_q=6, T_k=6, d_k=3, d_v=5, mask="causal (1, 1, T_q, T_k)"),
     case(4, B=3, H=2, T_q=4, T_k=7, d_k=5, d_v=6, mask="random (B, H, T_q, T_k)"),
 ]
-# A query that may see no key: beyond the textbook answer (seed 003's -inf fill gives NaN there, the
+# A query that may see no key: beyond the textbook answer (the interview tutorial's -inf fill gives NaN there, the
 # Annotated Transformer's -1e9 a uniform row), so it is a follow-up, held apart from the core cases.
 _BLIND = case(6, B=3, H=2, T_q=4, T_k=7, d_k=5, d_v=6, mask="random (B, H, T_q, T_k), one query sees nothing")
 SHOW_WEIGHTS = (2, 1)  # the causal case, the weights output: drawn when masking fails or on --show-weights
@@ -181,7 +181,7 @@ def _blind_row(c, row_o, row_w, where: str) -> None:
             "kata's reference gives zero weights and a zero output, e.g. weights.masked_fill(~mask, 0.0) after softmax")
     if torch.isnan(row_w).any() or torch.isnan(row_o).any():
         raise Fail(t("{label}: {where} sees no key and came out NaN: softmax over a row that is all -inf (the -inf "
-                     "fill of seed 003) is 0/0. {why}", label=c.label, where=where, why=why))
+                     "fill of the interview tutorial) is 0/0. {why}", label=c.label, where=where, why=why))
     if (row_w != 0).any() or (row_o != 0).any():
         uniform = torch.allclose(row_w, torch.full_like(row_w, 1 / row_w.numel()))
         how = (t("spread evenly over the hidden keys: a large negative fill such as -1e9 (the Annotated "

@@ -1,6 +1,6 @@
 """Hidden checks: byte-level BPE, trained, encoded and decoded (pure Python: lists of ints, no tensors).
 
-Merges and ids are compared exactly with the reference, on corpora in English, in Chinese (seed 003's
+Merges and ids are compared exactly with the reference, on corpora in English, in Chinese (the interview tutorial's
 own sentences) and mixed; small corpora built so that each rule of the contract decides the result:
 ties between equally frequent pairs, "aaa" (overlapping counts, non-overlapping merges), chunk
 boundaries, merge rank against frequency or longest match, decoding bytes before UTF-8, and a long run of
@@ -19,7 +19,7 @@ TARGET = "train_bpe"
 
 _PATTERN = re.compile(r" ?\S+|\s+(?!\S)|\s+")  # the stub's pretokenize (given, part of the contract)
 
-# Corpora: (name, text, num_merges). Each its own size; Chinese from seed 003's opening lines.
+# Corpora: (name, text, num_merges). Each its own size; Chinese from the interview tutorial's opening lines.
 _ENGLISH = ("the cat sat on the mat; the cat ate the rat. that hat is the cat's hat, and the mat is flat. "
             "then the rat sat on that mat and the cat ran at the rat.")
 _CHINESE = ("本教程面向算法工程师面试，目标是手撕 Transformer 时能在白板中快速、正确、可讲解地实现关键模块与完整骨架。"

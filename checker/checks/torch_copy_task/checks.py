@@ -1,4 +1,4 @@
-"""Hidden checks: the copy task (seed 003): make_copy_batch, train_step, and a short training run.
+"""Hidden checks: the copy task (the interview tutorial): make_copy_batch, train_step, and a short training run.
 
 make_copy_batch is compared exactly (the tokens come from one documented torch.randint call with
 the caller's generator). train_step is run once in the child (checker.checks.child.transformer.train_step_once) on

@@ -13,8 +13,8 @@ OUTPUTS = [("loss", "() a scalar")]
 DEVICE = True  # a one-hot target or a mask made inside must follow the logits' device
 
 # Every dimension its own size; logits of rank 3, 2 and 4 (class axis last, so a (B, T, C) input
-# normalised over dim=1 fails); ε = 0 once and three different ε; ignore_index -100 and 0 (seed
-# 003's PAD id), every case with some positions ignored and most kept.
+# normalised over dim=1 fails); ε = 0 once and three different ε; ignore_index -100 and 0 (the
+# interview tutorial's PAD id), every case with some positions ignored and most kept.
 CASES = [
     case(1, B=2, T=5, C=7, ignore_index=-100, eps=0.0),
     case(2, N=9, C=6, ignore_index=-100, eps=0.1),

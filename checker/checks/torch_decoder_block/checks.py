@@ -1,4 +1,4 @@
-"""Hidden checks: seed 001's decoder-only block (SimpleDecoder): causal + padding mask, post-norm, 4x FFN."""
+"""Hidden checks: the Decoder Block tutorial's decoder-only block (SimpleDecoder): causal + padding mask, post-norm, 4x FFN."""
 
 import math
 
@@ -27,7 +27,7 @@ CASES = [
     case(6, B=2, T=5, D=12, H=3, d_k=4, pad="right"),  # and on padded input of case 1's length
 ]
 # Batch item 1 starts with two PADs: queries 0 and 1 see no key at all. Beyond the textbook answer
-# (seed 001's -1e20 gives such a row a uniform average, -inf alone NaN), so a follow-up, held apart.
+# (the Decoder Block tutorial's -1e20 gives such a row a uniform average, -inf alone NaN), so a follow-up, held apart.
 _EMPTY_ROWS = case(4, B=3, T=5, D=12, H=2, d_k=6, pad="left in batch item 1: PAD at positions 0 and 1")
 
 
@@ -90,7 +90,7 @@ class _Knobbed(nn.Module):
                   "only without pad": ones.tril()}[self.causal]
         if pad_mask is None:
             return causal
-        if self.causal == "only without pad":  # seed 001's trap: the causal mask lives in the else branch
+        if self.causal == "only without pad":  # the Decoder Block tutorial's trap: the causal mask lives in the else branch
             causal = ones
         pad = {"keys": pad_mask[:, None, None, :], "queries": pad_mask[:, None, :, None],
                "inverted": ~pad_mask[:, None, None, :],
@@ -109,7 +109,7 @@ class _Knobbed(nn.Module):
         Q, K, V = self._split(self.q_proj(X)), self._split(self.k_proj(X)), self._split(self.v_proj(X))
         divisor = {"head_dim": math.sqrt(self.d_k), "hidden_dim": math.sqrt(D), "none": 1.0}[self.scale]
         scores = Q @ K.transpose(-2, -1) / divisor
-        if self.fill == "-1e20":  # seed 001: no fix, a row that sees nothing turns uniform
+        if self.fill == "-1e20":  # the Decoder Block tutorial: no fix, a row that sees nothing turns uniform
             weights = scores.masked_fill(~mask, -1e20).softmax(-1)
         elif self.fill == "-inf":  # no fix: a row that sees nothing turns NaN
             weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
@@ -150,7 +150,7 @@ _DIAGONAL = ("your position i cannot see itself: the diagonal of your causal mas
 
 MISTAKES = [
     Mistake("causal mask only without padding", _variant(causal="only without pad"),
-            "when pad_mask is given your block drops the causal mask (seed 001's else-branch trap): the causal mask "
+            "when pad_mask is given your block drops the causal mask (the Decoder Block tutorial's else-branch trap): the causal mask "
             "applies always; with padding, combine both: causal & pad_mask[:, None, None, :]"),
     Mistake("no causal mask", _variant(causal="none"),
             "your output equals the block without the causal mask: position i must see only keys 0..i (.tril())"),
@@ -168,7 +168,7 @@ MISTAKES = [
     Mistake("padding inverted", _variant(pad="inverted"),
             "your padding mask is inverted: pad_mask is True at real tokens, so hide the keys where it is False"),
     Mistake("pre-norm", _variant(norm="pre"),
-            "your output equals the pre-norm block X + sublayer(LayerNorm(X)): this block is post-norm like seed 001, "
+            "your output equals the pre-norm block X + sublayer(LayerNorm(X)): this block is post-norm like the Decoder Block tutorial, "
             "LayerNorm(X + sublayer(X))"),
     Mistake("FFN residual from the block input", _variant(ffn_residual="X"),
             "your FFN residual adds the block's input X: add the FFN's own input, layernorm_ffn(H + ffn(H)) with "
@@ -194,7 +194,7 @@ MISTAKES = [
 _PLACEMENTS = {
     "drop_att": [
         ("output", "your drop_att acts on the attention sublayer's output (o_proj's result) before the residual add, "
-                   "as the Annotated Transformer's SublayerConnection does; this block follows seed 001: drop_att acts "
+                   "as the Annotated Transformer's SublayerConnection does; this block follows the Decoder Block tutorial: drop_att acts "
                    "on the attention weights after the softmax, drop_att(weights) @ V"),
         ("input", "your drop_att acts on the block's input X, so the residual and the attention both read a dropped-out "
                   "X; the input itself is never dropped out: drop_att acts on the attention weights after the softmax, "
@@ -225,7 +225,7 @@ _KNOB = {"drop_att": "att_drop", "drop_ffn": "ffn_drop"}
 # ----------------------------------------------------------------------------- checks
 
 
-@check("structure", "SimpleDecoder is an nn.Module with seed 001's submodules and forward(X, pad_mask)")
+@check("structure", "SimpleDecoder is an nn.Module with the Decoder Block tutorial's submodules and forward(X, pad_mask)")
 def structure(kit):
     try:
         expect_structure(kit, TARGET, module=True, params=["hidden_dim", "nums_head", "dropout"],
@@ -238,10 +238,10 @@ def structure(kit):
             D = CASES[0].D
             if params.get("up_proj.weight", [4 * D, D]) != [4 * D, D] \
                     or params.get("down_proj.weight", [D, 4 * D]) != [D, 4 * D]:
-                diagnosis = t("your FFN has the wrong width: it widens 4x (seed 001), up_proj = "
+                diagnosis = t("your FFN has the wrong width: it widens 4x (the Decoder Block tutorial), up_proj = "
                               "nn.Linear(hidden_dim, 4 * hidden_dim) and down_proj back to hidden_dim")
             else:
-                text += t(". The FFN widens 4x (seed 001): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)")
+                text += t(". The FFN widens 4x (the Decoder Block tutorial): up_proj = nn.Linear(hidden_dim, 4 * hidden_dim)")
         raise Fail(text, diagnosis) from None
 
 
@@ -252,7 +252,7 @@ def causal_without_padding(kit):
 
 @check("masking", "with a pad_mask the block is still causal")
 def causal_with_padding(kit):
-    _causal(kit, CASES[1], t(" When pad_mask is given the causal mask still applies (seed 001's else-branch trap): "
+    _causal(kit, CASES[1], t(" When pad_mask is given the causal mask still applies (the Decoder Block tutorial's else-branch trap): "
                              "combine both, causal & pad_mask[:, None, None, :]"))
 
 
@@ -298,7 +298,7 @@ def empty_rows(kit):
                      "came out NaN (softmax of a row of -inf is 0/0). {why}", label=c.label, why=_why()))
     if not matches(rows, expected[1, :2]):
         raise Fail(t("{label}: batch item 1 starts with two PADs, so queries 0 and 1 see no key; their output differs "
-                     "from the reference: with -1e20 (seed 001's fill) such a row turns into a uniform average over "
+                     "from the reference: with -1e20 (the Decoder Block tutorial's fill) such a row turns into a uniform average over "
                      "every key, future included. {why}", label=c.label, why=_why()))
 
 

@@ -161,7 +161,7 @@ MISTAKES = [
     Mistake("no residual", _variant(residual="none"),
             "your output equals the layer without residual connections: each sublayer is norm(x + sublayer(x))"),
     Mistake("pre-LN", _variant(norm="pre"),
-            "your output equals the pre-LN layer x + sublayer(norm(x)): this kata is post-LN like seed 003 and the "
+            "your output equals the pre-LN layer x + sublayer(norm(x)): this kata is post-LN like the interview tutorial and the "
             "paper, x = norm(x + sublayer(x))"),
     Mistake("causal mask ignored", _variant(causal=False),
             "your output equals the layer without tgt_mask: pass tgt_mask to the self-attention, "
@@ -192,12 +192,12 @@ def structure(kit):
         missing = "has no parameter" in text or "没有参数" in text  # the kit's message, in either language
         params = kit.inspect(TARGET, init(CASES[0]))["parameters"] if missing else {}  # it built the module
         if any(n.startswith(("src_attn.", "feed_forward.")) for n in params):
-            diagnosis = t("your submodules carry seed 004's names (src_attn, feed_forward): here they are cross_attn "
+            diagnosis = t("your submodules carry the PyTorch notebook tutorial's names (src_attn, feed_forward): here they are cross_attn "
                           "and ffn, the names the checker loads the weights into")
         if missing:
-            text += t(". Names: self_attn and cross_attn (the given MultiHeadAttention; seed 004 calls the second "
-                      "src_attn), ffn (the given FeedForward; seed 004: feed_forward), norm1, norm2, norm3 "
-                      "(nn.LayerNorm itself; seed 003 wraps it in ResidualLayerNorm)")
+            text += t(". Names: self_attn and cross_attn (the given MultiHeadAttention; the PyTorch notebook tutorial calls the second "
+                      "src_attn), ffn (the given FeedForward; the PyTorch notebook tutorial: feed_forward), norm1, norm2, norm3 "
+                      "(nn.LayerNorm itself; the interview tutorial wraps it in ResidualLayerNorm)")
         raise Fail(text, diagnosis) from None
 
 
@@ -206,7 +206,7 @@ def flat_tuple(kit):
     c = CASES[0]
     value = kit.user(kit.inputs(c), case=c)
     if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], (tuple, list)):
-        raise Fail(t("{label}: forward returned (y, (self_weights, cross_weights)) as seed 003 does", label=c.label),
+        raise Fail(t("{label}: forward returned (y, (self_weights, cross_weights)) as the interview tutorial does", label=c.label),
                    t("this kata returns the flat tuple: return y, self_weights, cross_weights"))
     _triple(value, c)
 

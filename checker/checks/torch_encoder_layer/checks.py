@@ -1,4 +1,4 @@
-"""Hidden checks: the encoder layer (seed 003): self-attention and FFN, each with a residual and post-LN.
+"""Hidden checks: the encoder layer (the interview tutorial): self-attention and FFN, each with a residual and post-LN.
 
 The stub ships MultiHeadAttention and FeedForward complete; the named mistakes below reuse the
 reference's (they are the same code) and change only EncoderLayer.forward.
@@ -92,7 +92,7 @@ _SA_TWICE = ("your layer runs the self-attention sublayer twice, x = norm1(x + d
 MISTAKES = [
     Mistake("pre-LN", _variant(order="pre"),
             "your output is the pre-LN layer, x + Attn(norm1(x)) then x + FFN(norm2(x)): this layer is post-LN like "
-            "seed 003 and the paper, x = norm1(x + dropout(sa_out)); x = norm2(x + dropout(ffn(x)))"),
+            "the interview tutorial and the paper, x = norm1(x + dropout(sa_out)); x = norm2(x + dropout(ffn(x)))"),
     Mistake("FFN residual from the layer input", _variant(ffn_residual="input"),
             "your FFN residual adds the layer's INPUT: after the first Add & Norm, x is norm1's output, and the FFN "
             "residual adds that: x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))"),
@@ -101,7 +101,7 @@ MISTAKES = [
             "x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))"),
     Mistake("FFN reads the layer input", _variant(ffn_input="input"),
             "your FFN reads the layer's input x instead of norm1's output: x1 = norm1(x + sa_out), then ffn(x1) "
-            "(reassign x, as seed 003 does)"),
+            "(reassign x, as the interview tutorial does)"),
     Mistake("no FFN residual", _variant(ffn_residual="none"),
             "your FFN sublayer has no residual connection: out = norm2(x1 + ffn(x1)), not norm2(ffn(x1))"),
     Mistake("no attention residual", _variant(attn_residual="none"),
@@ -136,7 +136,7 @@ def structure(kit):
     except Fail as fail:
         text, diagnosis = fail.message, fail.diagnosis
         if "norm1.ln.weight" in text or "norm2.ln.weight" in text:
-            diagnosis = t("your norms are seed 003's ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and "
+            diagnosis = t("your norms are the interview tutorial's ResidualLayerNorm (weights at norm1.ln.weight); here norm1 and "
                           "norm2 ARE the nn.LayerNorm(d_model) modules: self.norm1 = nn.LayerNorm(d_model), and the "
                           "layer adds the residual itself, x = self.norm1(x + self.dropout(sa_out))")
         elif any(f"{words} {norm}" in text for words in ("no parameter", "没有参数") for norm in ("norm1", "norm2")):
@@ -160,7 +160,7 @@ _OUTPUT_ALONE = ("your forward returns a single (B, T, D) tensor, with no attent
 def _pair(value, c):
     if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, torch.Tensor) for v in value)):
         alone = isinstance(value, torch.Tensor) and tuple(value.shape) == (c.B, c.T, c.D)
-        raise Fail(t("{label}: forward should return a tuple (x, attn) of tensors, as seed 003's EncoderLayer does",
+        raise Fail(t("{label}: forward should return a tuple (x, attn) of tensors, as the interview tutorial's EncoderLayer does",
                      label=c.label), t(_OUTPUT_ALONE) if alone else None)
     out, attn = value
     if tuple(out.shape) != (c.B, c.T, c.D):

@@ -144,7 +144,7 @@ def dropout_place(kit):
         where = t("some hidden units survived or dropout acts elsewhere: build self.dropout from the dropout "
                   "argument and apply it to the activations")
     raise Fail(t("{label}, dropout=1.0 in training mode: every hidden unit is dropped, so the output should be "
-                 "fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (seeds 003 and 004)", label=c.label, where=where))
+                 "fc2's bias; but {where}: fc2(dropout(act(fc1(x)))) (the interview tutorial and the PyTorch notebook tutorial)", label=c.label, where=where))
 
 
 # d_ff < d_model: fc2's weight (D, d_ff) has full column rank, so the hidden units fc2 received are
@@ -318,7 +318,7 @@ def unknown_activation(kit):
             continue
         raise Fail(t("FeedForward(6, 16, activation={name}) was built without complaint", name=repr(name)),
                    t("your __init__ accepts any activation: raise ValueError for an activation other than 'relu' or "
-                     "'gelu', so a typo cannot silently train with the wrong activation (seed 003: "
+                     "'gelu', so a typo cannot silently train with the wrong activation (the interview tutorial: "
                      "raise ValueError('activation must be relu or gelu'))"))
     if asserted:
         raise Accepted(t("an `assert` was recognised (AssertionError) where this kata's reference raises ValueError: "

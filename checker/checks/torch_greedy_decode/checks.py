@@ -1,4 +1,4 @@
-"""Hidden checks: greedy decoding (seed 003's greedy_decode, with early stop and PAD after EOS).
+"""Hidden checks: greedy decoding (the interview tutorial's greedy_decode, with early stop and PAD after EOS).
 
 The model handed to the user's code is checker.checks.child.transformer.copy_machine(): a real
 Transformer whose weights are set by hand so that greedy decoding copies the source. A source
@@ -20,7 +20,7 @@ DEVICE = "followup"  # ys and finished are made inside; the statement sets no de
 
 # eos_at: per row, the source index of EOS (the row ends at step eos_at + 1), or None: no EOS.
 # after_eos: what the source holds after EOS: PAD, or more tokens (then a finished row would go
-# on with those tokens, not with EOS again: seed 003's stop rule then never fires early).
+# on with those tokens, not with EOS again: the interview tutorial's stop rule then never fires early).
 # Every dimension its own size, T_out included (1 + the step at which the last row ends).
 CASES = [
     case(1, B=3, T_s=6, max_new=7, T_out=6, pad_id=0, bos_id=1, eos_id=2, eos_at=(4, 2, 3), after_eos="tokens"),
@@ -112,8 +112,8 @@ MISTAKES = [
             "after EOS your sequences repeat EOS: a finished sequence receives model.pad_id, not eos_id"),
     Mistake("PAD hard-coded as 0", _variant(fill="zero"),
             "after EOS your sequences hold 0, but this model's PAD id is another: use model.pad_id, not a hard-coded 0"),
-    Mistake("seed 003's stop rule", _variant(pad_after=False, stop_rule="same step"),
-            "you stop only when every sequence produces EOS at the same step (seed 003's `if (next_token == eos_id)"
+    Mistake("the interview tutorial's stop rule", _variant(pad_after=False, stop_rule="same step"),
+            "you stop only when every sequence produces EOS at the same step (the interview tutorial's `if (next_token == eos_id)"
             ".all()`), and tokens after EOS are not replaced: remember which sequences are finished "
             "(finished |= next_id == eos_id), give them model.pad_id, stop when finished.all()"),
     Mistake("last EOS not appended", _variant(append_last=False),

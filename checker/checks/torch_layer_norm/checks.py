@@ -96,14 +96,14 @@ MISTAKES = [
             "your output equals (x - mean) / (x.std(-1) + eps): Tensor.std is unbiased (divides by D - 1) and "
             "eps belongs inside the square root; use (x - mean) / torch.sqrt(var + eps) with the biased variance"),
     Mistake("eps outside the root", _variant(eps_at="outside"),
-            "your output equals (x - mean) / (std + eps), with eps outside the square root (seed 002's NumPy "
+            "your output equals (x - mean) / (std + eps), with eps outside the square root (the paper walkthrough's NumPy "
             "LayerNorm): use (x - mean) / torch.sqrt(var + eps)"),
     Mistake("eps ignored", _variant(eps_at="none"),
             "your output equals (x - mean) / sqrt(var), without eps: a constant vector then divides 0 by 0; "
             "use torch.sqrt(var + eps)"),
     Mistake("default eps 1e-6", _variant(default_eps=1e-6),
             "your output equals layer norm with eps=1e-6 where the default eps=1e-5 applies: the default is 1e-5, "
-            "as in nn.LayerNorm (seeds 000 and 002 use 1e-6)"),
+            "as in nn.LayerNorm (the NumPy tutorial and the paper walkthrough use 1e-6)"),
     Mistake("eps argument ignored", _variant(fixed_eps=1e-5),
             "your output equals layer norm with eps=1e-5 although another eps was passed: use self.eps, the "
             "constructor's argument, not a constant"),

@@ -92,7 +92,7 @@ MISTAKES = [
             "your mask has shape (B, T): add the head and query axes, (tokens != pad_id)[:, None, None, :] "
             "gives (B, 1, 1, T)"),
     Mistake("pad mask (B, 1, T)", lambda t, p=0: (t != p).unsqueeze(1),
-            "your mask has shape (B, 1, T), like seed 004's make_src_mask (its attention adds the head axis itself): "
+            "your mask has shape (B, 1, T), like the PyTorch notebook tutorial's make_src_mask (its attention adds the head axis itself): "
             "return (B, 1, 1, T), e.g. (tokens != pad_id).unsqueeze(1).unsqueeze(2)"),
     Mistake("pad mask on the query axis", lambda t, p=0: (t != p)[:, None, :, None],
             "your mask has shape (B, 1, T, 1), which hides queries: padding hides KEYS, so T goes last: (B, 1, 1, T)"),
@@ -106,7 +106,7 @@ MISTAKES = [
 
 _SUBSEQUENT_MISTAKES = [
     Mistake("upper triangle", lambda T, device=None: _triu(T, 1),
-            "your mask is True above the diagonal, on the future: that is the 1 = masked convention of seed 002 "
+            "your mask is True above the diagonal, on the future: that is the 1 = masked convention of the paper walkthrough "
             "(np.triu(..., k=1)); here True = may attend, so use torch.tril (or ~torch.triu(..., diagonal=1))"),
     Mistake("upper triangle with diagonal", lambda T, device=None: _triu(T, 0),
             "your mask is the upper triangle: query i must see keys 0..i, the LOWER triangle: torch.tril"),
@@ -116,9 +116,9 @@ _SUBSEQUENT_MISTAKES = [
     Mistake("(T, T)", lambda T, device=None: _tril(T)[0, 0],
             "your mask has shape (T, T): add the batch and head axes, .view(1, 1, T, T)"),
     Mistake("(1, T, T)", lambda T, device=None: _tril(T)[0],
-            "your mask has shape (1, T, T), like seed 004: add the head axis too, (1, 1, T, T)"),
+            "your mask has shape (1, T, T), like the PyTorch notebook tutorial: add the head axis too, (1, 1, T, T)"),
     Mistake("float", lambda T, device=None: _tril(T).float(),
-            "your mask is a float 0/1 tensor (seed 003's torch.tril(torch.ones(T, T))): "
+            "your mask is a float 0/1 tensor (the interview tutorial's torch.tril(torch.ones(T, T))): "
             "create it as bool, torch.ones(T, T, dtype=torch.bool).tril()"),
 ]
 
@@ -134,7 +134,7 @@ _DECODER_MISTAKES = [
     Mistake("or", lambda t, p=0: _pad(t, p) | _tril(t.size(1)),
             "your mask joins padding and causal with | (OR): a key must be real AND not in the future, use &"),
     Mistake("(B, T, T)", lambda t, p=0: (_pad(t, p) & _tril(t.size(1)))[:, 0],
-            "your mask has shape (B, T_t, T_t), like seed 004's make_tgt_mask (its attention adds the head axis): "
+            "your mask has shape (B, T_t, T_t), like the PyTorch notebook tutorial's make_tgt_mask (its attention adds the head axis): "
             "add it here, (B, 1, T_t, T_t)"),
     Mistake("padding part inverted", lambda t, p=0: (t == p)[:, None, None, :] & _tril(t.size(1)),
             "the padding part of your mask is True at the PAD positions: True means 'may attend', use tgt != pad_id"),
@@ -173,7 +173,7 @@ _CROSS_MISTAKES = [
             "your mask has shape (B, T_t, 1, T_s): the target queries went to the head axis (axis 1); keep the head "
             "axis at size 1 and put T_t on axis 2, (B, 1, T_t, T_s)"),
     Mistake("(B, T_t, T_s)", lambda s, t, p=0: _cross_full(s, t, p)[:, 0],
-            "your mask has shape (B, T_t, T_s), like seed 004's masks (its attention adds the head axis): "
+            "your mask has shape (B, T_t, T_s), like the PyTorch notebook tutorial's masks (its attention adds the head axis): "
             "add it here, (B, 1, T_t, T_s)"),
     Mistake("inverted", lambda s, t, p=0: _full((s == p)[:, None, None, :], s.size(0), t.size(1), s.size(1)),
             "your mask is True at the source PAD positions: True means 'may attend', so use src != pad_id"),
@@ -184,18 +184,18 @@ _CROSS_MISTAKES = [
 ]
 
 
-# Seed 003's make_pad_mask(q_pad, k_pad) also hides the rows of PAD queries. The masks differ from the
+# The interview tutorial's make_pad_mask(q_pad, k_pad) also hides the rows of PAD queries. The masks differ from the
 # reference only on those rows, whose outputs the loss ignores: an accepted variant, named in the report.
 # Both explanations end with the same reason; each is one whole sentence, so that it is translated whole.
 _DECODER_SEED003 = Mistake(
-    "query padding too (seed 003)", lambda t, p=0: _pad(t, p) & _pad(t, p).transpose(-1, -2) & _tril(t.size(1)),
-    "your decoder mask also hides the rows of PAD queries, as seed 003's make_pad_mask does (visible = real query "
+    "query padding too (the interview tutorial)", lambda t, p=0: _pad(t, p) & _pad(t, p).transpose(-1, -2) & _tril(t.size(1)),
+    "your decoder mask also hides the rows of PAD queries, as the interview tutorial's make_pad_mask does (visible = real query "
     "AND real key): the masks differ only on the rows of PAD queries, whose outputs the loss ignores. This catalogue "
     "hides keys only, so a PAD query still attends like any other and no row is left with nothing to see")
 _CROSS_SEED003 = Mistake(
-    "target queries hidden (seed 003)", lambda s, t, p=0: _cross_full(s, t, p) & _pad(t, p).transpose(-1, -2),
-    "your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), as seed "
-    "003's make_pad_mask does (visible = real query AND real key): the masks differ only on the rows of PAD queries, "
+    "target queries hidden (the interview tutorial)", lambda s, t, p=0: _cross_full(s, t, p) & _pad(t, p).transpose(-1, -2),
+    "your cross mask also hides the rows of PAD target queries (make_pad_mask(T_t, T_s, tgt_pad, src_pad)), as "
+    "the interview tutorial's make_pad_mask does (visible = real query AND real key): the masks differ only on the rows of PAD queries, "
     "whose outputs the loss ignores. This catalogue hides keys only, so a PAD query still attends like any other and "
     "no row is left with nothing to see")
 

@@ -279,7 +279,7 @@ def odd_d_model(kit):
         raise Fail(t("{label}: with an odd d_model your code raised {error}", label=c.label, error=error),
                    t("an odd d_model = {D} has {sin} sin columns (0, 2, ..., {last_sin}) and {cos} cos columns "
                      "(1, 3, ..., {last_cos}): fill the cos columns with the first d_model // 2 frequencies, "
-                     "cos(position * div_term[: d_model // 2]) (seed 004)", D=c.D, sin=(c.D + 1) // 2,
+                     "cos(position * div_term[: d_model // 2]) (the PyTorch notebook tutorial)", D=c.D, sin=(c.D + 1) // 2,
                      last_sin=c.D - 1, cos=c.D // 2, last_cos=c.D - 2))
     compare(out, torch.zeros(c.B, c.T, c.D, dtype=torch.float64), t("{label}: output", label=c.label), "(B, T, D)",
             tol=(0.0, math.inf))  # shape, kind and dtype only: the values are checked below

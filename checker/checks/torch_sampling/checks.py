@@ -131,14 +131,14 @@ MISTAKES = [
 
 
 # A large negative fill instead of -inf gives the removed tokens probability exactly 0 after softmax
-# (exp underflows), so sampling is the same: seed 000's -1e9 habit and torch.finfo(dtype).min (Hugging
+# (exp underflows), so sampling is the same: the NumPy tutorial's -1e9 habit and torch.finfo(dtype).min (Hugging
 # Face's attention masks) pass as accepted variants, named in the report (kata check --strict fails them).
 _FILL_WHY = ("softmax gives them probability exactly 0 (the exp underflows), so the draws are the same. This kata's "
              "reference fills with float('-inf'), which stays 'never' whatever is added to the logits later (a "
              "repetition penalty, a bias) and says what it means")
 CONVENTIONS = (
     Convention("-1e9 for removed tokens", impl=_variant(fill=-1e9),
-               explain=f"your removed tokens hold -1e9 (seed 000's habit) instead of -inf: {_FILL_WHY}"),
+               explain=f"your removed tokens hold -1e9 (the NumPy tutorial's habit) instead of -inf: {_FILL_WHY}"),
     Convention("finfo.min for removed tokens", impl=_variant(fill="finfo"),
                explain=f"your removed tokens hold torch.finfo(dtype).min instead of -inf: {_FILL_WHY}"),
 )

@@ -67,7 +67,7 @@ _MASK_MISTAKES = [
     Mistake("diagonal hidden", lambda T, w, device=None: band(T, w, high=1),
             "your mask hides the diagonal: query i must see itself, i - window < j <= i"),
     Mistake("inverted", lambda T, w, device=None: band(T, w, invert=True),
-            "your mask is True on the hidden keys (the 1 = masked convention of seed 000): here True means "
+            "your mask is True on the hidden keys (the 1 = masked convention of the NumPy tutorial): here True means "
             "'may attend', so return the band itself"),
     Mistake("float", lambda T, w, device=None: band(T, w, as_float=True),
             "your mask is a float 0/1 tensor: return a bool tensor (comparisons and & already give one)"),

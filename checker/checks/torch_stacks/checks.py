@@ -1,4 +1,4 @@
-"""Hidden checks: encoder and decoder stacks (seed 004): N deep copies of a layer and a final LayerNorm.
+"""Hidden checks: encoder and decoder stacks (the PyTorch notebook tutorial): N deep copies of a layer and a final LayerNorm.
 
 The checker builds the layer handed to Encoder(layer, N) / Decoder(layer, N) from
 checker.checks.child.layers (copies of the classes given in the stub), so a layer instance pickled
@@ -249,7 +249,7 @@ def unpack_layer_outputs(kit):
             if "tuple" in str(err):
                 raise Fail(t("{label}: your {target} raised {err}", label=c.label, target=target, err=err),
                            t("the given layers return tuples, (x, self_weights) and (y, self_weights, cross_weights) "
-                             "as in seed 003 (seed 004's layers return a tensor): keep the first item, x, _ = "
+                             "as in the interview tutorial (the PyTorch notebook tutorial's layers return a tensor): keep the first item, x, _ = "
                              "layer(x, src_mask)")) from None
             raise
         if isinstance(value, (tuple, list)):
@@ -347,7 +347,7 @@ def with_given_layers(kit):
 @check("properties", "the given layers, stacked: a batch item that is all PAD gives no NaN", followup=True)
 def with_given_layers_all_pad(kit):
     # Beyond the textbook answer: batch item 0 is all PAD, so its queries see no key at all. The given
-    # layers give such a query zero weights; a NaN there means they were changed (seed 003's -inf alone).
+    # layers give such a query zero weights; a NaN there means they were changed (the interview tutorial's -inf alone).
     x, src_mask = inputs(CASES[1], "float64")
     src_mask = src_mask.clone()
     src_mask[0] = False

@@ -1,4 +1,4 @@
-"""Hidden checks: the full Transformer (seed 003): embeddings, positions, encode, decode, logits, masks from PAD."""
+"""Hidden checks: the full Transformer (the interview tutorial): embeddings, positions, encode, decode, logits, masks from PAD."""
 
 import math
 
@@ -69,7 +69,7 @@ class _Knobbed(fixtures.Transformer):
     def _mask(self, q_ids, k_ids):
         pad = 0 if self.pad_zero else self.pad_id
         q_real, k_real = ((q_ids == pad), (k_ids == pad)) if self.invert else ((q_ids != pad), (k_ids != pad))
-        if self.pad_queries:  # seed 003's make_pad_mask: PAD query rows hidden too
+        if self.pad_queries:  # the interview tutorial's make_pad_mask: PAD query rows hidden too
             return q_real[:, None, :, None] & k_real[:, None, None, :]
         return k_real[:, None, None, :]
 
@@ -151,11 +151,11 @@ CONVENTIONS = (
     Convention("embeddings scaled by √d_model (the paper)", impl=_variant(scale=True), explain=(
                "your embeddings are multiplied by √d_model before the positions are added, as the paper does "
                "(section 3.4: 'we multiply those weights by √d_model') and the Annotated Transformer's Embeddings "
-               "(self.lut(x) * math.sqrt(self.d_model)). Seeds 003 and 004, and this kata's reference, do not "
+               "(self.lut(x) * math.sqrt(self.d_model)). The interview tutorial and the PyTorch notebook tutorial, and this kata's reference, do not "
                "scale: x = self.pos_enc(self.src_embed(src)). Either trains; the scale sets how large the "
                "embeddings are next to the positional table, whose entries lie in [-1, 1]")),
-    Convention("PAD query rows hidden too (seed 003)", impl=_variant(pad_queries=True), explain=(
-               "your padding masks also hide the PAD query rows, as seed 003's make_pad_mask does (visible = real "
+    Convention("PAD query rows hidden too (the interview tutorial)", impl=_variant(pad_queries=True), explain=(
+               "your padding masks also hide the PAD query rows, as the interview tutorial's make_pad_mask does (visible = real "
                "query AND real key): the outputs differ only at PAD positions, which the loss ignores. This kata's "
                "reference hides PAD keys only, (ids != self.pad_id)[:, None, None, :], so a PAD row attends like "
                "any other and no row is left with nothing to see")),

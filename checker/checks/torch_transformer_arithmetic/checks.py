@@ -1,15 +1,15 @@
-"""Hidden checks: parameter counts, FLOPs and KV-cache bytes (seed 003's 参数量分析 and 复杂度分析).
+"""Hidden checks: parameter counts, FLOPs and KV-cache bytes (the interview tutorial's 参数量分析 and 复杂度分析).
 
 The answers are whole numbers, so there are no standard checks: the user's seven functions are
 evaluated in the child over whole lists of calls (checker/checks/child/transformer_arithmetic.py),
 and compared exactly with
     - the parameters of real torch modules configured to match, counted on the meta device
-      (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, and seed 003's
+      (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, and the interview tutorial's
       Transformer assembled from them, tied and untied);
     - the bytes of real K and V tensors (meta device) for the KV cache;
     - the reference's FLOP formulas (checker/checks/torch_transformer_arithmetic/test_reference.py holds them
       to torch.utils.flop_counter on real modules);
-    - seed 003's 4·d², 12·d² and 16·d².
+    - the interview tutorial's 4·d², 12·d² and 16·d².
 A wrong count is named by the knobbed formulas below (W_o, biases, LayerNorm, the factor 2, ...).
 """
 
@@ -21,7 +21,7 @@ from checker.kit import Fail, Mistake, case, check, describe, expect_structure
 from checker.lang import t
 
 TARGET = "mha_params"
-# Every size its own value in a case; case 2 has d_ff = 4·d_model (seed 003's 2048 = 4 · 512), case 3 is the
+# Every size its own value in a case; case 2 has d_ff = 4·d_model (the interview tutorial's 2048 = 4 · 512), case 3 is the
 # paper's base model. Vocabularies differ, so a swapped src/tgt vocabulary shows when tied.
 CASES = [
     case(1, D=24, H=3, d_ff=40, V_s=11, V_t=13, N=2),
@@ -53,7 +53,7 @@ def _numel(module: nn.Module) -> int:
 
 
 class _SeedTransformer(nn.Module):
-    """Seed 003's Transformer from torch's layers: embeddings, N + N post-LN layers, out_proj."""
+    """The interview tutorial's Transformer from torch's layers: embeddings, N + N post-LN layers, out_proj."""
 
     def __init__(self, c, bias, tie):
         super().__init__()
@@ -157,7 +157,7 @@ def _kv(B, T, N, H_kv, d_k, dtype, *, tensors=2, size=None, layers=True, bits=Fa
 
 
 _W_O = ("your count leaves out W_o, the output projection: multi-head attention has FOUR (D, D) projections, "
-        "W_q, W_k, W_v and W_o (4·D² weights, seed 003's 4·d_model²)")
+        "W_q, W_k, W_v and W_o (4·D² weights, the interview tutorial's 4·d_model²)")
 _MISTAKES = {
     "mha_params": [
         Mistake("W_o forgotten", lambda D, H, bias=True: _mha(D, H, bias, w_o=False), _W_O),
@@ -173,7 +173,7 @@ _MISTAKES = {
     "encoder_layer_params": [
         Mistake("LayerNorm forgotten", lambda D, H, f, bias=True: _enc(D, H, f, bias, ln="none"),
                 "your count leaves out the LayerNorms: each has γ (D) and β (D), and the encoder layer has 2 of "
-                "them (seed 003: LayerNorm 4·d_model)"),
+                "them (the interview tutorial: LayerNorm 4·d_model)"),
         Mistake("LayerNorm γ only", lambda D, H, f, bias=True: _enc(D, H, f, bias, ln="gamma"),
                 "your LayerNorms have γ only: with bias=True each also has β, 2·D per LayerNorm"),
         Mistake("LayerNorm γ dropped with bias=False",
@@ -188,7 +188,7 @@ _MISTAKES = {
         Mistake("FFN biases forgotten", lambda D, H, f, bias=True: _enc(D, H, f, bias, ffn_bias=False),
                 "your FFN has no biases: fc1 has a bias of d_ff and fc2 one of D"),
         Mistake("FFN as 8·D²", lambda D, H, f, bias=True: _enc(D, H, f, bias, quad=True),
-                "your FFN is counted with d_ff = 4·D whatever d_ff is: seed 003's 8·d_model² holds only when "
+                "your FFN is counted with d_ff = 4·D whatever d_ff is: the interview tutorial's 8·d_model² holds only when "
                 "d_ff = 4·d_model; the FFN has 2·D·d_ff weights"),
         Mistake("W_o forgotten", lambda D, H, f, bias=True: _enc(D, H, f, bias, w_o=False), _W_O),
         Mistake("biases forgotten", lambda D, H, f, bias=True: _enc(D, H, f, bias, biases="never", ffn_bias=False,
@@ -199,7 +199,7 @@ _MISTAKES = {
     "decoder_layer_params": [
         Mistake("cross-attention forgotten", lambda D, H, f, bias=True: _dec(D, H, f, bias, attentions=1),
                 "your decoder layer has one attention: it has two, the masked self-attention and the cross-attention "
-                "(its own W_q, W_k, W_v, W_o): 2 · 4·D², seed 003's 16·d_model²"),
+                "(its own W_q, W_k, W_v, W_o): 2 · 4·D², the interview tutorial's 16·d_model²"),
         Mistake("cross-attention and its norm forgotten",
                 lambda D, H, f, bias=True: _dec(D, H, f, bias, attentions=1, norms=2),
                 "your decoder layer is counted like an encoder layer: it adds a cross-attention (4·D² + 4·D) and "
@@ -207,7 +207,7 @@ _MISTAKES = {
         Mistake("two LayerNorms", lambda D, H, f, bias=True: _dec(D, H, f, bias, norms=2),
                 "your decoder layer has two LayerNorms: it has three, one after each of its three sublayers"),
         Mistake("LayerNorm forgotten", lambda D, H, f, bias=True: _dec(D, H, f, bias, ln="none"),
-                "your count leaves out the LayerNorms: the decoder layer has 3, each with γ and β (seed 003: "
+                "your count leaves out the LayerNorms: the decoder layer has 3, each with γ and β (the interview tutorial: "
                 "LayerNorm 6·d_model)"),
         Mistake("LayerNorm γ only", lambda D, H, f, bias=True: _dec(D, H, f, bias, ln="gamma"),
                 "your LayerNorms have γ only: with bias=True each also has β, 2·D per LayerNorm"),
@@ -219,7 +219,7 @@ _MISTAKES = {
                 "your LayerNorms keep β when bias=False: the contract (and nn.TransformerDecoderLayer(bias=False)) "
                 "drops every additive bias, LayerNorm's β too, leaving γ: D per LayerNorm"),
         Mistake("FFN as 8·D²", lambda D, H, f, bias=True: _dec(D, H, f, bias, quad=True),
-                "your FFN is counted with d_ff = 4·D whatever d_ff is: seed 003's 8·d_model² holds only when "
+                "your FFN is counted with d_ff = 4·D whatever d_ff is: the interview tutorial's 8·d_model² holds only when "
                 "d_ff = 4·d_model; the FFN has 2·D·d_ff weights"),
         Mistake("W_o forgotten", lambda D, H, f, bias=True: _dec(D, H, f, bias, w_o=False), _W_O),
     ],
@@ -237,15 +237,15 @@ _MISTAKES = {
                 "your count leaves out out_proj's bias (V_t) when bias=True"),
         Mistake("final LayerNorms counted", lambda *a: _model(*a, final_norms=2),
                 "your count adds a final LayerNorm after the encoder and after the decoder, as nn.Transformer has: "
-                "seed 003's Transformer has none (its layers are post-LN, each ending in its own LayerNorm)"),
+                "the interview tutorial's Transformer has none (its layers are post-LN, each ending in its own LayerNorm)"),
         Mistake("one embedding", lambda *a: _model(*a, src=False),
-                "your count has one embedding: seed 003 has src_embed (V_s, D) AND tgt_embed (V_t, D)"),
+                "your count has one embedding: the interview tutorial has src_embed (V_s, D) AND tgt_embed (V_t, D)"),
         Mistake("decoder layers counted once", lambda *a: _model(*a, dec_layers=lambda n: 1),
                 "your count has num_layers encoder layers but one decoder layer: there are N of each"),
         Mistake("layers counted once", lambda *a: _model(*a, dec_layers=lambda n: 1, enc_layers=lambda n: 1),
                 "your count has one encoder and one decoder layer: multiply each by num_layers"),
         Mistake("N layers in all", lambda *a: _model(*a, dec_layers=lambda n: 0),
-                "your count has num_layers layers in all (the encoder's): seed 003 has N encoder layers AND N "
+                "your count has num_layers layers in all (the encoder's): the interview tutorial has N encoder layers AND N "
                 "decoder layers"),
     ],
     "attention_flops": [
@@ -264,7 +264,7 @@ _MISTAKES = {
                 "your scores and weighted sum are H times too many: each head works on d_k = D / H columns, so all "
                 "heads together cost 2·T_q·T_k·D per product, not H · 2·T_q·T_k·D"),
         Mistake("projections forgotten", lambda *a: _attn(*a, projections=False),
-                "your FLOPs count the scores and the weighted sum only (seed 003's O(B·H·T_q·T_k·d_k)): the "
+                "your FLOPs count the scores and the weighted sum only (the interview tutorial's O(B·H·T_q·T_k·d_k)): the "
                 "contract adds the four projections W_q, W_k, W_v, W_o, 2·B·(2·T_q + 2·T_k)·D²"),
         Mistake("multiply-add as 1 FLOP, no projections", lambda *a: _attn(*a, per_mac=1, projections=False),
                 "your FLOPs count each multiply-add once and only the attention products: a multiply-add is 2 "
@@ -372,7 +372,7 @@ def decoder(kit):
     _verify(kit, "decoder_layer_params", calls, want, against=t("nn.TransformerDecoderLayer's parameter count"))
 
 
-@check("numerics", "transformer_params equals seed 003's Transformer built from torch modules, tied and untied")
+@check("numerics", "transformer_params equals the interview tutorial's Transformer built from torch modules, tied and untied")
 def whole_model(kit):
     settings = [(b, tie) for b in _BIASES for tie in (False, True)]
     calls = [(c.V_s, c.V_t, c.D, c.H, c.d_ff, c.N, b, tie) for c in CASES for b, tie in settings]
@@ -402,7 +402,7 @@ def kv_cache(kit):
             against=t("the nbytes of K and V, (B, H_kv, T, d_k) each, times num_layers"))
 
 
-@check("properties", "seed 003's numbers: MHA 4·d², encoder layer 12·d² + 2·d, decoder layer 16·d² + 3·d "
+@check("properties", "the interview tutorial's numbers: MHA 4·d², encoder layer 12·d² + 2·d, decoder layer 16·d² + 3·d "
                      "(d_ff = 4·d, no biases; the d terms are the LayerNorms' γ)")
 def seed_numbers(kit):
     d = 512
@@ -412,7 +412,7 @@ def seed_numbers(kit):
     want = (4 * d * d, 12 * d * d + 2 * d, 16 * d * d + 3 * d)
     for name, (_, args, _), value, expected in zip(names, calls, kit.drive(arithmetic_values, calls), want):
         if value != expected:
-            raise Fail(t("{call} = {value}, expected {want}: seed 003's 参数量分析 gives {formula} for d_model = {d} "
+            raise Fail(t("{call} = {value}, expected {want}: the interview tutorial's 参数量分析 gives {formula} for d_model = {d} "
                          "and d_ff = 4·d_model without biases (the LayerNorms keep γ, D each)", call=_show(name, args),
                          value=value, want=expected, d=d,
                          formula={"mha_params": "4·d²", "encoder_layer_params": "12·d² + 2·d",

@@ -21,7 +21,7 @@ _PAD, _UNK = "<PAD>", "<UNK>"
 
 # ----------------------------------------------------------------------------- inputs
 
-# tokenize: seed 004's sentences plus what a tokenizer must get right (capitals, punctuation
+# tokenize: the PyTorch notebook tutorial's sentences plus what a tokenizer must get right (capitals, punctuation
 # glued to words, apostrophes, digits, hyphens, runs of spaces and tabs, an empty sentence).
 _SENTENCES = {
     1: ["Early morning sunlight filters through the window and falls on the desk.",
@@ -140,8 +140,8 @@ _EN = lambda s: _TOKEN.findall(s.lower())  # noqa: E731
 _TOKENIZE_MISTAKES = [
     Mistake("not lowercased", _tok(_TOKEN.findall),
             "your English tokens keep their capitals ('Early', 'HELLO'): lowercase the sentence first, s.lower()"),
-    Mistake("seed 004 drops punctuation", _tok(_seed004),
-            "you delete punctuation like seed 004 (replace('.', '') ... then split()): here every punctuation mark "
+    Mistake("the PyTorch notebook tutorial drops punctuation", _tok(_seed004),
+            "you delete punctuation like the PyTorch notebook tutorial (replace('.', '') ... then split()): here every punctuation mark "
             "is a token of its own, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())"),
     Mistake("punctuation dropped", _tok(lambda s: re.findall(r"\w+", s.lower())),
             "your tokens have no punctuation marks: keep each one as a token, re.findall(r\"\\w+|[^\\w\\s]\", s.lower())"),
@@ -214,8 +214,8 @@ _VOCAB_MISTAKES = [
                 _counts(t).items()) if f >= m}},
             "your indices have gaps: a word takes its position among ALL counted words, so the rare ones min_freq "
             "drops leave holes; give each kept word the next free index, len(word2idx)"),
-    Mistake("seed 004 zh drops commas", lambda t, m=1: _vocab([w for w in _kept(t, m) if w not in (",", "，")]),
-            "you drop ',' and '，' from the vocabulary (seed 004's build_chinese_vocab does): here every token "
+    Mistake("the PyTorch notebook tutorial zh drops commas", lambda t, m=1: _vocab([w for w in _kept(t, m) if w not in (",", "，")]),
+            "you drop ',' and '，' from the vocabulary (the PyTorch notebook tutorial's build_chinese_vocab does): here every token "
             "seen >= min_freq times is a word, punctuation included"),
 ]
 
@@ -258,7 +258,7 @@ def _pad(left=False, value=None, transpose=False):
 _PAD_MISTAKES = [
     Mistake("left padding", _pad(left=True),
             "you pad on the LEFT ([PAD, PAD, 5, 8]): pad on the right ([5, 8, PAD, PAD]), the tokens first, "
-            "as seed 004 does and as make_pad_mask and the causal mask expect"),
+            "as the PyTorch notebook tutorial does and as make_pad_mask and the causal mask expect"),
     Mistake("pad_idx ignored", _pad(value=0),
             "you pad with 0 whatever pad_idx says: fill with pad_idx, torch.full((B, T_max), pad_idx, dtype=torch.long)"),
     Mistake("(T_max, B)", _pad(transpose=True),
@@ -524,7 +524,7 @@ def inverse(kit):
                          got=describe(value)))
         w2i, i2w = _as_dict(value[0]) or {}, _as_dict(value[1])
         if i2w is None:
-            raise Fail(t("{label}: idx2word should be a dict {{index: word}} (seed 004's inv_vocab), got {got}",
+            raise Fail(t("{label}: idx2word should be a dict {{index: word}} (the PyTorch notebook tutorial's inv_vocab), got {got}",
                          label=c.label, got=describe(value[1])))
         keys = [k for k in i2w if not isinstance(k, int) or isinstance(k, bool)]
         if keys:
@@ -567,7 +567,7 @@ def _empty_why() -> str:
 
 @check("shapes", "an empty sentence: encode gives an empty LongTensor (0,), pad_batch a row of PAD", followup=True)
 def empty_sentence(kit):
-    # Beyond the textbook answer (seed 004 never meets one), so a follow-up question, not a failure.
+    # Beyond the textbook answer (the PyTorch notebook tutorial never meets one), so a follow-up question, not a failure.
     c = _EMPTY_ENCODE
     args = encode_args(c)
     got = _call(kit, "encode", args, c)

@@ -1,4 +1,4 @@
-# expect: this kata (like seed 000 and the paper) is post-norm
+# expect: this kata (like the NumPy tutorial and the paper) is post-norm
 """Pre-LN (seed 003's alternative): x + MHA(LN(x)), then h + FFN(LN(h))."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: seed 000 passes 1 = PAD
+# expect: the NumPy tutorial passes 1 = PAD
 """Converts the mask as if it were seed 000's (1 = PAD): the real tokens end up hidden."""
 
 import math

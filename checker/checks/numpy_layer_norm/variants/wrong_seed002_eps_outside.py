@@ -1,4 +1,4 @@
-# expect: seed 002's version
+# expect: the paper walkthrough's version
 """Seed 002's LayerNorm.forward as a function: (x - mean) / (std + eps), epsilon outside the square root."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: seed 002's create_causal_mask
+# expect: the paper walkthrough's create_causal_mask
 """Seed 002's create_causal_mask (1 = masked, as float) kept as is; the pad mask is right."""
 import numpy as np
 

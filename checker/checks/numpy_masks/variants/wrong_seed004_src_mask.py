@@ -1,4 +1,4 @@
-# expect: seed 004's make_src_mask
+# expect: the PyTorch notebook tutorial's make_src_mask
 """Seed 004's make_src_mask: (tokens != pad).unsqueeze(-2), i.e. (B, 1, T)."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# followup: seed 000 ends with .astype(np.float32)
+# followup: the NumPy tutorial ends with .astype(np.float32)
 """Seed 000 verbatim: right values, but cast to float32 at the end."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: seed 002 uses 1 = masked
+# expect: the paper walkthrough uses 1 = masked
 """Inverts the mask, as if True meant 'masked' (seed 002's convention)."""
 
 import math

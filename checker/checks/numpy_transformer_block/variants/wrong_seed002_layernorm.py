@@ -1,4 +1,4 @@
-# expect: seed 002's (x - mean) / (std + eps)
+# expect: the paper walkthrough's (x - mean) / (std + eps)
 """Seed 002's LayerNorm, verbatim: (x - mean) / (std + eps)."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: seed 003's ResidualLayerNorm takes the sublayer's OUTPUT
+# expect: the interview tutorial's ResidualLayerNorm takes the sublayer's OUTPUT
 """Seed 003's ResidualLayerNorm: takes the sublayer's output instead of the sublayer."""
 from typing import Callable
 

@@ -1,4 +1,4 @@
-# expect: as seed 003 does
+# expect: as the interview tutorial does
 """Seed 003's return: y, (self_weights, cross_weights) nested."""
 
 import math

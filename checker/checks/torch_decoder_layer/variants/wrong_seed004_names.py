@@ -1,4 +1,4 @@
-# expect: seed 004 calls the second src_attn
+# expect: the PyTorch notebook tutorial calls the second src_attn
 """Seed 004's submodule names: src_attn and feed_forward."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: seed 003's
+# expect: the interview tutorial's
 """Seed 003's loop: stops only when every sequence emits EOS at the same step; no PAD after EOS."""
 import torch
 

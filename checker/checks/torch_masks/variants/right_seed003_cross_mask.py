@@ -1,4 +1,4 @@
-# followup: as seed 003's make_pad_mask does
+# followup: as the interview tutorial's make_pad_mask does
 """Seed 003's make_pad_mask(T_t, T_s, tgt_pad, src_pad): also hides the rows of PAD target queries."""
 import torch
 

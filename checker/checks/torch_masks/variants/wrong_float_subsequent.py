@@ -1,4 +1,4 @@
-# expect: float 0/1 tensor (seed 003
+# expect: float 0/1 tensor (the interview tutorial
 """Seed 003's torch.tril(torch.ones(T, T)): a float 0/1 matrix."""
 import torch
 

@@ -1,4 +1,4 @@
-# expect: like seed 004's make_src_mask
+# expect: like the PyTorch notebook tutorial's make_src_mask
 """Seed 004's make_src_mask / make_tgt_mask: (B, 1, T) and (B, T, T), its attention adds the head axis later."""
 import torch
 

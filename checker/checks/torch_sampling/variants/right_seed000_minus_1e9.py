@@ -1,4 +1,4 @@
-# followup: your removed tokens hold -1e9 (seed 000's habit)
+# followup: your removed tokens hold -1e9 (the NumPy tutorial's habit)
 """Seed 000's habit: a big negative number instead of -inf."""
 import torch
 

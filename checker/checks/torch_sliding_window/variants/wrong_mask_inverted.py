@@ -1,4 +1,4 @@
-# expect: the 1 = masked convention of seed 000
+# expect: the 1 = masked convention of the NumPy tutorial
 """Returns the positions to HIDE (seed 000's convention) and adds -1e9 where the mask is 1."""
 import math
 

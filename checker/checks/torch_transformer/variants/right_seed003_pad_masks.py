@@ -1,4 +1,4 @@
-# followup: as seed 003's make_pad_mask does
+# followup: as the interview tutorial's make_pad_mask does
 """Seed 003's make_pad_mask: a position is visible only if BOTH query and key are real, so PAD query rows are hidden."""
 
 

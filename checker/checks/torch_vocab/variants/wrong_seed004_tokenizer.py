@@ -1,4 +1,4 @@
-# expect: you delete punctuation like seed 004
+# expect: you delete punctuation like the PyTorch notebook tutorial
 """Seed 004's tokenizer: lowercase, delete . , ; ! ? and split on whitespace."""
 import re
 from collections import Counter
