@@ -36,7 +36,8 @@ def _messages(kata) -> str:
     ("return Q.numpy(), K.numpy()", "NumPy array"),
     ("import numpy; return numpy.float64(1.0), Q", "got a float64"),  # a float subclass: once an internal error
     ("return type('Half', (float,), {})(0.5), Q", "got a Half"),
-    ("return Q * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)", "NaN"),
+    ("return (Q @ K.transpose(-2, -1)).softmax(-1) @ V * float('nan'), (Q @ K.transpose(-2, -1)).softmax(-1)",
+     "elements are NaN"),  # the right shape, every value NaN
     ("import ctypes; ctypes.string_at(0)", "through ctypes"),
     ("import os; os.abort()", "SIGABRT"),
     ("torch.zeros(200_000, 200_000)", "GB of memory"),
