@@ -44,15 +44,17 @@ def identify(value, candidates: list) -> str | None:
     return None
 
 
-def unused_argument(kit, name: str, calls: tuple, target: str | None = None) -> Fail | None:
+def unused_argument(kit, name: str, calls: tuple) -> Fail | None:
     """A relation that needs no named mistake: the user's code gives bit for bit the same result for two calls
     that differ only in argument name, whose reference results differ. Then the argument has no effect (a
-    value fixed in the code replaces it), a fact whatever the fixed value is. calls: ((args, shown), (args, shown))."""
+    value fixed in the code replaces it), a fact whatever the fixed value is. calls: ((call, shown), (call,
+    shown)), each call the keywords of Kit.user: {"args": ...} for a function, plus "init" and "state" for a
+    module built with the argument."""
     from checker.kit.authoring import Fail
     from checker.sandbox import UserError
 
     try:
-        (a, shown_a), (b, shown_b) = ((kit.user(args, target=target), shown) for args, shown in calls)
+        (a, shown_a), (b, shown_b) = ((kit.user(**call), shown) for call, shown in calls)
     except UserError as err:
         if err.not_implemented:
             raise  # a stub: not started, not passed

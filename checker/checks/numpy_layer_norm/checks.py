@@ -153,7 +153,8 @@ def ranks(kit):
 @check("numerics", "the epsilon argument is used: epsilon=0.01 and epsilon=1e-6 give different outputs")
 def epsilon_used(kit):
     x, gamma, beta, _ = inputs(CASES[3], "float64")  # variance ~0.02: the two epsilons move the output apart
-    ignored = unused_argument(kit, "epsilon", (((x, gamma, beta, 0.01), "0.01"), ((x, gamma, beta, 1e-6), "1e-6")))
+    ignored = unused_argument(kit, "epsilon", (({"args": (x, gamma, beta, 0.01)}, "0.01"),
+                                               ({"args": (x, gamma, beta, 1e-6)}, "1e-6")))
     if ignored:
         raise ignored
 
