@@ -201,7 +201,7 @@ COMMANDS = {"init": cmd_init, "list": "checker.listing:cmd_list", "show": cmd_sh
             "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
             "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
             "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
-            "next": "checker.practice:cmd_next", "completion": "checker.completion:cmd_completion"}
+            "next": "checker.practice:cmd_next", "quiz": "checker.quiz.ask:cmd_quiz", "completion": "checker.completion:cmd_completion"}
 
 
 def _command(name: str):
@@ -322,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-hints", action="store_true",
                    help=t("allow `kata hint` and `kata solution` during the drill (they cost points)"))
     p.add_argument("--poll", action="store_true", help=t("only poll the files' times, without file events"))
+    p.add_argument("--quiz", type=int, default=0, metavar="N",
+                   help=t("end with N interview questions on the drill's katas, scored apart (default: none)"))
     with_limits(p)
     with_json(p)
     with_lang(p)
@@ -353,6 +355,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("next", t("what to practise now: work in progress, reviews that are due, then new katas in order"))
     p.add_argument("--count", "-n", type=int, default=3, metavar="N", help=t("how many suggestions (default: 3)"))
+    with_json(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("quiz", t("the oral round: interview questions, checked and explained, brought back when due"))
+    p.add_argument("what", nargs="*", metavar="TOPIC|KATA|ID",
+                   help=t("ask on these topics (see --list), katas or questions (default: what is due, then new)"))
+    p.add_argument("--count", "-n", type=int, default=5, metavar="N", help=t("how many questions (default: 5)"))
+    p.add_argument("--answer", nargs=2, metavar=("ID@SEED", "ANSWER"),
+                   help=t("check one answer to a question drawn by --json or --print; exit status 0 if right, 1 if not"))
+    p.add_argument("--print", action="store_true", help=t("print the questions instead of asking them (notebooks)"))
+    p.add_argument("--list", action="store_true", help=t("list the topics and how many questions each has"))
     with_json(p)
     with_lang(p)
     with_workspace(p)

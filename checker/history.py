@@ -9,7 +9,8 @@ drill is reported like any other. Never imports torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from datetime import datetime
 
 from checker.catalogue import Kata
@@ -26,6 +27,7 @@ class Records:
     events: list[dict]
     drills: list[dict]
     running: int | None = None
+    answers: list[dict] = field(default_factory=list)  # quiz answers (checker.progress, table answers)
 
 
 @dataclass
@@ -169,6 +171,8 @@ def drill_report(records: Records, drill_id: int) -> dict:
     earlier = [s["score"] for s in summaries if s["id"] < drill_id and s["label"] == report["label"]]
     report["earlier"] = {"count": len(earlier), "scores": earlier,
                          "last": earlier[-1] if earlier else None, "best": max(earlier) if earlier else None}
+    quiz = [a for a in records.answers if a["drill"] == drill_id]  # its quiz, scored apart from the code
+    report["quiz"] = {"answered": len(quiz), "right": sum(a["right"] for a in quiz)} if quiz else None
     return report
 
 
@@ -231,7 +235,9 @@ def suggestions(records: Records, katas: tuple[Kata, ...], lang: str, now: datet
         else:
             waited, interval, entry = _review(by_kata[kata.id], lang, now)
             (due if waited >= interval else early).append((-waited / interval, {**item, **entry}))
-    return going + _by_urgency(due) + new + _by_urgency(early)
+    wrong, again, unasked = _quiz_entries(records, {k.id for k in katas}, lang, now)
+    # questions never asked on passed katas: after the next new kata, so that the path still leads
+    return going + wrong + _by_urgency(due) + again + new[:1] + unasked + new[1:] + _by_urgency(early)
 
 
 def _review(tried: list[Round], lang: str, now: datetime) -> tuple[float, int, dict]:
@@ -258,3 +264,87 @@ def _review(tried: list[Round], lang: str, now: datetime) -> tuple[float, int, d
 
 def _by_urgency(pairs: list[tuple[float, dict]]) -> list[dict]:
     return [entry for _, entry in sorted(pairs, key=lambda pair: pair[0])]
+
+
+# ----------------------------------------------------------------------------- the quiz's schedule
+
+QUIZ_AGAIN = timedelta(minutes=10)  # a question answered wrong comes back this soon; a right one after INTERVALS
+
+
+@dataclass(frozen=True)
+class Asked:
+    """Where one quiz question stands: its last answer, the right answers in a row, and when it is due again."""
+
+    question: str
+    right: bool
+    streak: int
+    last_at: datetime
+    due_at: datetime
+
+
+def quiz_schedule(answers: list[dict]) -> dict[str, Asked]:
+    """Every question answered, by id (answers oldest first; a drill's quiz counts like any other)."""
+    by_question: dict[str, list[dict]] = {}
+    for a in answers:
+        by_question.setdefault(a["question"], []).append(a)
+    schedule = {}
+    for question, rows in by_question.items():
+        streak = 0
+        for row in reversed(rows):
+            if not row["right"]:
+                break
+            streak += 1
+        last = parse(rows[-1]["at"])
+        wait = timedelta(days=INTERVALS[min(streak, len(INTERVALS)) - 1]) if streak else QUIZ_AGAIN
+        schedule[question] = Asked(question, bool(streak), streak, last, last + wait)
+    return schedule
+
+
+def quiz_order(questions: list[str], answers: list[dict], now: datetime, shuffle) -> list[str]:
+    """The questions to ask, best first: those answered wrong and due again (longest waiting first), right ones
+    due for review, questions never asked (in shuffle's order), then the rest by how soon they are due."""
+    schedule = quiz_schedule(answers)
+    asked = [schedule[q] for q in questions if q in schedule]
+    wrong = sorted((a for a in asked if not a.right and a.due_at <= now), key=lambda a: a.due_at)
+    review = sorted((a for a in asked if a.right and a.due_at <= now), key=lambda a: a.due_at)
+    later = sorted((a for a in asked if a.due_at > now), key=lambda a: a.due_at)
+    fresh = [q for q in questions if q not in schedule]
+    shuffle(fresh)
+    return [a.question for a in wrong + review] + fresh + [a.question for a in later]
+
+
+def _quiz_entries(records: Records, katas: set[str], lang: str, now: datetime) -> tuple[list, list, list]:
+    """kata next's quiz lines: questions answered wrong and due again (before due reviews), right ones due
+    for review (after them), and questions never asked on katas already passed."""
+    from checker import quiz
+
+    bank = quiz.bank()
+    schedule = quiz_schedule([a for a in records.answers if a["question"] in bank])
+    item = {"name": "quiz", "title": say(lang, "next.quiz_title"), "kind": "quiz", "command": "kata quiz"}
+    wrong = [a.question for a in schedule.values() if not a.right and a.due_at <= now]
+    again = [a.question for a in schedule.values() if a.right and a.due_at <= now]
+    passed = {c["kata"] for c in records.checks if c["status"] == "pass"} & katas
+    unasked = [q.id for q in bank.values() if q.kata in passed and q.id not in schedule]
+    entries = []
+    for ids, key in ((wrong, "next.quiz_wrong"), (again, "next.quiz_due"), (unasked, "next.quiz_new")):
+        entries.append([{**item, "reason": say(lang, key, count=len(ids)), "questions": ids}] if ids else [])
+    return tuple(entries)
+
+
+def quiz_stats(records: Records, now: datetime) -> dict | None:
+    """The quiz so far: answers given and right, questions asked and due again, per topic; None before any."""
+    if not records.answers:
+        return None
+    schedule = quiz_schedule(records.answers)
+    topics = {}
+    for a in records.answers:
+        row = topics.setdefault(a["topic"], {"topic": a["topic"], "answered": 0, "right": 0, "questions": set()})
+        row["answered"] += 1
+        row["right"] += a["right"]
+        row["questions"].add(a["question"])
+    for row in topics.values():
+        row["due"] = sum(schedule[q].due_at <= now for q in row["questions"])
+        row["questions"] = len(row["questions"])
+    rows = list(topics.values())
+    return {"answered": len(records.answers), "right": sum(a["right"] for a in records.answers),
+            "questions": len(schedule), "due": sum(a.due_at <= now for a in schedule.values()), "topics": rows}

@@ -470,6 +470,10 @@ def cmd_drill(args, console: Console) -> int:
             reason = "interrupted"
         finally:  # every check so far is recorded: the score counts what was reached, however the drill ends
             progress.end_drill(drill, reason, practice.drill_report(progress, drill)["score"])
+    if args.quiz > 0 and reason != "interrupted":  # the oral round after the code, scored apart
+        from checker.quiz.ask import drill_quiz
+
+        drill_quiz(out, progress, drill, [k.id for k in katas], args.quiz, lang)
     report = practice.drill_report(progress, drill)
     if args.json:
         print_json(report)

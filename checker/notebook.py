@@ -625,7 +625,7 @@ def run_cell(line: str, cell: str, show) -> None:
 
 
 def load_ipython_extension(ipython) -> None:
-    """%load_ext checker: %%kata NAME [options of kata check] checks the cell; %kata hint|show|list|stats ..."""
+    """%load_ext checker: %%kata NAME [options of kata check] checks the cell; %kata hint|show|list|stats|quiz ..."""
     from IPython.core.magic import Magics, line_cell_magic, magics_class
     from IPython.display import display
 
@@ -636,7 +636,10 @@ def load_ipython_extension(ipython) -> None:
             if cell is not None:
                 run_cell(line, cell, display)
                 return
-            proc = _kata(shlex.split(line))  # %kata hint attention, %kata show attention --lang zh, ...
+            words = shlex.split(line)  # %kata hint attention, %kata show attention --lang zh, ...
+            if words[:1] == ["quiz"] and not {"--answer", "--json", "--list", "-h", "--help"} & set(words):
+                words.append("--print")  # a kernel has no terminal to answer in: %kata quiz --answer ID@SEED X
+            proc = _kata(words)
             print(proc.stdout.rstrip("\n"), file=sys.stdout)
             if proc.stderr.strip():
                 print(proc.stderr.rstrip("\n"), file=sys.stderr)

@@ -158,7 +158,8 @@ def _deadline(drill: dict) -> datetime:
 def records(progress) -> history.Records:
     """The rows history is computed from, and the drill running now."""
     running = active_drill(progress)
-    return history.Records(progress.checks(), progress.events(), progress.drills(), running and running["id"])
+    return history.Records(progress.checks(), progress.events(), progress.drills(), running and running["id"],
+                           progress.answers())
 
 
 def drill_report(progress, drill_id: int) -> dict:
@@ -203,6 +204,8 @@ def print_drill_report(console: Console, report: dict, lang: str) -> None:
         if earlier["count"]:
             score = t("{score} ({change} vs last)", score=score, change=f"{report['score'] - earlier['last']:+d}")
         console.print(Text(score, style="bold"))
+        if report.get("quiz"):
+            console.print(Text(say(lang, "drill.quiz_score", **report["quiz"]), style="bold"))
     if earlier["count"]:
         trend = sparkline(earlier["scores"] + [report["score"]])
         console.print(Wrapped(say(lang, "drill.compare", preset=label, count=earlier["count"],
@@ -390,10 +393,11 @@ def cmd_stats(args, console: Console) -> int:
     rows = records(progress)
     katas = history.kata_stats(rows, catalogue.all_katas())
     drills = history.drill_summaries(rows)
+    asked = history.quiz_stats(rows, datetime.now(timezone.utc))
     if args.json:
-        print_json({"katas": katas, "drills": drills})
+        print_json({"katas": katas, "drills": drills, "quiz": asked})
         return EXIT_OK
-    if not katas and not drills:
+    if not katas and not drills and not asked:
         console.print(Text(say(lang, "stats.none")))
         return EXIT_OK
     now = datetime.now(timezone.utc)
@@ -424,7 +428,23 @@ def cmd_stats(args, console: Console) -> int:
             console.print(Wrapped(say(lang, "stats.untouched", count=untouched), style="dim"))
         if drills:
             _print_drills(console, drills)
+        if asked:
+            _print_quiz(console, asked)
     return EXIT_OK
+
+
+def _print_quiz(console: Console, asked: dict) -> None:
+    """The quiz per topic (spoken in the language being spoken)."""
+    from checker.quiz import TOPICS
+
+    table = Table(title=t("Quiz"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+    for column in ("topic", "questions", "answers", "share right", "due"):
+        table.add_column(t(column), justify="left" if column == "topic" else "right", overflow="fold")
+    for row in asked["topics"]:
+        table.add_row(Text(t(TOPICS.get(row["topic"], row["topic"]))), str(row["questions"]), str(row["answered"]),
+                      f"{100 * row['right'] / row['answered']:.0f}%", str(row["due"]))
+    console.print(table)
+    console.print(Wrapped(t("{due} question(s) due now: `kata quiz` asks them first.", due=asked["due"]), style="dim"))
 
 
 def _print_drills(console: Console, drills: list[dict]) -> None:

@@ -66,6 +66,19 @@ MIGRATIONS = [
         # sha256 of the file checked, to tell when it changed since (NULL: recorded before, or no file)
         "ALTER TABLE checks ADD COLUMN file_hash TEXT",
     ),
+    (
+        """CREATE TABLE answers (
+            id INTEGER PRIMARY KEY,
+            question TEXT NOT NULL,      -- a quiz question's id: why-scale, kv-cache-bytes
+            seed INTEGER NOT NULL,       -- its draw: the numbers and the shuffle asked
+            topic TEXT NOT NULL,
+            at TEXT NOT NULL,            -- UTC, ISO 8601
+            right INTEGER NOT NULL,      -- 1 right, 0 wrong
+            given TEXT NOT NULL,         -- the answer as typed
+            drill INTEGER                -- the drill whose quiz asked it, if any
+        )""",
+        "CREATE INDEX answers_by_question ON answers (question, at)",
+    ),
 ]
 
 
@@ -232,6 +245,16 @@ class Progress:
             sql, values = ("SELECT COUNT(*) FROM events WHERE kata = ? AND kind = 'hint' AND drill IS NULL AND id >"
                            " COALESCE((SELECT MAX(id) FROM events WHERE kata = ? AND kind = 'reset'), 0)", (kata, kata))
         return self._read(sql, values)[0][0]
+
+    # ------------------------------------------------------------------------- quiz answers
+
+    def record_answer(self, question: str, seed: int, topic: str, right: bool, given: str,
+                      drill: int | None = None) -> None:
+        self._write("INSERT INTO answers (question, seed, topic, at, right, given, drill) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (question, seed, topic, now(), int(right), given, drill))
+
+    def answers(self) -> list[dict]:
+        return [dict(r) for r in self._read("SELECT * FROM answers ORDER BY at, id")]
 
     # ------------------------------------------------------------------------- drills
 

@@ -117,7 +117,9 @@ CELLS = ["%load_ext checker",
           "print(broken.error)"),
          "%%kata attention --lang=zh\n" + WRONG,  # its one output, in Chinese
          "%%kata attention --lang=fr\n" + WRONG,  # refused as `kata check` refuses it
-         "%kata hint attention"]
+         "%kata hint attention",
+         "%kata quiz why-scale@3 --lang zh",  # In[12]: printed, since a kernel has no terminal to answer in
+         "%kata quiz --answer why-scale@3 A"]
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +204,13 @@ def test_a_result_in_ipythons_terminal_shows_as_the_report(workspace, tmp_path):
     out = proc.stdout
     assert re.search(r"Out\[\d+\]: \n╭─ +attention · PASS", out), out[-3000:]
     assert "In[" in out and "Verdict(" not in out and "CheckResult(" not in out, out[-3000:]
+
+
+def test_the_quiz_in_a_kernel_prints_its_question_and_checks_an_answer_given_by_its_draw(notebook):
+    cells, ws = notebook
+    asked = _text(cells[11])
+    assert "为什么" in asked and "why-scale@3" in asked and "kata quiz --answer why-scale@3" in asked
+    answered = _text(cells[12])
+    assert ("Right." in answered) != ("Not right" in answered) and "Source:" in answered
+    stats = run_json("stats", "--workspace", ws)[1]
+    assert stats["quiz"]["answered"] == 1, "the kernel's answer is recorded in the workspace"

@@ -106,7 +106,7 @@ def test_reset_all_restores_every_changed_or_missing_stub(workspace):
 
 def test_stats_counts_attempts_pass_rate_and_time_to_green(workspace):
     proc, doc = run_json("stats", "--workspace", workspace)
-    assert proc.returncode == 0 and doc == {"katas": [], "drills": []}
+    assert proc.returncode == 0 and doc == {"katas": [], "drills": [], "quiz": None}
     assert "No history yet" in run_kata("stats", "--workspace", workspace).stdout
 
     mine = workspace / "torch" / "attention.py"
@@ -158,6 +158,7 @@ def test_next_in_an_experienced_workspace_brings_back_hard_and_old_katas(workspa
     assert order[2] == "attention" and "solution" in picks["attention"]["reason"]
     assert picks["attention"]["command"] == "kata drill attention"
     assert order[3] == "numpy/attention" and picks["numpy/attention"]["kind"] == "new"
+    assert order[4] == "quiz" and "not asked yet" in picks["quiz"]["reason"], "the passed katas' questions next"
     assert order[-1] == "numpy/masks" and picks["numpy/masks"]["due_in_days"] > 0, "recent and easy: not due yet"
     assert "现在练什么" in run_kata("next", "--lang", "zh", "--workspace", workspace).stdout
 
@@ -227,14 +228,14 @@ def test_usage_errors_exit_2(workspace, args):
     assert proc.stderr.strip()
 
 
-@pytest.mark.parametrize("command", ["watch", "drill", "hint", "solution", "reset", "stats", "next"])
+@pytest.mark.parametrize("command", ["watch", "drill", "hint", "solution", "reset", "stats", "next", "quiz"])
 def test_every_new_command_has_help(command):
     proc = run_kata(command, "--help")
     assert proc.returncode == 0 and "exit status" in proc.stdout and command in proc.stdout
 
 
 @pytest.mark.parametrize("command", [["list"], ["hint", "attention"], ["stats"], ["next"], ["drill", "--list"],
-                                     ["solution", "attention", "--yes"], ["reset", "attention", "--yes"], ["--help"]])
+                                     ["solution", "attention", "--yes"], ["reset", "attention", "--yes"], ["quiz", "--json"], ["--help"]])
 def test_commands_outside_watch_drill_and_check_never_import_torch(workspace, command):
     proc = _importtime(command, workspace)
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
