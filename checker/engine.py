@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -205,37 +206,68 @@ def _off_limits() -> str:  # a function: the sentence is spoken in the language 
 
 
 def _run_checks(checks, kit, result: KataResult, fail_fast: bool = False, strict: bool = False) -> str:
-    status = _judged(checks, kit, result, fail_fast, strict)
-    _one_message_per_mistake(result)
+    bare: set = set()  # the checks whose message is the crash alone, "your code raised ...", by index
+    status = _judged(checks, kit, result, fail_fast, strict, bare)
+    _one_message_per_mistake(result, bare)
     return status
 
 
-def _one_message_per_mistake(result: KataResult) -> None:
+def _one_message_per_mistake(result: KataResult, bare: set = frozenset()) -> None:
     """A follow-up question or an accepted variant is raised only while every core check passes: beside a
     failure it is noise about another concept (a question about a query that sees no key, quoting weights
-    that exist only because the mask is inverted). A failure that says what an earlier one of its stage said,
-    but for its numbers (float32 failing as float64 did), folds into it."""
+    that exist only because the mask is inverted). A failure that says what an earlier one said but for its
+    numbers (float32 failing as float64 did, a masking check finding the shape the shapes check found) folds
+    into it. Failures whose code raised the same error, at the same line, on other sizes are one crash, said
+    once: by the first check that says more than the error (its cause, what to do), else by the first; it
+    points at the line the others knew. bare: the indices of the checks that say the error alone."""
     if all(c.passed or c.kind != "core" for c in result.checks):
         return
-    import re
-
-    said: dict = {}  # (stage, the message without its numbers) -> the check that said it first
+    said: dict = {}  # the message without its numbers -> the check that said it first
+    crashes: list[list[int]] = []  # the failures of one crash, by index: [(error, line), i, j, ...]
     for i, c in enumerate(result.checks):
         if c.passed or c.skipped or c.kind != "core":
             continue
-        key = (c.stage, re.sub(r"-?\d[\d.e+-]*", "#", str(c.message)))
+        key, error = _NUMBERS.sub("#", str(c.message)), _error_in(str(c.message))
         if key in said:
             result.checks[i] = replace(c, skipped=True, line=None, column=None, diagnosis=None,
                                        message=t("skipped: it fails as “{check}” does", check=said[key]))
-        else:
-            said[key] = c.name  # a message: drawn later in the reader's language
+            continue
+        said[key] = c.name  # a message: drawn later in the reader's language
+        group = next((g for g in crashes if error and g[0][0] == error and (g[0][1] == c.line or not g[0][1]
+                                                                               or not c.line)), None)
+        if group is not None:
+            group.append(i)
+            group[0] = (error, group[0][1] or c.line)
+        elif error:
+            crashes.append([(error, c.line), i])
+    for (_, line), *members in crashes:
+        keeper = next((i for i in members if i not in bare), members[0])
+        first = result.checks[keeper]
+        result.checks[keeper] = replace(first, line=first.line or line)
+        for i in members:
+            if i != keeper:
+                c = result.checks[i]
+                result.checks[i] = replace(c, skipped=True, line=None, column=None, diagnosis=None, message=t(
+                    "skipped: your code raised the same error as in “{check}”{where}", check=first.name,
+                    where=t(" (line {line})", line=c.line) if c.line else ""))
     for i, c in enumerate(result.checks):
         if c.kind != "core" and c.message and not c.skipped:
             result.checks[i] = replace(c, passed=False, skipped=True, line=None, column=None, diagnosis=None,
                                        message=t("not asked until the failures above are fixed"))
 
 
-def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool) -> str:
+_NUMBERS = re.compile(r"-?\d[\d.e+-]*")
+# The error a message quotes ("... your code raised RuntimeError: The size of tensor a (4) must match ..."), up to
+# kata's own words after it (its line, "on this edge case", a Chinese sentence), its numbers left out.
+_ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception))(?:: |：)(.*?)(?= \(line \d| on this edge case|[（。；\n]|$)")
+
+
+def _error_in(message: str) -> str | None:
+    found = _ERROR.search(message)
+    return found and _NUMBERS.sub("#", f"{found[1]}: {found[2]}")[:80]
+
+
+def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare: set) -> str:
     not_implemented = 0
     abort = None
     crashes: dict = {}  # (error, line) -> the first check it failed: the same crash is shown once
@@ -283,6 +315,7 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool) -> s
             if isinstance(err.case, kitmod.Case) and not err.not_implemented:  # the input that made it raise
                 text = t("{label}: {message}", label=err.case.label, message=text)
             add(False, text + where, line=kitmod.user_line(err))
+            bare.add(len(result.checks) - 1)
             if not err.not_implemented:
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:

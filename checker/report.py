@@ -92,10 +92,26 @@ def where(path: str, line: int) -> str:
 
     try:
         lines = read_source(Path(path)).decode("utf-8", errors="replace").splitlines()
-        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        code = _without_comment(lines[line - 1]).strip() if 0 < line <= len(lines) else ""
     except (OSError, WorkspaceError):
         code = ""
     return t("→ line {line}: {code}", line=line, code=code) if code else t("→ line {line}", line=line)
+
+
+def _without_comment(line: str) -> str:
+    """A line of code without its trailing comment (`scores = ...  # hidden keys: -inf`), which only wrapped the
+    line quoted in a report; a line that is all comment, or that Python cannot read alone, stays as it is."""
+    import io
+    import tokenize
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                code = line[:token.start[1]].rstrip()
+                return code if code.strip() else line
+    except (tokenize.TokenError, SyntaxError):  # a line inside an open bracket: its comment came before the error
+        pass
+    return line
 
 
 def _not_started(result) -> Wrapped:
@@ -104,13 +120,15 @@ def _not_started(result) -> Wrapped:
           "prints the task).", kata=result.name), "")))
 
 
-def _checks(result, *, verbose: bool, folded: bool) -> list:
+def _checks(result, *, verbose: bool, folded: bool, unsaid: int = 0) -> list:
     """Each check with its mark, a failure with its message and the line it points at; folded (the screens):
-    the passed ones as one line."""
+    the passed ones as one line; unsaid: the last failures counted on one line (a report kept to MOST_LINES)."""
     rows: list = []
     mark_of = marks()
     shown = [c for c in result.checks if verbose or not c.skipped]
     passed = sum(c.passed for c in shown)
+    failures = [c for c in shown if not c.passed]
+    hidden = {id(c) for c in failures[len(failures) - unsaid:]} if unsaid else set()
     grid = Table.grid(padding=(0, 1))  # a grid keeps wrapped messages indented under their check
     grid.add_column(width=max(2, len(mark_of["fail"])), justify="right")
     grid.add_column(ratio=1)
@@ -118,7 +136,7 @@ def _checks(result, *, verbose: bool, folded: bool) -> list:
         grid.add_row(Text(mark_of["pass"], style="green"), Wrapped(t("{count} check(s) passed", count=passed),
                                                                    style="green"))
     for c in shown:
-        if folded and c.passed:
+        if (folded and c.passed) or id(c) in hidden:
             continue
         mark = (mark_of["pass"], "green") if c.passed else (mark_of["fail"], "red")
         if c.passed and c.message and c.kind != "core":
@@ -128,6 +146,9 @@ def _checks(result, *, verbose: bool, folded: bool) -> list:
             grid.add_row(Text(""), Wrapped(c.message, style="red"))  # its diagnosis has a line of its own
             if c.line:
                 grid.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
+    if hidden:
+        grid.add_row(Text(mark_of["fail"], style="red"), Wrapped(
+            t("{count} more check(s) fail too (--verbose shows them)", count=len(hidden)), style="red"))
     if grid.row_count:
         rows.append(grid)
     skipped = len(result.checks) - len(shown)
@@ -145,7 +166,7 @@ def diagnosis(result) -> list:
     return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
 
 
-def _after(result) -> list:
+def _after(result, unsaid: int = 0) -> list:
     """What follows the checks: accepted variants and follow-up questions, the attention weights, what the
     user's code raised and printed, and the time it took."""
     rows: list = []
@@ -158,7 +179,7 @@ def _after(result) -> list:
             rows.append(Wrapped(Text.assemble((label, "bold yellow"), (sentence(c), "yellow"))))
     if result.weights:
         rows += [Text(""), Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight "
-                                     "where the expected one is 0):", case=result.weights["case"],
+                                     "where the expected one is 0):", case=_case_named(result, unsaid),
                                      leak=marks()["fail"]), style="bold"), heatmap(result)]
     if result.error and result.status != "not_started":
         rows += [Text(""), Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
@@ -166,26 +187,84 @@ def _after(result) -> list:
     if result.output.strip():
         rows += [Text(""), Text(t("Your code printed:"), style="bold"), Wrapped(result.output.rstrip(), style="dim")]
     if result.user_seconds is not None and result.status in ("pass", "fail"):
-        ratio = (t(" ({ratio:.1f}× the reference)", ratio=result.user_seconds / result.reference_seconds)
+        ratio = (t(" ({ratio:.1f}×)", ratio=result.user_seconds / result.reference_seconds)
                  if result.reference_seconds else "")
-        rows += [Text(""), Wrapped(t("Time in your code {user}, reference {reference}{ratio}; whole check {seconds:.2f} s",
-                                     user=duration(result.user_seconds), reference=duration(result.reference_seconds),
-                                     ratio=ratio, seconds=result.seconds), style="dim")]
+        timing = t("Time: your code {user}, the reference {reference}{ratio}; whole check {seconds:.2f} s",
+                   user=duration(result.user_seconds), reference=duration(result.reference_seconds), ratio=ratio,
+                   seconds=result.seconds)  # one line at 80 columns, in both languages
+        rows += [Text(""), Wrapped(timing, style="dim")]
     return rows
 
 
+def _case_named(result, unsaid: int = 0) -> str:
+    """The heat map's case: by its number alone when a failure shown above gives its settings already."""
+    import re
+
+    label = result.weights["case"]
+    number = re.search(r"\d+", label)
+    failures = [c for c in result.checks if not c.passed and not c.skipped]
+    if number and any(label in c.message for c in failures[:len(failures) - unsaid]):
+        return t("case {id}", id=int(number[0]))
+    return label
+
+
 def _traceback(error: str, path: str) -> str:
-    """The traceback as a report shows it: the file named by its name (the panel's first line gives the path), and
-    without Python's ^^^^ markers, which wrap into lines of their own once the code line wraps (--json keeps all)."""
+    """The traceback as a report shows it (--json keeps it whole): the file named by its name (the panel's first
+    line gives the path); without Python's ^^^^ markers, which wrap into lines of their own once the code line
+    wraps, nor the comments of the lines it quotes; a frame repeating the one above it (a list comprehension on
+    its line) once; and of a deep one, the outermost frame, where the user's code begins, and the two innermost,
+    where it raised."""
     import re
 
     text = error.rstrip().replace(f'File "{path}"', f'File "{Path(path).name}"')
-    return "\n".join(line for line in text.splitlines() if not re.fullmatch(r"\s*[\^~]+\s*", line))
+    head, frames, tail = [], [], []  # tail: the error itself (and what Python says below it)
+    for line in text.splitlines():
+        if re.fullmatch(r"\s*[\^~]+\s*", line):
+            continue
+        if line.startswith('  File "') and not tail:
+            frames.append([line])
+        elif line.startswith("    ") and frames and not tail:
+            frames[-1].append(_without_comment(line))
+        else:
+            (tail if frames else head).append(line)
+    same = [re.sub(r", in .*", "", f[0]) + "\n" + "\n".join(f[1:]) for f in frames]
+    frames = [f for i, f in enumerate(frames) if i == 0 or same[i] != same[i - 1]]
+    if len(frames) > 4:
+        frames = [frames[0], [t("  … {count} frame(s) between them left out", count=len(frames) - 3)], *frames[-2:]]
+    return "\n".join([*head, *(line for f in frames for line in f), *tail])
 
 
-def kata_panel(result, *, verbose: bool = False) -> Panel:
-    """The terminal's report of one kata (and the notebook's, exported as HTML)."""
-    result = drawn(result)
+MOST_LINES = 40  # issue 26: the report of one mistake, at the width it is drawn at
+
+
+def kata_panel(result, *, verbose: bool = False) -> _Fitted:
+    """The terminal's report of one kata (and the notebook's, exported as HTML), kept to MOST_LINES."""
+    return _Fitted(drawn(result), verbose)
+
+
+class _Fitted:
+    """A failing report, drawn at the console's width, that runs over MOST_LINES says its last failures in one
+    line, as few as it takes: they follow from the mistake the first ones show (and the diagnosis names); the
+    stage bar still marks their stages, --verbose and --json say every one."""
+
+    def __init__(self, result, verbose: bool):
+        self.result, self.verbose = result, verbose
+
+    def __rich_console__(self, console, options):
+        panel = _panel(self.result, verbose=self.verbose)
+        if self.verbose or self.result.status != "fail":
+            yield panel
+            return
+        failures = sum(not c.passed and not c.skipped for c in self.result.checks)
+        measure = options.update(height=None)
+        for unsaid in range(1, failures):  # the first failure is always said
+            if len(console.render_lines(panel, measure, pad=False)) <= MOST_LINES:
+                break
+            panel = _panel(self.result, verbose=False, unsaid=unsaid)
+        yield panel
+
+
+def _panel(result, *, verbose: bool, unsaid: int = 0) -> Panel:
     rows: list = [Text(result.file, style="dim")]
     if result.status == "not_started":
         rows.append(_not_started(result))
@@ -193,10 +272,10 @@ def kata_panel(result, *, verbose: bool = False) -> Panel:
         # a failing run folds its passed checks into one line (the stage bar shows where they are): the
         # failures are what is read; --verbose lists every check
         folded = result.status != "pass" and not verbose
-        rows += [stage_bar(result), Text(""), *_checks(result, verbose=verbose, folded=folded)]
+        rows += [stage_bar(result), Text(""), *_checks(result, verbose=verbose, folded=folded, unsaid=unsaid)]
     if result.diagnosis:
         rows += [Text(""), *diagnosis(result)]
-    rows += _after(result)
+    rows += _after(result, unsaid)
     title = Text.assemble((f" {result.name} ", "bold"), ("· ", "dim"), status_text(result.status),
                           (f" · {result.seconds:.2f} s ", "dim"))
     return Panel(Group(*rows), title=title, title_align="left",
@@ -237,24 +316,59 @@ def as_json(result) -> dict:
 
 def problems(results) -> list[str]:
     """One `path:line:col: error|warning: stage: message` line per problem, for editors' problem matchers
-    (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning;
-    a problem no check can place in the file points at its first line; the same message twice is one line."""
+    (VS Code, Vim's quickfix). A failing check is an error, an accepted variant or a follow-up a warning; the same
+    message twice is one line. A problem is placed where its check places it, else at a line its message names,
+    else where the rest of the report does (one mistake: its diagnosis's line, another failure's, the line the
+    code raised on); only a problem nothing places points at the file's first line."""
     import re
 
     out, seen = [], set()
-    for r in map(drawn, results):
+    for raw in results:
+        r = drawn(raw)
         if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
             lines = re.findall(r"line (\d+)", r.error)
             out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")
-        for c in r.checks:
+        placed = _placed(raw)
+        for c, own in zip(r.checks, placed["checks"]):
             if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
                 continue
             message = " ".join(sentence(c).split())
-            if (r.file, c.line, message) in seen:  # float64 and float32 failing alike: one problem, one line
+            line = own or (placed["report"] if not c.passed else None)
+            if (r.file, line, message) in seen:  # float64 and float32 failing alike: one problem, one line
                 continue
-            seen.add((r.file, c.line, message))
-            out.append(f"{r.file}:{c.line or 1}:{c.column or 1}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
+            seen.add((r.file, line, message))
+            column = c.column or (_first_column(r.file, line) if line else 1)
+            out.append(f"{r.file}:{line or 1}:{column}: {'warning' if c.passed else 'error'}: {c.stage}: {message}")
     return out
+
+
+def _placed(result) -> dict:
+    """The line of the user's file each check places its problem on (its own, else one its message names), and
+    the line the report as a whole points at: the diagnosis's, a failure's, or the deepest of the traceback."""
+    import re
+
+    def named(*texts) -> int | None:  # "line 18" as the English sentence says it, whatever the reader's language
+        text = " ".join(str(said(text, "en") or "") for text in texts)
+        found = re.search(r"\bline (\d+)\b", text) or re.search(r"第 (\d+) 行", text)  # a message drawn already
+        return int(found[1]) if found else None
+
+    checks = [c.line or named(c.message, c.diagnosis) for c in result.checks]
+    failed = [line for c, line in zip(result.checks, checks) if line and not c.passed and not c.skipped]
+    raised = re.findall(r"line (\d+)", result.error or "")
+    report_line = named(result.diagnosis) or (failed[0] if failed else None) or (int(raised[-1]) if raised else None)
+    return {"checks": checks, "report": report_line}
+
+
+def _first_column(path: str, line: int) -> int:
+    """Where the code of a line of the user's file begins (1 where the file cannot be read)."""
+    from checker.workspace import WorkspaceError, read_source
+
+    try:
+        lines = read_source(Path(path)).decode("utf-8", errors="replace").splitlines()
+    except (OSError, WorkspaceError):
+        return 1
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
 
 
 def summary_table(results) -> Table:

@@ -28,7 +28,7 @@ import torch
 
 from checker import boundary, processes
 from checker.checks.child import load_state
-from checker.lang import speak, spoken, t
+from checker.lang import said, speak, spoken, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
 MAX_ELEMENTS = 20_000_000
@@ -68,6 +68,19 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}" if self.message else self.kind
+
+    def said(self, lang: str) -> str:
+        """As str(), its message in lang when it is one of kata's own (a Said error of its stand-in models)."""
+        return f"{self.kind}: {said(self.message, lang)}" if self.message else self.kind
+
+
+class Said(ValueError):
+    """A ValueError that kata's own stand-ins raise at the user's code (a model called the wrong way, or too often).
+    The child sends its English and values with it; the checker says it in the reader's language (checker/zh.toml)."""
+
+    def __init__(self, english: str, **values):
+        super().__init__(english.format(**values))
+        self.english, self.values = english, values
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,10 @@ def returned_other(err: UserError) -> str | None:
 
 def _describe(exc: BaseException) -> dict:
     """The user's own frames only: their file and line, never the checker's."""
+    if isinstance(exc, Said):  # plain values: the checker's unpickler takes nothing else
+        values = {k: v if isinstance(v, (int, float, str)) else str(v) for k, v in exc.values.items()}
+        return {"kind": "ValueError", "message": str(exc), "said": [exc.english, values],
+                "traceback": _user_frames(exc), "not_implemented": False}
     if isinstance(exc, ReturnedOther):
         return {"kind": ReturnedOther.__name__, "message": " ".join(map(str, exc.args)), "traceback": "",
                 "not_implemented": False}
@@ -669,6 +686,9 @@ class Sandbox:
             error = reply["error"]
             if error["kind"] == "MemoryError":  # said again here, in the language spoken (the child may not know it)
                 error = {**error, "message": _memory_message(self.memory_gb)}
+            english, values = error.pop("said", None) or (None, None)
+            if english is not None:  # kata's own sentence: a message, drawn in the reader's language
+                error["message"] = t(english, **values)
             raise UserError(**error)
         for key in ("value", "args_after"):
             if key in reply:

@@ -75,6 +75,12 @@ FLOAT32_INTERNALS = Convention(
     "where those lose digits", tol=FLOAT32_INSIDE)
 
 
+# The settings a case names with a word, not with the name of a size (B, d_k) or of an argument of the user's code
+# (eps, top_k): a Chinese report says them in Chinese, as checker/zh.toml has them ("rows=" = "各行=").
+WORDED_SETTINGS = frozenset({"rows", "kind", "order", "hidden", "masks", "pad", "padding", "side", "empty", "schedule",
+                             "scores", "seed", "noise", "hyper", "state", "steps", "curvature", "corpus", "lead",
+                             "bias", "bos", "eos", "lp", "beam"})
+
 
 @dataclass(frozen=True)
 class Case:
@@ -92,7 +98,8 @@ class Case:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}=" + (t(v) if isinstance(v, str) else str(v)) for k, v in {**self.dims, **self.extra}.items()]
+        parts = [(t(f"{k}=") if k in WORDED_SETTINGS else f"{k}=") + (t(v) if isinstance(v, str) else str(v))
+                 for k, v in {**self.dims, **self.extra}.items()]
         return t("case {id} ({settings})", id=self.id, settings=joined(", ", parts))
 
     def generator(self, salt: int = 0) -> torch.Generator:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import torch
 
-from checker.lang import t
+from checker.lang import Message, t
 from checker.sandbox import Opaque
 from checker.kit.authoring import Fail
 
@@ -53,6 +54,15 @@ def dtype_diagnosis(actual, expected) -> str | None:
     return None
 
 
+def phrase(text: str) -> str:
+    """What a comparison names, or a shape's legend: a name of the code (self_weights) or notation ((B, T, D)) is
+    said as it is; words (filtered logits, (same as x)) are a phrase, said in the reader's language (the kata's
+    catalogue has them)."""
+    if isinstance(text, str) and not isinstance(text, Message) and re.search(r"[A-Za-z]+ [A-Za-z]+", text):
+        return t(text)
+    return text
+
+
 def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
     """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail.
 
@@ -60,12 +70,13 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
 
     tol=(rtol, atol) overrides the dtype's default tolerance (a kata names its own and says why).
     """
+    what, legend = phrase(what), phrase(legend)
     want_kind = torch.Tensor if isinstance(expected, torch.Tensor) else np.ndarray
     if not isinstance(actual, want_kind):
-        kind = "a torch.Tensor" if want_kind is torch.Tensor else "a NumPy array (np.ndarray)"
+        kind = t("a torch.Tensor") if want_kind is torch.Tensor else t("a NumPy array (np.ndarray)")
         raise Fail(t("{what} should be {kind}, got {got}", what=what, kind=kind, got=describe(actual)))
     if tuple(actual.shape) != tuple(expected.shape):
-        shown = f"{legend} = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"
+        shown = legend + f" = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"  # legend: a Message
         raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
     if actual.dtype != expected.dtype:
         raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),

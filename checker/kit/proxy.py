@@ -205,6 +205,11 @@ class Kit:
         composite kata, the first given sub-part whose input differs from the reference's."""
         found = self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
                                   outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+        if found and self.options.PARTS and dtype == "float64" and self.divergence_line is None:
+            try:  # a named mistake, placed where it first shows: the line feeding the first part fed otherwise
+                self.first_divergence(case)
+            except (Fail, UserError):
+                pass
         if found or not self.options.PARTS or dtype != "float64":
             return found
         try:

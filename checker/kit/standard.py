@@ -9,7 +9,7 @@ import torch
 from checker.lang import joined, t
 from checker.sandbox import UserError
 from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
-from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches
+from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches, phrase
 from checker.kit.crashes import DEVICE_MISMATCH, at_line, user_line
 from checker.kit.proxy import Kit, arg_names, conventions
 
@@ -130,7 +130,7 @@ def standard_checks(spec) -> list:
                 raise Fail(message, found, line=kit.divergence_line if found else None) from None
 
     def legends():
-        return joined(t(" and "), (f"{n} {legend}".strip() for n, legend in outputs))
+        return joined(t(" and "), (phrase(n) + " " + phrase(legend) if legend else phrase(n) for n, legend in outputs))
 
     @check("shapes", "returns {legends} on every case", legends=legends)
     def shapes(kit):
@@ -230,7 +230,7 @@ def standard_checks(spec) -> list:
             if not any(word in err.message for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way
             message = t("{label}, inputs on another device (meta): {error}", label=c.label,
-                        error=err.message.splitlines()[0]) + at_line(err)
+                        error=f"{err.kind}: {err.message.splitlines()[0]}") + at_line(err)
             advice = t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
                        "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
                        "device=x.device)) or use x.new_ones(...)")

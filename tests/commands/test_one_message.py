@@ -1,7 +1,10 @@
 """One mistake, one message (issue 26): a crash is a failure shown once, follow-up questions wait until the core
 checks pass, the stage reached is one of the kata's own, and a check never blames the user for what it asked."""
 
-from conftest import ROOT, run_json, run_kata
+import re
+import shutil
+
+from conftest import ROOT, run_json, run_kata, variant
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 
@@ -73,3 +76,21 @@ def test_the_problems_format_lists_one_line_per_distinct_problem(workspace):
     lines = run_kata("check", "attention", "--workspace", workspace, "--format", "problems").stdout.splitlines()
     messages = [line.split(": ", 3)[-1] for line in lines]
     assert lines and len(messages) == len(set(messages)), lines
+
+
+def test_the_problems_format_places_a_failure_where_the_report_knows_its_line(workspace):
+    """norm1 used twice (line 89): the diagnosis names the mistake and the first divergence finds its line, so the
+    numeric failures, which cannot place themselves, point there too, at the column the code begins; and a check
+    whose message names the line the code raised on (line 27) points at it."""
+    shutil.copyfile(variant("torch_encoder_layer", "wrong_norm1_twice"), workspace / "torch" / "encoder_layer.py")
+    shutil.copyfile(variant("torch_positional_encoding", "wrong_batch_axis_as_length"),
+                    workspace / "torch" / "positional_encoding.py")
+    proc = run_kata("check", "encoder_layer", "positional_encoding", "--workspace", workspace, "--format", "problems")
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1 and lines, proc.stderr
+    places = {re.match(r"(.+?):(\d+):(\d+): ", line).groups() for line in lines}  # C:\... on Windows too
+    assert places == {(str(workspace / "torch" / "encoder_layer.py"), "89", "9"),
+                      (str(workspace / "torch" / "positional_encoding.py"), "27", "9")}, lines
+    assert any(": numerics: " in line and "encoder_layer.py:89:" in line for line in lines), lines
+    messages = [line.split(": ", 3)[-1] for line in lines]
+    assert len(messages) == len(set(messages)), "one line per distinct problem"

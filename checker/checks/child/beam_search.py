@@ -12,6 +12,8 @@ global cut would otherwise run for minutes.
 import torch
 from torch import Tensor, nn
 
+from checker.sandbox import Said
+
 
 class TableModel(nn.Module):
     """log p(next | previous-but-one, previous): a (V + 1, V, V) table; index V = 'no token' (first step)."""
@@ -38,15 +40,16 @@ class TableModel(nn.Module):
         if not isinstance(prefixes, Tensor) or prefixes.dim() != 2 or prefixes.dtype != torch.int64:
             shape = tuple(prefixes.shape) if isinstance(prefixes, Tensor) else type(prefixes).__name__
             dtype = f" {prefixes.dtype}" if isinstance(prefixes, Tensor) else ""
-            raise ValueError(f"the model takes prefixes as one (N, t) int64 tensor (N hypotheses of t tokens, "
-                             f"BOS first), got {shape}{dtype}")
+            raise Said("the model takes prefixes as one (N, t) int64 tensor (N hypotheses of t tokens, BOS first), "
+                       "got {got}", got=f"{shape}{dtype}")
         if prefixes.size(1) == 0 or (prefixes.size(0) and (prefixes[:, 0] != self.bos_id).any()):
-            raise ValueError(f"every prefix handed to the model starts with BOS ({self.bos_id}): got rows starting "
-                             f"with {prefixes[:, :1].flatten().tolist()[:5]} (shape {tuple(prefixes.shape)})")
+            raise Said("every prefix handed to the model starts with BOS ({bos_id}): got rows starting with {first} "
+                       "(shape {shape})", bos_id=self.bos_id, first=str(prefixes[:, :1].flatten().tolist()[:5]),
+                       shape=str(tuple(prefixes.shape)))
         if self.max_prefixes is not None and prefixes.size(0) > self.max_prefixes:
-            raise ValueError(f"the model was handed {prefixes.size(0)} prefixes at once, more than beam_size = "
-                             f"{self.max_prefixes}: the beam holds at most beam_size live hypotheses; keep only the "
-                             "beam_size best extensions of all N * V at every step (one global topk)")
+            raise Said("the model was handed {count} prefixes at once, more than beam_size = {beam_size}: the beam "
+                       "holds at most beam_size live hypotheses; keep only the beam_size best extensions of all N * V "
+                       "at every step (one global topk)", count=prefixes.size(0), beam_size=self.max_prefixes)
         if self.watch_eos is not None:
             after_eos = int((prefixes[:, 1:] == self.watch_eos).any(dim=1).sum())
             self.calls.append([prefixes.size(0), prefixes.size(1), after_eos])

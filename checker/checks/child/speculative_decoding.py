@@ -13,6 +13,8 @@ until the time limit.
 import torch
 from torch import Tensor, nn
 
+from checker.sandbox import Said
+
 
 class TableLM(nn.Module):
     """logits(next | previous-but-one, previous): a (V + 1, V, V) table; index V = 'no token' (position 0)."""
@@ -44,18 +46,18 @@ class TableLM(nn.Module):
         if not isinstance(ids, Tensor) or ids.dim() != 2 or ids.size(0) != 1 or ids.dtype != torch.int64:
             shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
             dtype = f" {ids.dtype}" if isinstance(ids, Tensor) else ""
-            raise ValueError(f"the {self.name} model takes ids as one (1, t) int64 tensor (a batch of one sequence), "
-                             f"got {shape}{dtype}: torch.tensor([ids])")
+            raise Said("the {name} model takes ids as one (1, t) int64 tensor (a batch of one sequence), got "
+                       "{got}: torch.tensor([ids])", name=self.name, got=f"{shape}{dtype}")
         if ids.size(1) == 0 or bool(((ids < 0) | (ids >= self.vocab)).any()):
-            raise ValueError(f"the {self.name} model got ids {ids.tolist()[0][:12]}: it needs at least one token, "
-                             f"each in [0, {self.vocab})")
+            raise Said("the {name} model got ids {ids}: it needs at least one token, each in [0, {vocab})",
+                       name=self.name, ids=str(ids.tolist()[0][:12]), vocab=self.vocab)
         self.calls.append(int(ids.size(1)))
         if self.log is not None:
             self.log.append((self.name, int(ids.size(1))))
         if self.max_calls is not None and len(self.calls) > self.max_calls:
-            raise ValueError(f"the {self.name} model was called more than {self.max_calls} times for this "
-                             "generation: every call of the target must add at least one token (the accepted drafts, "
-                             "then the target's own token), so the loop never stalls")
+            raise Said("the {name} model was called more than {calls} times for this generation: every call of the "
+                       "target must add at least one token (the accepted drafts, then the target's own token), so the "
+                       "loop never stalls", name=self.name, calls=self.max_calls)
         last = ids[0]  # (t,)
         before = torch.cat([last.new_full((1,), self.vocab), last[:-1]])  # (t,): 'no token' before position 0
         return self.table[before, last].unsqueeze(0).clone()  # (t, V) -> (1, t, V)

@@ -343,7 +343,7 @@ def numerics64(kit):
         got = user_block(kit, c)
         want = reference_block(kit, c)
         try:
-            compare(got, want, "output", "(..., T, D)", tol=kit.tolerance("float64"))
+            compare(got, want, t("output"), "(..., T, D)", tol=kit.tolerance("float64"))
         except Fail as fail:
             found = kit.name_mistake((), got, run=lambda m: reference_block(kit, c, impl=m.impl),
                                      tol=kit.tolerance("float64")) or _first_divergence(kit, c)
@@ -368,7 +368,7 @@ def large_scores(kit):
         raise Fail(t("{label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the thousands "
                      "overflows: softmax must subtract each row's max first (the given softmax does)", label=c.label))
     try:
-        compare(got, want, "output", "(B, T, D)", tol=kit.tolerance("float64"))
+        compare(got, want, t("output"), "(B, T, D)", tol=kit.tolerance("float64"))
     except Fail as fail:
         raise Fail(t("{label}, W_q and W_k scaled by 40: {fail}", label=c.label, fail=fail)) from None
 
@@ -382,7 +382,7 @@ def numerics32(kit):
             widened = widened or c
             got = got.astype(np.float32)
         try:
-            compare(got, reference_block(kit, c, "float32"), "output", "(..., T, D)", tol=kit.tolerance("float32"))
+            compare(got, reference_block(kit, c, "float32"), t("output"), "(..., T, D)", tol=kit.tolerance("float32"))
         except Fail as fail:
             raise Fail(t("{label}, float32: {fail}", label=c.label, fail=fail)) from None
     if widened is not None:

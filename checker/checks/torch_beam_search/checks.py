@@ -14,7 +14,7 @@ import torch
 
 from checker.checks.child.beam_search import TableModel, beam_search_calls
 from checker.kit import Fail, Mistake, UserError, case, check, expect_structure, raised
-from checker.lang import t
+from checker.lang import said, t
 
 TARGET = "beam_search"
 _SCORE_RTOL, _SCORE_ATOL = 1e-9, 1e-12  # sums of at most a dozen float64 log-probabilities
@@ -217,7 +217,7 @@ _RAISED = (
 def _explained(err: UserError, label: str) -> Fail | UserError:
     """The Fail that names a raised error's cause when it is certain (_RAISED), else the error itself."""
     for needle, why in _RAISED:
-        if needle in err.message:
+        if needle in said(err.message, "en"):  # the model's own sentence, whatever the language spoken
             return raised(label, err, t(why))
     return err
 

@@ -15,7 +15,7 @@ import math
 import torch
 
 from checker.checks.child.dropout import dropout_backward
-from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure
+from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure, user_line
 from checker.lang import t
 
 TARGET = "dropout"
@@ -312,9 +312,9 @@ def device(kit):
         if err.not_implemented or "device" not in err.message:
             raise
         raise Fail(t("{label}, x on the meta device: {error}{where}", label=c.label,
-                     error=err.message.splitlines()[0], where=at_line(err)),
+                     error=f"{err.kind}: {err.message.splitlines()[0]}", where=at_line(err)),
                    t("the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass "
-                     "device=x.device"), line=None) from None
+                     "device=x.device"), line=user_line(err)) from None
     stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
     if stray:
         raise Fail(t("{label}: with x on the meta device, your result came back on {device}: create it on x's device",

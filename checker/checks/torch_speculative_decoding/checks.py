@@ -17,7 +17,7 @@ import torch
 
 from checker.checks.child.speculative_decoding import TableLM, speculative_run
 from checker.kit import Fail, Mistake, UserError, case, check, describe, expect_structure
-from checker.lang import t
+from checker.lang import said, t
 
 TARGET = "speculative_decode"
 
@@ -189,11 +189,11 @@ def _run(kit, c, draft="noisy"):
     try:
         reply = kit.drive(speculative_run, target, drafter, make_prompt(c), c.max_new, c.k, c.eos, _limit(c))
     except UserError as err:
-        if "must add at least one token" in err.message:
+        if "must add at least one token" in said(err.message, "en"):  # the model's own sentence (checker.sandbox.Said)
             raise Fail(t("{label}: {message}. Your loop stalls: after the accepted drafts, append the target's own "
                          "token (the correction of the first wrong draft, or the bonus token); without it a round "
                          "whose first draft is wrong adds nothing, and the next round proposes the same draft again",
-                         label=c.label, message=err.message.splitlines()[0]),
+                         label=c.label, message=err.message),
                        t("your rounds never append the target's correction token: append d_1..d_n and then p_{n+1}, "
                          "the target's choice where the first draft failed")) from None
         raise
