@@ -75,8 +75,16 @@ class Kata:
 class UnknownKata(LookupError):
     def __init__(self, name: str, suggestions: list[str]):
         self.name, self.suggestions = name, suggestions
-        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"no kata named '{name}'.{hint} `kata list` shows them all.")
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        """Said in the language spoken when it is printed."""
+        from checker.lang import t
+
+        if self.suggestions:
+            return str(t("no kata named '{name}'. Did you mean {close}? `kata list` shows them all.",
+                         name=self.name, close=", ".join(self.suggestions)))
+        return str(t("no kata named '{name}'. `kata list` shows them all.", name=self.name))
 
 
 @cache

@@ -428,7 +428,8 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exit_:  # argparse: --help gives 0, a bad option 2
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     except (UsageError, UnknownKata, WorkspaceError, ProgressError) as err:
-        Console(stderr=True, highlight=False).print(Text(f"kata: {err}", style="bold red"))
+        # Wrapped, not rich's wrapping: a command or a `code` span in the message stays on one line
+        Console(stderr=True, highlight=False).print(Wrapped(Text(f"kata: {err}", style="bold red")))
         return EXIT_USAGE
     except KeyboardInterrupt:
         Console(stderr=True).print(Text(t("interrupted"), style="yellow"))

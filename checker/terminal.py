@@ -112,7 +112,7 @@ NO_BREAK = "\u00a0"  # a space where wrap may not break the line: it draws a pla
 
 # What wrap keeps on one line, as a word: a `code` span written with its backticks, and a command
 # (kata, its subcommand, a name and options: kata check attention, kata drill --list).
-_COMMANDS = "init|list|show|check|watch|drill|hint|solution|reset|stats|next|completion"
+_COMMANDS = "init|list|show|check|watch|drill|hint|solution|reset|stats|next|quiz|completion"
 _UNBROKEN = re.compile(r"`[^`\n]+`|\bkata (?:" + _COMMANDS + r")\b(?: [\w./{}]+(?<![.]))?(?: --?\w[\w-]*)*",
                        re.ASCII)  # \w: ASCII only, so that a Chinese word after a command is no name
 

@@ -227,3 +227,11 @@ def test_english_is_spoken_without_reading_a_catalogue():
     code = ("import checker.cli, checker.lang as l; from checker.lang import t; t('x');"
             "assert not l._read, 'read at import'")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
+
+
+def test_a_usage_error_speaks_chinese_and_keeps_its_command_whole():
+    """An unknown kata under --lang zh is said in Chinese, and at 40 columns `kata list` stays on one line."""
+    proc = run_kata("check", "attentoin", "--lang", "zh", env={"COLUMNS": "40"})
+    assert proc.returncode == 2 and "没有名为“attentoin”的练习" in proc.stderr, proc.stderr
+    assert "`kata list`" in proc.stderr and "attention" in proc.stderr
+    assert "no kata named" in run_kata("check", "attentoin", "--lang", "en").stderr
