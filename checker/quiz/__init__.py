@@ -196,25 +196,32 @@ def judge(d: Drawn, given: str) -> Verdict:
     given = given.strip()
     if d.question.kind == "choice":
         picked = _letters(given, len(d.shown))
-        expected = "".join(LETTERS[i] for i in d.right)
         notes = [f"{LETTERS[i]}: {d.why[i]}" for i in sorted(picked) if i in d.why]
         missed = [LETTERS[i] for i in d.right if i not in picked]
         if missed and not notes:
             notes.append(t("also right: {letters}", letters=", ".join(missed)))
-        return Verdict(sorted(picked) == d.right, given, expected, d.explanation, notes)
+        return Verdict(sorted(picked) == d.right, given, expected(d), d.explanation, notes)
     if d.question.kind == "order":
         typed = _sequence(given, len(d.shown))
-        expected = " ".join(str(i + 1) for i in d.right)
         notes = []
         for place, (got, want) in enumerate(zip(typed, d.right), 1):
             if got != want:
                 notes.append(t("step {place} is “{want}”, not “{got}”", place=place, want=d.shown[want],
                                got=d.shown[got]))
                 break
-        return Verdict(typed == d.right, given, expected, d.explanation, notes)
+        return Verdict(typed == d.right, given, expected(d), d.explanation, notes)
     readings = quantities(given, d.unit)
     right = any(math.isclose(v, d.value, rel_tol=TOLERANCE) for v in readings)
-    return Verdict(right, given, spelled(d.value, d.unit), d.explanation)
+    return Verdict(right, given, expected(d), d.explanation)
+
+
+def expected(d: Drawn) -> str:
+    """The right answer as it would be typed: B, A,C; 3 1 2 4; 1,050,624 (≈ 1.05M)."""
+    if d.question.kind == "choice":
+        return "".join(LETTERS[i] for i in d.right)
+    if d.question.kind == "order":
+        return " ".join(str(i + 1) for i in d.right)
+    return spelled(d.value, d.unit)
 
 
 def _letters(given: str, count: int) -> set[int]:

@@ -140,7 +140,7 @@ def ask(console: Console, drawn: list[quiz.Drawn], progress, lang: str, drill: i
         if given is None:
             break
         if given in REVEAL:
-            verdict = quiz.Verdict(False, given, quiz.judge(d, _typed(d)).expected, d.explanation)
+            verdict = quiz.Verdict(False, given, quiz.expected(d), d.explanation)
         else:
             verdict = quiz.judge(d, given)
         answered += 1
@@ -153,15 +153,6 @@ def ask(console: Console, drawn: list[quiz.Drawn], progress, lang: str, drill: i
         console.print(Wrapped(t("A question answered wrong comes back in 10 minutes; a right one in 1 day, then "
                               "3, 7, 21 and 60 days (`kata next` says when)."), style="dim"))
     return EXIT_OK
-
-
-def _typed(d: quiz.Drawn) -> str:
-    """The right answer as it would be typed (to show it when the candidate reveals it)."""
-    if d.question.kind == "choice":
-        return "".join(quiz.LETTERS[i] for i in d.right)
-    if d.question.kind == "order":
-        return " ".join(str(i + 1) for i in d.right)
-    return repr(d.value)
 
 
 def _read(console: Console, d: quiz.Drawn) -> str | None:
