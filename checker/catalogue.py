@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from checker.lang import LANGUAGES  # noqa: F401 - the languages statements come in
+from checker.errors import RegistryError
+from checker.lang import LANGUAGES, t  # LANGUAGES: the languages statements come in
 
 # Where the pristine stubs and the references live: inside the wheel, or beside the package in a clone.
 PACKAGE = Path(__file__).resolve().parent
@@ -79,20 +80,71 @@ class UnknownKata(LookupError):
 
     def __str__(self) -> str:
         """Said in the language spoken when it is printed."""
-        from checker.lang import t
-
         if self.suggestions:
             return str(t("no kata named '{name}'. Did you mean {close}? `kata list` shows them all.",
                          name=self.name, close=", ".join(self.suggestions)))
         return str(t("no kata named '{name}'. `kata list` shows them all.", name=self.name))
 
 
+# The schema of an entry of catalogue.toml: every key it may have, whether it must, and what it holds. A key
+# not listed is an error that names it (a typo such as `forbiden = [...]` would otherwise lift the kata's
+# forbidden list in silence), and so is a missing one or a track or part that does not exist.
+ENTRY_KEYS: dict[str, tuple[bool, type]] = {
+    "name": (True, str), "track": (True, str), "title": (True, str), "difficulty": (True, int),
+    "targets": (True, list), "forbidden": (False, list), "part": (False, str), "title_zh": (False, str),
+    "summary": (False, str),
+}
+
+
+def _close(word: str, choices) -> str:
+    """The choices word may have meant, quoted (difflib, as for an unknown kata); '' when none is close."""
+    import difflib  # only for a registry in error
+
+    return ", ".join(f"'{c}'" for c in difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6))
+
+
+def validated(raw: dict, where: str = "checker/catalogue.toml") -> list[dict]:
+    """The entries of a parsed catalogue.toml, each held to ENTRY_KEYS; RegistryError names the first fault."""
+    extra = sorted(set(raw) - {"kata"})
+    if extra or not isinstance(raw.get("kata"), list):
+        key = extra[0] if extra else "kata"
+        raise RegistryError(t("{file}: unknown table '{key}'; the registry holds only [[kata]] entries",
+                              file=where, key=key))
+    for number, entry in enumerate(raw["kata"], 1):
+        who = f"{entry.get('track', '?')}/{entry.get('name', '?')}"
+        for key in entry:
+            if key not in ENTRY_KEYS:
+                close = _close(key, ENTRY_KEYS)
+                keys = ", ".join(ENTRY_KEYS)
+                raise RegistryError(
+                    t("{file}, entry {number} ({kata}): unknown key '{key}'. Did you mean {close}? An entry's keys "
+                      "are {keys}.", file=where, number=number, kata=who, key=key, close=close, keys=keys) if close
+                    else t("{file}, entry {number} ({kata}): unknown key '{key}'. An entry's keys are {keys}.",
+                           file=where, number=number, kata=who, key=key, keys=keys))
+        for key, (required, kind) in ENTRY_KEYS.items():
+            if required and key not in entry:
+                raise RegistryError(t("{file}, entry {number} ({kata}): the key '{key}' is missing.",
+                                      file=where, number=number, kata=who, key=key))
+            if key in entry and not isinstance(entry[key], kind):
+                raise RegistryError(t("{file}, entry {number} ({kata}): '{key}' should be a {kind}, not {value}.",
+                                      file=where, number=number, kata=who, key=key, kind=kind.__name__,
+                                      value=repr(entry[key])))
+        for key, allowed in (("track", TRACKS), ("part", PARTS)):
+            value = entry.get(key, allowed[0])
+            if value not in allowed:
+                close = _close(value, allowed) or ", ".join(f"'{a}'" for a in allowed)
+                raise RegistryError(t("{file}, entry {number} ({kata}): {key} = '{value}' does not exist. Did you "
+                                      "mean {close}?", file=where, number=number, kata=who, key=key, value=value,
+                                      close=close))
+    return raw["kata"]
+
+
 @cache
 def all_katas() -> tuple[Kata, ...]:
-    raw = tomllib.loads((PACKAGE / "catalogue.toml").read_text(encoding="utf-8"))["kata"]
+    raw = validated(tomllib.loads((PACKAGE / "catalogue.toml").read_text(encoding="utf-8")))
     katas = [
         Kata(
-            name=e["name"], track=e["track"], title=e["title"], difficulty=int(e["difficulty"]),
+            name=e["name"], track=e["track"], title=e["title"], difficulty=e["difficulty"],
             targets=tuple(e["targets"]), forbidden=tuple(e.get("forbidden", ())), order=i,
             part=e.get("part", "seeds"), title_zh=e.get("title_zh", ""), summary=e.get("summary", ""),
         )

@@ -33,7 +33,7 @@ EPILOG = """\
 exit status:
   0  every kata checked passes (other commands: success)
   1  a kata checked does not pass (fail, not_started, error or timeout)
-  2  usage error: unknown kata or command, bad option, unusable workspace
+  2  usage error: unknown kata or command, bad option, unusable workspace, an unknown key in catalogue.toml or a zh.toml
   3  internal error of kata itself (please report it; --traceback shows it)
   130 interrupted (Ctrl-C)
 

@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 
 from checker import catalogue
+from checker.lang import LANGUAGES, chosen_language, speaking, t
 
 ROOT = catalogue.PACKAGE.parent  # the repository: checker/, katas/, solutions/, README.md
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -172,6 +173,41 @@ def test_reference_equals_an_independent_implementation():
 '''
 
 
+def places(track: str = "TRACK", name: str = "NAME") -> list[tuple[str, str]]:
+    """Every place a new kata touches, relative to the repository, with what it holds: `dev new --help` lists
+    them, new_kata writes every file among them (tests/checks/test_catalogue.py holds the two together)."""
+    folder = f"checker/checks/{track}_{name}"
+    return [
+        ("checker/catalogue.toml", t("its entry (name, track, part, title, title_zh, summary, difficulty, targets, "
+                                     "forbidden; any other key is refused); the order of the entries is the learning "
+                                     "path")),
+        (f"katas/{track}/{name}.py", t("the stub: the final signatures and docstrings, each opening with a shape "
+                                       "legend, every body ending in raise NotImplementedError")),
+        (f"solutions/{track}/{name}.py", t("the reference answer, its steps numbered # 1) ...")),
+        (f"{folder}/__init__.py", t("the kata's folder: everything hidden")),
+        (f"{folder}/checks.py", t("the hidden checks: the options of kit.Options, inputs(case, dtype), init(case)")),
+        (f"{folder}/zh.toml", t("the Chinese of its sentences and of its reference's steps, keyed by their English "
+                                "(a key that is no sentence of the kata is refused)")),
+        (f"{folder}/statement.md", t("the statement, with three numbered hints (concept, shapes and steps, "
+                                     "near-code)")),
+        (f"{folder}/statement.zh.md", t("the same in Chinese")),
+        (f"{folder}/test_reference.py", t("the reference against an independent implementation")),
+        (f"{folder}/variants/", t("wrong_*.py (first line # expect: TEXT) and right_*.py, written by hand: new makes "
+                                  "the folder empty")),
+        ("checker/checks/child/", t("only if the checks run code of their own around the user's: a driver, a "
+                                    "function passed to kit.drive")),
+        ("README.md", t("the catalogue's tables: python -m checker.dev readme draws them from the summaries")),
+    ]
+
+
+def places_text() -> str:
+    """The places, one a line, for `dev new --help`."""
+    lines = [t("Every place a new kata touches (TRACK_NAME: torch_rope for rope in the torch track):")]
+    for path, what in places():
+        lines += [f"  {path}", f"      {what}"]
+    return "\n".join(lines)
+
+
 def new_kata(root: Path, name: str, track: str, part: str) -> list[Path]:
     """Write the four places of a new kata under root; returns the files written."""
     from checker.errors import UsageError
@@ -222,15 +258,23 @@ def cmd_new(root: Path, name: str, track: str, part: str) -> int:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with speaking(chosen_language(argv)):  # --lang zh, KATA_LANG or the locale, as for `kata`
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     from checker.errors import EXIT_USAGE, UsageError
 
     parser = argparse.ArgumentParser(prog="python -m checker.dev", description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", choices=LANGUAGES, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    new = sub.add_parser("new", help="make a new kata's four places")
+    new = sub.add_parser("new", help=t("make a new kata: every place it touches"), epilog=places_text(),
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     new.add_argument("name")
     new.add_argument("--track", choices=catalogue.TRACKS, default=catalogue.DEFAULT_TRACK)
     new.add_argument("--part", choices=catalogue.PARTS, default=catalogue.PARTS[-1])
-    new.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    new.add_argument("--root", type=Path, default=ROOT, help=t("the repository (default: this one)"))
     sub.add_parser("readme", help="draw the catalogue's tables in README.md")
     args = parser.parse_args(argv)
     try:

@@ -212,19 +212,133 @@ def catalogues() -> list[Path]:
 
 
 def _read_catalogues(paths) -> None:
-    import tomllib  # already imported by the catalogue of katas
-
     for path in paths:
         if path not in _read:
-            _table.update(tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {})
+            _table.update(_load(path))
             _read.add(path)
+
+
+def _load(path: Path) -> dict[str, str]:
+    import tomllib  # already imported by the catalogue of katas
+
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def read_catalogue(checks_module: str) -> None:
     """Before a kata's own sentences are spoken in Chinese (its checks run, its reference's steps are shown):
-    its catalogue. Parsing all 56 takes ~90 ms, the core's alone ~8 ms: `kata list --lang zh` reads only that."""
+    its catalogue, held to its schema (every key a sentence of the kata's, unknown_keys). Parsing all 56 takes
+    ~90 ms, the core's alone ~8 ms: `kata list --lang zh` reads only that."""
     if _speaking.get() == "zh":
-        _read_catalogues([_HERE / "checks" / checks_module.split(".")[2] / "zh.toml"])
+        path = _HERE / "checks" / checks_module.split(".")[2] / "zh.toml"
+        if path not in _read:
+            table = _load(path)
+            _refuse_unknown_keys(path, table)
+            _table.update(table)
+            _read.add(path)
+
+
+# ----------------------------------------------------------------------------- a kata's catalogue, its schema
+# A kata's zh.toml is keyed by the English of its sentences, so its schema is the set of sentences the kata
+# writes: every string its folder's Python holds (checks, driver), folded where it is built from named
+# constants (f"...{_FIX}", A + B, S.replace(a, b)), and its reference's numbered steps and docstrings. A key
+# outside that set is a typo or a sentence since rewritten: its Chinese would never be shown. The check reads
+# Python's syntax tree only (no import, no torch): ~10 ms for a kata, once per process.
+
+def unknown_keys(path: Path, table: dict) -> list[tuple[str, list[str]]]:
+    """The keys of a kata's catalogue (checker/checks/TRACK_NAME/zh.toml) that are no sentence of the kata, each
+    with the sentences it may have meant (difflib)."""
+    known = kata_sentences(path.parent)
+    unknown = [key for key in table if key not in known]
+    if not unknown:
+        return []
+    import difflib  # only for a catalogue in error
+
+    return [(key, difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)) for key in unknown]
+
+
+def kata_sentences(folder: Path) -> set[str]:
+    """Every sentence the kata of folder (checker/checks/TRACK_NAME) may say through t(), by its English."""
+    track, name = folder.name.split("_", 1)
+    # The reference: in the wheel's checker/_solutions or the clone's solutions/ (checker.catalogue.SOLUTIONS,
+    # which this module, below the catalogue, does not import).
+    solutions = _HERE / "_solutions" if (_HERE / "_solutions").is_dir() else _HERE.parent / "solutions"
+    sources = [p for p in sorted(folder.glob("*.py")) if not p.name.startswith("test_")]
+    sources.append(solutions / track / f"{name}.py")
+    found: set[str] = set()
+    for source in sources:
+        if source.is_file():
+            found |= _strings(source.read_text(encoding="utf-8"))
+    return found
+
+
+_STEP = re.compile(r"#\s*\d+\)\s*(.+)")  # a reference's numbered step, as checker.statement.STEP reads it
+
+
+def _strings(source: str) -> set[str]:
+    import ast
+
+    tree = ast.parse(source)
+    named: dict[str, str] = {}
+    for node in ast.walk(tree):  # the module's named strings, in the order they are written
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _folded(node.value, named)
+            if value is not None:
+                named[node.targets[0].id] = value
+    found = {value for node in ast.walk(tree) if not isinstance(node, ast.Name)
+             for value in [_folded(node, named)] if value is not None}
+    found |= {doc.splitlines()[0] for node in ast.walk(tree)
+              if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+              for doc in [ast.get_docstring(node)] if doc}
+    found |= {match[1].strip() for match in _STEP.finditer(source)}
+    return found
+
+
+def _folded(node, named: dict[str, str]) -> str | None:
+    """The string an expression always makes, where it is made of literals and named strings; else None."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return named.get(node.id)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                if part.conversion != -1 or part.format_spec is not None:
+                    return None
+                part = part.value
+            parts.append(_folded(part, named))
+        return None if None in parts else "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left, named), _folded(node.right, named)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace" \
+            and len(node.args) == 2 and not node.keywords:
+        text, old, new = (_folded(n, named) for n in (node.func.value, *node.args))
+        return None if None in (text, old, new) else text.replace(old, new)
+    return None
+
+
+def _refuse_unknown_keys(path: Path, table: dict) -> None:
+    unknown = unknown_keys(path, table)
+    if not unknown:
+        return
+    from checker.errors import RegistryError
+
+    key, close = unknown[0]
+    where = "/".join(path.parts[-4:])  # checker/checks/TRACK_NAME/zh.toml
+    more = len(unknown) - 1
+    if close:
+        message = t("{file}: the key '{key}' is no sentence of this kata (its checks, its driver or its reference's "
+                    "steps), so its Chinese would never be shown. Did you mean '{close}'?",
+                    file=where, key=key, close=close[0])
+    else:
+        message = t("{file}: the key '{key}' is no sentence of this kata (its checks, its driver or its reference's "
+                    "steps), so its Chinese would never be shown.", file=where, key=key)
+    if more:
+        message = message + " " + t("{count} more key(s) of it are unknown too.", count=more)
+    raise RegistryError(message)
 
 
 def chinese() -> dict[str, str]:

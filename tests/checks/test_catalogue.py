@@ -90,6 +90,12 @@ def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_w
         made = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--track", track, "--root",
                                tmp_path], capture_output=True, text=True, env=env, cwd=tmp_path)
         assert made.returncode == 0, made.stderr
+        from checker import dev
+
+        listed = {path for path, _ in dev.places(track, "ghost")}
+        written = {line.strip() for line in made.stdout.splitlines() if line.startswith("  ")}
+        assert written and all(path in listed or str(Path(path).parent) + "/" in listed for path in written), \
+            (written - listed, "dev new --help does not list it")
         entry = [e for e in tomllib.loads((tmp_path / "checker" / "catalogue.toml").read_text(encoding="utf-8"))["kata"]
                  if e["name"] == "ghost" and e["track"] == track]
         assert len(entry) == 1
@@ -110,6 +116,100 @@ def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_w
     again = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--root", tmp_path],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert again.returncode == 2 and "exists already" in again.stderr
+
+
+def _copy_of_the_repository(tmp_path: Path) -> dict:
+    """The package, the stubs and the references copied under tmp_path, and the environment that runs them there
+    (a registry to break without touching the real one)."""
+    import os
+    import shutil
+
+    for part in ("katas", "solutions", "checker"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "variants"))
+    return {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1", "COLUMNS": "1000", "KATA_WORKSPACE": "",
+            "XDG_DATA_HOME": str(tmp_path / "data")}
+
+
+def _kata_in(tmp_path: Path, env: dict, *args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+
+
+def test_a_misspelled_registry_key_stops_kata_naming_the_key_and_the_keys_it_may_have_meant(tmp_path):
+    """`forbiden = [...]` in catalogue.toml would lift the kata's forbidden list in silence; a misspelled English
+    key in a kata's zh.toml would leave its sentence English. Both stop `kata` itself with status 2 (not an internal
+    error, 3), in the reader's language."""
+    env = _copy_of_the_repository(tmp_path)
+    registry = tmp_path / "checker" / "catalogue.toml"
+    pristine = registry.read_text(encoding="utf-8")
+    registry.write_text(pristine.replace("forbidden = [", "forbiden = [", 1), encoding="utf-8")
+    english, chinese = _kata_in(tmp_path, env, "list"), _kata_in(tmp_path, env, "list", "--lang", "zh")
+    assert english.returncode == 2 and "unknown key 'forbiden'. Did you mean 'forbidden'?" in english.stderr, \
+        english.stderr
+    assert "entry 1 (numpy/softmax)" in english.stderr and "Traceback" not in english.stderr
+    assert chinese.returncode == 2 and "未知的键“forbiden”。你是不是想写 'forbidden'" in chinese.stderr, chinese.stderr
+    registry.write_text(pristine.replace('track = "numpy"', 'track = "numyp"', 1), encoding="utf-8")
+    wrong_track = _kata_in(tmp_path, env, "list")
+    assert wrong_track.returncode == 2 and "track = 'numyp' does not exist. Did you mean 'numpy'?" in \
+        wrong_track.stderr, wrong_track.stderr
+    registry.write_text(pristine, encoding="utf-8")
+    assert _kata_in(tmp_path, env, "list").returncode == 0
+
+    sentences = tmp_path / "checker" / "checks" / "torch_attention" / "zh.toml"
+    key = '"hidden keys get exactly zero weight" ='
+    assert key in sentences.read_text(encoding="utf-8")
+    sentences.write_text(sentences.read_text(encoding="utf-8").replace(key, '"hiden keys get exactly zero weight" ='),
+                         encoding="utf-8")
+    steps = _kata_in(tmp_path, env, "solution", "attention", "--yes", "--lang", "zh")
+    assert steps.returncode == 2 and "torch_attention/zh.toml" in steps.stderr, steps.stderr
+    assert "键“hiden keys get exactly zero weight”" in steps.stderr
+    assert "你是不是想写“hidden keys get exactly zero weight”" in steps.stderr
+    assert _kata_in(tmp_path, env, "solution", "attention", "--yes").returncode == 0, "English reads no zh.toml"
+
+
+@pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
+def test_every_key_of_a_katas_chinese_is_a_sentence_of_the_kata(kata):
+    from checker import lang
+
+    path = kata.folder / "zh.toml"
+    unknown = lang.unknown_keys(path, lang._load(path))
+    assert not unknown, "\n".join(f"{key!r}: did you mean {close}?" for key, close in unknown)
+
+
+def test_the_registry_schema_is_the_kata_record():
+    """Every key an entry may have is a field of Kata (order is the entry's place, not a key), and only those."""
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(catalogue.Kata)} - {"order"}
+    assert set(catalogue.ENTRY_KEYS) == fields
+    with pytest.raises(catalogue.RegistryError, match="the key 'targets' is missing"):
+        catalogue.validated({"kata": [{"name": "x", "track": "torch", "title": "X", "difficulty": 1}]})
+    with pytest.raises(catalogue.RegistryError, match="'difficulty' should be a int"):
+        catalogue.validated({"kata": [{"name": "x", "track": "torch", "title": "X", "difficulty": "2",
+                                       "targets": []}]})
+    with pytest.raises(catalogue.RegistryError, match="unknown table 'katas'"):
+        catalogue.validated({"katas": []})
+
+
+def test_dev_new_help_lists_every_place_the_scaffold_writes():
+    import subprocess
+    import sys
+
+    from checker import dev
+
+    text = subprocess.run([sys.executable, "-m", "checker.dev", "new", "--help"], capture_output=True, text=True,
+                          env={**__import__("os").environ, "COLUMNS": "1000"}).stdout
+    listed = [path for path, _ in dev.places()]
+    assert all(path in text for path in listed), text
+    places = [path.replace("TRACK_NAME", "torch_ghost").replace("TRACK", "torch").replace("NAME", "ghost")
+              for path in listed]
+    assert places == [path for path, _ in dev.places("torch", "ghost")]
+    named = {p.removeprefix("checker/checks/torch_ghost/") for p in places}
+    for line in missing_places(catalogue.Kata("ghost", "torch", "Nothing yet", 1, ("Ghost",), (), 0)):
+        assert any(name.rstrip("/") in line for name in named), f"{line}: not in dev new --help"
 
 
 def test_the_readme_tables_are_drawn_from_the_catalogue():
