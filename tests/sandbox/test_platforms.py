@@ -15,7 +15,7 @@ import time
 
 import psutil
 import pytest
-from conftest import _DATA_HOME, ROOT, START_METHODS, run_json, run_kata, variant
+from conftest import _DATA_HOME, ROOT, START_METHODS, UNWRAPPED, run_json, run_kata, variant
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 HOOK = "        d_k = Q.size(-1)"
@@ -365,7 +365,7 @@ def test_an_unknown_start_method_is_a_usage_error(workspace):
 
 def _run_encoded(encoding, *args):
     """The real CLI with stdout and stderr in encoding (a pipe, as a redirected GBK console would be)."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "",
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": UNWRAPPED, "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "",
            "PYTHONIOENCODING": encoding}
     proc = subprocess.run([sys.executable, "-m", "checker", *map(str, args)], env=env, capture_output=True,
                           timeout=300)
