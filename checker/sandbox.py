@@ -355,10 +355,13 @@ _warming = None  # the child's thread importing them while the checks run (a sin
 
 def warm() -> None:
     """Import torch's meta kernels now (the device check runs the user's code on the meta device): about
-    1 s, most of it torch._dynamo, which the first torch.where on the meta device imports."""
+    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.meta_kernels)."""
     global _warm
     if _warm:
         return
+    from checker.meta_kernels import without_dynamo
+
+    without_dynamo()
     probe = torch.ones(2, 3, device="meta")
     (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
     _warm = True
