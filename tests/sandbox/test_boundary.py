@@ -88,9 +88,10 @@ def test_no_attack_passes_and_nothing_outside_the_kata_is_touched(workspace, met
     assert (workspace / "backups" / "kept").is_dir()
     assert (workspace / "torch" / "bpe.py").read_bytes() == bpe_before
     assert _size(workspace) - size_before < 100 * 2**20
-    time.sleep(2)
-    left = [p for p in set(psutil.pids()) - own if _of_this_run(p, str(workspace))]
-    assert not left, "a process of the user's code outlived kata"
+    deadline = time.monotonic() + 10  # a process being ended may take a moment under load: no fixed 2 s wait
+    while left := [p for p in set(psutil.pids()) - own if _of_this_run(p, str(workspace))]:
+        assert time.monotonic() < deadline, "a process of the user's code outlived kata"
+        time.sleep(0.1)
 
 
 def _of_this_run(pid: int, workspace: str) -> bool:
