@@ -20,9 +20,10 @@ from checker.kit.diagnosis import MEMORY_NAMES, identify
 class Kit:
     """Handed to every check: calls the user's code (in the child) and the reference (here)."""
 
-    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True):
-        """makes_tensors: rules.makes_tensors of the user's source; False skips the meta-device run."""
-        self.spec, self.sandbox, self.solution = spec, sandbox, solution
+    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True, source: str | None = None):
+        """makes_tensors: rules.makes_tensors of the user's source; False skips the meta-device run. source: the
+        user's file, where the error model looks for the line a rewrite points at."""
+        self.spec, self.sandbox, self.solution, self.source = spec, sandbox, solution, source
         self.options = options(spec)
         self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
         self.divergence_line: int | None = None  # the user's line that feeds the first diverging part
@@ -204,7 +205,11 @@ class Kit:
         """Name the known mistake whose result on this case equals the user's outputs, if any; else, for a
         composite kata, the first given sub-part whose input differs from the reference's."""
         found = self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
-                                  outputs=self.spec.OUTPUTS, case=case, dtype=dtype)
+                                  outputs=self.spec.OUTPUTS, rewrites=False, case=case, dtype=dtype)
+        if found is None and dtype == "float64" and self.convention is None:
+            found = self.rewrite(case, tuple(user_outputs))
+            if found:
+                return found
         if found and self.options.PARTS and dtype == "float64" and self.divergence_line is None:
             try:  # a named mistake, placed where it first shows: the line feeding the first part fed otherwise
                 self.first_divergence(case)
@@ -217,6 +222,35 @@ class Kit:
         except (Fail, UserError):
             return None  # the user's module cannot be recorded: the other checks say why
         self.diagnosis = self.diagnosis or found
+        return found
+
+    def rewrite(self, case: Case, user_outputs: tuple) -> str | None:
+        """The error model (checker.kit.errormodel): the one change to the reference's code that gives the user's
+        outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many."""
+        from checker.kit import errormodel
+
+        outputs, tol = self.spec.OUTPUTS, self.tolerance("float64")
+        got = {case.id: user_outputs}
+        for c in self.options.CASES:
+            if c is not case:
+                try:
+                    got[c.id] = as_outputs(self.user(self.inputs(c), case=c), outputs)
+                except (Fail, UserError, ValueError, TypeError):
+                    pass  # a case the user's code cannot run predicts nothing here
+
+        def run(module, c):
+            impl = getattr(module, self.spec.TARGET)
+            return as_outputs(self.reference(self.inputs(c), case=c, impl=impl), outputs)
+
+        def same(mine, theirs):
+            return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
+
+        budget = errormodel.BUDGET["composite" if self.options.PARTS else "single"]
+        fits = errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget)
+        found = errormodel.explain(fits)
+        if found:
+            self.diagnosis = self.diagnosis or found
+            self.divergence_line = errormodel.locate(self.source, fits)
         return found
 
     def recorded_calls(self, case: Case, *, target: str | None = None, init=None, state=None,
@@ -305,7 +339,7 @@ class Kit:
         return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
-                     **how) -> str | None:
+                     rewrites: bool = True, **how) -> str | None:
         """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
         got, one value or a tuple of them; it becomes the report's diagnosis.
 
@@ -330,7 +364,33 @@ class Kit:
                 explain = t(mistake.explain)
                 self.diagnosis = self.diagnosis or explain
                 return explain
+        if mistakes is None and rewrites:  # no named mistake: the error model, on this one input
+            return self._rewrite_once(args, got, tol=tol, outputs=outputs, same=same, run=run, **how)
         return None
+
+    def _rewrite_once(self, args, got, *, tol, outputs, same, run, **how) -> str | None:
+        """The error model where a check has one input to judge by (its own calls, its own comparison): a rewrite is
+        said only when it is the one change that gives the user's result there."""
+        from checker.kit import errormodel
+        from checker.kit.diagnosis import Mistake
+
+        target = how.get("target") or self.spec.TARGET
+        split = (lambda v: as_outputs(v, outputs)) if outputs else (lambda v: v)
+
+        def call(module, _case):
+            impl = getattr(module, target)
+            return split(run(Mistake("rewrite", impl, "")) if run else self.reference(args, impl=impl, **how))
+
+        def alike(mine, theirs):
+            return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
+
+        only = Case(0, {})
+        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.BUDGET["single"])
+        found = errormodel.explain(fits) if len(fits) == 1 else None
+        if found:
+            self.diagnosis = self.diagnosis or found
+            self.divergence_line = errormodel.locate(self.source, fits)
+        return found
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
         """A named mistake is a fact only where it gives the user's outputs on every case where they are wrong,

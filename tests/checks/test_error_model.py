@@ -1,0 +1,170 @@
+"""The error model (checker/kit/errormodel.py): rewrites of a reference's code, the search for the one that
+reproduces a user's outputs, and what is said. The end-to-end cases are the project's variants named
+wrong_em_*.py (tests/checks/test_variants.py runs them): each is a class of mistake in a shape no kata names
+by hand, and its `# expect:` line is the error model's concept."""
+
+import ast
+import types
+
+import pytest
+import torch
+
+from checker.kit import errormodel
+from checker.kit.authoring import case
+from checker.lang import speaking
+
+REFERENCE = '''
+import math
+import torch
+
+
+def norm(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    mean = x.mean(dim=-1, keepdim=True)
+    var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if causal:
+        T = scores.size(-1)
+        keep = torch.ones(T, T, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return scores.softmax(dim=-1) @ v
+'''
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    path = tmp_path_factory.mktemp("em") / "reference.py"
+    path.write_text(REFERENCE, encoding="utf-8")
+    module = types.ModuleType("em_reference")
+    module.__file__ = str(path)
+    exec(compile(REFERENCE, str(path), "exec"), module.__dict__)
+    return module
+
+
+def _described(source: str) -> list:
+    rewrites = errormodel.Rewrites(source, "<test>")
+    return [rewrites.describe(k) for k in range(len(rewrites))]
+
+
+def test_each_rule_rewrites_the_fragment_it_is_about():
+    said = {(r.rule, r.before, r.after) for r in _described(REFERENCE)}
+    assert ("axis", "x.mean(dim=-1, keepdim=True)", "x.mean(dim=-2, keepdim=True)") in said
+    assert ("keepdim", "x.mean(dim=-1, keepdim=True)", "x.mean(dim=-1)") in said
+    assert ("transpose", "k.transpose(-2, -1)", "k.transpose(1, 2)") in said
+    assert ("power", "(x - mean).pow(2)", "(x - mean).pow(3)") in said
+    assert ("power", "torch.sqrt(var + eps)", "var + eps") in said
+    assert ("term", "var + eps", "var") in said
+    assert ("mask", "torch.ones(T, T, dtype=torch.bool).tril()", "torch.ones(T, T, dtype=torch.bool).triu()") in said
+    assert ("mask", "~keep", "keep") in said
+    assert ("branch", "if causal:", "if False:") in said
+    assert ("written_in", "return (x - mean) / torch.sqrt(var + eps)", "return (x - mean) / torch.sqrt(var + 1e-12)") \
+        in said
+    assert ("constant", "scores = scores.masked_fill(~keep, float('-inf'))",
+            "scores = scores.masked_fill(~keep, -1e9)") in said
+    assert ("operands", "x - mean", "mean - x") in said
+    assert ("variable", "return scores.softmax(dim=-1) @ v", "return scores.softmax(dim=-1) @ q") in said
+
+
+def test_a_rewrite_is_taken_out_of_the_tree_again():
+    rewrites = errormodel.Rewrites(REFERENCE, "<test>")
+    before = ast.unparse(rewrites.tree)
+    for k in range(0, len(rewrites), 7):
+        rewrites.module(k, "m")
+    rewrites.module((0, 5), "m")
+    assert ast.unparse(rewrites.tree) == before
+
+
+def test_every_rewrite_of_every_reference_compiles_or_is_dropped_and_none_leaves_a_change():
+    """The rules work on the whole catalogue's references: each rewrite builds a module or says None, and the tree
+    is as it was after all of them."""
+    from checker.catalogue import SOLUTIONS
+
+    for path in sorted(SOLUTIONS.glob("*/*.py"))[::9]:  # a spread of references: the slow tier does them all
+        source = path.read_text(encoding="utf-8")
+        rewrites = errormodel.Rewrites(source, str(path))
+        before = ast.unparse(rewrites.tree)
+        for k in range(0, len(rewrites), max(1, len(rewrites) // 40)):
+            rewrites.module(k, "m")
+        assert ast.unparse(rewrites.tree) == before, path
+
+
+def _search(reference, user, cases, target="norm", budget=5.0):
+    got = {c.id: user(*c.extra["args"]) for c in cases}
+
+    def run(module, c):
+        return getattr(module, target)(*c.extra["args"])
+
+    def same(a, b):
+        return a.shape == b.shape and torch.allclose(a, b, rtol=1e-7, atol=1e-9, equal_nan=True)
+
+    return errormodel.search(reference, run, cases, got, same, budget)
+
+
+def _cases(*shapes, eps=None):
+    g = torch.Generator().manual_seed(3)
+    made = []
+    for i, shape in enumerate(shapes):
+        x = torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5
+        made.append(case(i + 1, args=(x,) if eps is None else (x, eps[i])))
+    return made
+
+
+def test_the_one_rewrite_that_reproduces_the_outputs_is_found_and_said(reference):
+    def user(x, eps=1e-5):
+        m = x.mean(-1, keepdim=True)
+        return (x - m) / torch.sqrt(((x - m) ** 2).mean(-1, keepdim=True) + 1e-12)
+
+    cases = _cases((2, 5, 6), (4, 3), eps=[1e-5, 1e-2])
+    cases[0].extra["args"][0][1, 2] = 2.5  # a constant row: 1e-12 there gives 0, no eps at all gives 0 / 0
+    fits = _search(reference, user, cases)
+    assert [[(r.rule, r.anchor[0]) for r in change] for change in fits] == [[("written_in", ("value", 1e-12))]]
+    said = errormodel.explain(fits)
+    assert said.startswith("your outputs equal the reference's with one change, an argument replaced by a value")
+    with speaking("zh"):
+        chinese = errormodel.explain(fits)
+    assert "你的输出等于参考实现改动一处后的结果" in chinese and "写死" in chinese
+
+
+def test_a_rewrite_that_is_right_where_the_user_is_wrong_is_not_said(reference):
+    """An axis slip that only shows on inputs of rank 3: the rewrite must reproduce every case, the ones the user's
+    code gets right included."""
+    def user(x, eps=1e-5):  # the axis is 1 where the reference's is -1: right on (T, D), wrong on (B, T, D)
+        mean = x.mean(dim=1, keepdim=True)
+        var = (x - mean).pow(2).mean(dim=1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + eps)
+
+    fits = _search(reference, user, _cases((2, 5, 6), (4, 3)))
+    assert fits == []  # one rewrite changes one of the two reductions; the user's changes both: no single rewrite
+
+
+def test_nothing_is_said_when_no_rewrite_fits(reference):
+    def user(x, eps=1e-5):
+        return torch.tanh(x)
+
+    assert _search(reference, user, _cases((2, 5, 6), (4, 3))) == []
+
+
+def test_too_many_different_fits_say_nothing():
+    change = lambda rule, before, after: [errormodel.Rewrite(rule, 1, before, after, ())]  # noqa: E731
+    fits = [change("axis", "a", "b"), change("term", "c", "d"), change("power", "e", "f")]
+    assert errormodel._distinct(fits) == []
+    assert len(errormodel._distinct(fits[:2])) == 2
+
+
+def test_the_line_is_the_one_line_of_the_users_code_that_holds_the_change():
+    fit = [[errormodel.Rewrite("written_in", 3, "", "", (("value", 1e-12), ("call", "sqrt")))]]
+    source = "import torch\n\ndef f(x):\n    v = x.var(-1)\n    return x / torch.sqrt(v + 1e-12)\n"
+    assert errormodel.locate(source, fit) == 5
+    twice = source + "\ndef g(x):\n    return torch.sqrt(x + 1e-12)\n"
+    assert errormodel.locate(twice, fit) is None  # two lines hold 1e-12 and two call sqrt: no line is said
+
+
+def test_a_rewrite_that_never_ends_is_stopped():
+    source = "def f(n: int) -> int:\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+    with errormodel._deadline(0.2), pytest.raises(TimeoutError):
+        while True:
+            pass
+    assert errormodel.Rewrites(source, "<t>").module(0, "m") is not None
