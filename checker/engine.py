@@ -91,9 +91,12 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
     checks = [v for v in vars(spec).values() if callable(v) and hasattr(v, "stage") and hasattr(v, "english")]
     opts = kitmod.options(spec)
     checks += kitmod.standard_checks(spec) if opts.OUTPUTS is not None else []
+    twice = kitmod.same_object_check(spec)  # a function kata handed a model or an optimizer
+    checks += [twice] if twice else []
     checks.sort(key=lambda fn: STAGES.index(fn.stage))  # stable: file order inside a stage
     checks += forbidden_checks(kata, source)
     checks.append(stays_inside)
+    checks.append(kitmod.world_check(source))
     # The device check runs the user's code on the meta device, when the code may make a tensor
     # itself: the child imports the meta kernels meanwhile.
     makes_tensors = rules.makes_tensors(source)

@@ -28,6 +28,7 @@ import torch
 
 from checker import boundary, processes
 from checker.checks.child import load_state
+from checker.checks.child.world import World, handed_modules
 from checker.lang import said, speak, spoken, t
 
 # Largest value the child sends back whole; beyond this only its shape and dtype travel.
@@ -162,6 +163,7 @@ def _short_repr(value, limit: int = 200) -> str:
 # ----------------------------------------------------------------------------- child side
 
 _user = None  # the user's module, imported once per child
+_world: list = []  # what calls of the user's code changed in the caller's world (checker.checks.child.world)
 _user_path = ""
 _memory_gb = 0.0
 
@@ -244,6 +246,8 @@ def _inspect(req):
             module = obj(**req["init"])
             info["parameters"] = {n: list(p.shape) for n, p in module.named_parameters()}
             info["buffers"] = {n: list(b.shape) for n, b in module.named_buffers()}
+            saved = set(module.state_dict())  # a buffer registered with persistent=False is not saved with the weights
+            info["persistent_buffers"] = [n for n in info["buffers"] if n in saved]
             info["modules"] = {n: type(m).__name__ for n, m in module.named_modules() if n}
     return info
 
@@ -251,7 +255,7 @@ def _inspect(req):
 def _call(req):
     obj = getattr(_user, req["target"])
     dtype = getattr(torch, req["dtype"]) if req.get("dtype") else None
-    device = req.get("device")
+    device, module = req.get("device"), None
     if req.get("init") is not None and isinstance(obj, type) and not issubclass(obj, torch.nn.Module):  # NumPy class
         fn = getattr(obj(**req["init"]), req.get("method") or "forward")
     elif req.get("init") is not None:
@@ -267,11 +271,34 @@ def _call(req):
     else:
         fn = obj
     args, kwargs = req.get("args", ()), req.get("kwargs", {})
+    # The caller's world (grad mode, dtype, threads, the flags of the modules handed over, the generators unless
+    # training mode's dropout may draw from them) is compared after the call, recorded if changed, and put back.
+    watch = World(handed_modules(args, module), rng=not req.get("train"))
+    try:
+        return _called(req, fn, args, kwargs, device, module)
+    finally:
+        _watched(watch, req["target"])
+
+
+def _watched(watch, target: str) -> None:
+    """Record what a call of the user's code changed in the caller's world, and put it back (once per kind)."""
+    for change in watch.changes():
+        if not any(c["kind"] == change["kind"] and c["owner"] == change["owner"] for c in _world):
+            _world.append({**change, "target": target})
+    watch.restore()
+
+
+def _world_report(req):
+    """What calls of the user's code changed in the caller's world so far (checker.checks.child.world)."""
+    return {"value": encode(list(_world))}
+
+
+def _called(req, fn, args, kwargs, device, module):
     if device:  # only where tensors live is reported, not their values
         args = [a.to(device) if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
         return {"value": _layout(fn(*args, **kwargs)), "seconds": 0.0}
     if req.get("cotangents") is not None:
-        return _backward(fn, args, kwargs, req["cotangents"], module if req.get("init") is not None else None)
+        return _backward(fn, args, kwargs, req["cotangents"], module)
     seconds = []
     if int(req.get("repeat", 1)) > 1:
         _settled()
@@ -328,8 +355,12 @@ def _drive(req):
     if not module_name.startswith(CHILD_PACKAGE + "."):
         raise ValueError(f"drivers live in {CHILD_PACKAGE}, not {module_name}")
     driver = getattr(importlib.import_module(module_name), name)
+    watch = World(rng=False)  # a driver seeds and builds models itself: only what no driver changes is compared
     start = time.perf_counter()
-    value = driver(_user, *req.get("args", ()))
+    try:
+        value = driver(_user, *req.get("args", ()))
+    finally:
+        _watched(watch, name)
     return {"value": encode(value), "seconds": time.perf_counter() - start}
 
 
@@ -346,7 +377,7 @@ def _report(req):
 
 
 _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive, "trap": _trap,
-             "report": _report}  # and "release", answered by the child's loop itself
+             "report": _report, "world": _world_report}  # and "release", answered by the child's loop itself
 
 
 _warm = False  # torch's meta kernels imported in this process (a forked child inherits it)
@@ -473,6 +504,7 @@ def _streams(capture_path: str) -> None:
 def _serve(conn, setup: dict, capped: bool) -> None:
     global _user_path
     _user_path = setup["path"]
+    _world.clear()
     torch.manual_seed(0)
     conn.send_bytes(pickle.dumps({"capped": capped, "baseline": processes.memory_used(os.getpid())}))
 

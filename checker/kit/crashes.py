@@ -46,6 +46,19 @@ def _sizes(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"-?\d+", text)]
 
 
+def _shapes_in(text: str) -> list[tuple]:
+    """Every shape written in an error: (2,3) as NumPy writes it, [2, 3] as torch does; of a remapped pair
+    (2,3)->(2,newaxis,3), as NumPy's einsum writes it, the original only."""
+    text = re.sub(r"->[(\[][^)\]]*[)\]]", "", text)
+    return [tuple(_sizes(s)) for s in re.findall(r"[(\[]([-\d,\s]*\d[-\d,\s]*)[)\]]", text)]
+
+
+def _shape(sizes: tuple, named) -> str:
+    """(5 (T), 8 (d_k)): a shape with each size named after the case's dimensions; -1 and 0 as they are."""
+    inner = ", ".join(named(n) if n > 0 else str(n) for n in sizes)
+    return f"({inner},)" if len(sizes) == 1 else f"({inner})"
+
+
 def _where(err: UserError) -> str:
     line = user_line(err)
     return t("line {line}", line=line) if line else t("your code")
@@ -94,13 +107,38 @@ def crash_diagnosis(err: UserError) -> str | None:
              or re.search(r"cannot reshape array of size (\d+) into shape \(([-\d, ]+)\)", text)):
         shape, total = (m[1], int(m[2])) if m[0].startswith("shape") else (m[2], int(m[1]))
         shown = ", ".join(named(n) if n > 0 else str(n) for n in _sizes(shape))
+        if not m[0].startswith("shape"):  # NumPy's words: an array
+            return t("{where} asks for the shape ({shape}) from an array of {total} elements, which that shape cannot "
+                     "hold: build the new shape from the sizes the array has there, and check which axis holds what",
+                     where=where, shape=shown, total=named(total))
         return t("{where} asks for the shape ({shape}) from a tensor of {total} elements, which that shape cannot "
                  "hold: build the new shape from the sizes the tensor has there, and check which axis holds what",
                  where=where, shape=shown, total=named(total))
-    if "could not be broadcast together" in text:  # einsum's remapped shapes hold 'newaxis': only the originals
-        shapes = [tuple(_sizes(s)) for s in re.findall(r"\(([\d,]+)\)", text.split("shapes", 1)[-1])]
-        shown = joined(t(" and "), ("(" + ", ".join(named(n) for n in s) + ")" for s in shapes))
+    if m := re.search(r"could not be broadcast together with (?:remapped )?shapes(.*)", text):
+        shown = joined(t(" and "), (_shape(s, named) for s in _shapes_in(m[1])))
+        if "[" in m[1].replace("[original->remapped]", ""):  # torch writes [2, 3]; NumPy (2,3)
+            return t("{where} combines tensors of shapes {shapes}, which do not line up axis by axis from the last "
+                     "one: the tensors do not hold the same dimensions in the same order; check which axis each holds",
+                     where=where, shapes=shown)
         return t("{where} combines arrays of shapes {shapes}, which do not line up axis by axis from the last one: "
                  "the arrays do not hold the same dimensions in the same order; check which axis each holds", where=where,
                  shapes=shown)
+    if m := re.search(r"Attempting to broadcast a dimension of length (\d+) at (-?\d+)! Mismatching argument at index "
+                      r"\d+ had ([\(\[][-\d, ]*[\)\]]); but expected shape should be broadcastable to ([\(\[][-\d, ]*[\)\]])",
+                      text):
+        return t("{where} combines tensors of shapes {shapes}, which do not line up axis by axis from the last one: "
+                 "the tensors do not hold the same dimensions in the same order; check which axis each holds",
+                 where=where, shapes=joined(t(" and "), (_shape(s, named) for s in _shapes_in(m[3] + " " + m[4]))))
+    if m := re.search(r"expanded size of the tensor \((\d+)\) must match the existing size \((\d+)\).*Target sizes: "
+                      r"(\[[-\d, ]*\])\.\s+Tensor sizes: (\[[-\d, ]*\])", text):
+        want, have = _shapes_in(m[3] + " " + m[4])
+        return t("{where} expands a tensor of shape {have} to {want}: expand() only repeats axes of size 1, so the "
+                 "tensor does not hold the dimensions the code assumes there; check which axis each holds", where=where,
+                 have=_shape(have, named), want=_shape(want, named))
+    if m := re.search(r"shape of the mask (\[[\d, ]*\]) at index (\d+) does not match the shape of the indexed tensor "
+                      r"(\[[\d, ]*\])", text):
+        mask, indexed = _shapes_in(m[1] + " " + m[3])
+        return t("{where} indexes a tensor of shape {indexed} with a boolean mask of shape {mask}: a mask must have the "
+                 "shape of the axes it selects from; check which axis each holds", where=where,
+                 indexed=_shape(indexed, named), mask=_shape(mask, named))
     return None

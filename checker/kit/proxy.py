@@ -10,6 +10,7 @@ import torch
 
 from checker.lang import t
 from checker.sandbox import CHILD_PACKAGE, UserError
+from checker.checks.child.world import World, handed_modules
 from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
 from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
 from checker.kit.diagnosis import MEMORY_NAMES, identify
@@ -33,6 +34,9 @@ class Kit:
         self.general_diagnosis: str | None = None  # shown only when no check named the mistake
         self.makes_tensors = makes_tensors
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
+        # (kind, owner) of what the reference changes in its caller's world (checker.checks.child.world): the
+        # contract's, so the user's code may change it too (greedy decoding puts the model in eval mode)
+        self.contract_changes: set = set()
 
     # -- the module or function under test
 
@@ -135,10 +139,18 @@ class Kit:
                   kwargs: dict | None = None):
         """Call the reference (or impl, a named mistake) the same way the user's code was called."""
         fn = self._reference_callable(case=case, dtype=dtype, target=target, init=init, state=state, impl=impl)
+        module = fn if isinstance(fn, torch.nn.Module) else None
         if method:
             fn = getattr(fn, method)
+        args = _clone(args)
         with torch.no_grad():
-            return fn(*_clone(args), **(kwargs or {}))
+            watch = World(handed_modules(args, module), salt=False)
+            try:
+                return fn(*args, **(kwargs or {}))
+            finally:
+                if impl is None:  # what the reference changes for its caller is the contract's (kit.world_check)
+                    self.contract_changes |= {(c["kind"], c["owner"]) for c in watch.changes()}
+                watch.restore()
 
     def _reference_callable(self, *, case=None, dtype="float64", target=None, init=None, state=None, impl=None):
         if case is not None:

@@ -275,6 +275,7 @@ def standard_checks(spec) -> list:
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
     if spec.__name__.startswith("checker.checks.torch_") and opts.LOAD_STATE and _module_pairs(spec):
         checks.append(no_state_between_calls)
+
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
     if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
         checks.append(device)
@@ -292,6 +293,93 @@ def standard_checks(spec) -> list:
 _KEPT = ("your module answers right when it is new, and wrong once it has been called on another input: it keeps "
          "something from the first call (a mask, a table or a cache stored on self): build it from each call's input, "
          "or make it once for the longest length (a buffer sized max_len) and slice it")
+
+
+def same_object_check(spec):
+    """A function kata whose inputs hold a model or an optimizer: called twice in a row on the same object, with
+    another case's inputs first, the second call gives what a call on a fresh object gives. None for other katas."""
+    opts = options(spec)
+    # Katas without OUTPUTS (beam search, speculative decoding) hand stand-in models tied to their own case (its BOS,
+    # its budget of calls): another case's inputs on them are refused or run out of time, so they are left out.
+    if not opts.TARGET or opts.OUTPUTS is None or getattr(spec, "init", None) is not None or len(opts.CASES) < 2:
+        return None
+    try:
+        if not _object_positions(spec.inputs(opts.CASES[0], "float64")):
+            return None
+    except Exception:  # noqa: BLE001 - a kata whose cases are built by its checks
+        return None
+
+    @check("properties", "a function called twice in a row on the same model or optimizer gives the second call its "
+                         "own answer (nothing kept on the object from the first call)")
+    def same_object_between_calls(kit):
+        from checker.checks.child.calls import same_object_twice
+
+        cases = opts.CASES
+        for a, b in [(cases[i], cases[i + 1]) for i in range(len(cases) - 1)] + [(cases[-1], cases[0])]:
+            first, second = list(kit.inputs(a)), list(kit.inputs(b))
+            for i in _object_positions(second):
+                first[i] = second[i]  # one object: pickled in one request, it stays one in the child
+            try:
+                reply = kit.drive(same_object_twice, opts.TARGET, tuple(first), tuple(second))
+            except UserError as err:
+                if err.not_implemented:
+                    raise
+                kit.user(kit.inputs(b), case=b)  # raises on a fresh object too: that error is the other checks' business
+                raise Fail(t("{label}, called right after {first} with the same {objects}: your code raised {error}{where}; "
+                             "on a fresh one it does not", label=b.label, first=a.label, objects=_objects(second),
+                             error=err, where=at_line(err)), t(_KEPT_ON_OBJECT), line=user_line(err)) from None
+            if "first" in reply:
+                continue  # the first call raised on its own: the other checks say why
+            fresh = kit.user(kit.inputs(b), case=b)
+            if not _same_value(reply["value"], fresh, kit.tolerance("float64")):
+                objects = _objects(second)
+                if opts.OUTPUTS is not None:
+                    for (name, legend), u, e in zip(opts.OUTPUTS, as_outputs(reply["value"], opts.OUTPUTS),
+                                                    as_outputs(fresh, opts.OUTPUTS)):
+                        try:
+                            compare(u, e, name, legend, tol=kit.tolerance("float64"))
+                        except Fail as fail:
+                            raise Fail(t("{label}, called right after {first} with the same {objects}: {fail}; on a "
+                                         "fresh one it gives the expected value", label=b.label, first=a.label,
+                                         objects=objects, fail=fail.message), t(_KEPT_ON_OBJECT)) from None
+                raise Fail(t("{label}, called right after {first} with the same {objects}: your code returns {got}; on "
+                             "a fresh one it returns {fresh}", label=b.label, first=a.label, objects=objects,
+                             got=_short(reply["value"]), fresh=_short(fresh)), t(_KEPT_ON_OBJECT))
+
+    return same_object_between_calls
+
+
+def _same_value(a, b, tol) -> bool:
+    if isinstance(a, (torch.Tensor, np.ndarray)) or isinstance(b, (torch.Tensor, np.ndarray)):
+        return matches(a, b, tol)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k], tol) for k in a)
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-9 + 1e-7 * abs(b)
+    return a == b
+
+
+def _short(value, limit: int = 160) -> str:
+    text = repr(value.tolist() if isinstance(value, (torch.Tensor, np.ndarray)) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_KEPT_ON_OBJECT = ("your function answers right on a new model, and wrong on one it was already called with: it keeps "
+                   "something on the object from the first call (an encoded source, a cache, a step count stored as an "
+                   "attribute): compute it from each call's inputs, or key it by them")
+
+
+def _object_positions(args) -> list[int]:
+    """Where a function kata's arguments hold a model or an optimizer: objects a caller reuses across calls."""
+    return [i for i, a in enumerate(args) if isinstance(a, (torch.nn.Module, torch.optim.Optimizer))]
+
+
+def _objects(args) -> str:
+    kinds = [t("optimizer") if isinstance(a, torch.optim.Optimizer) else t("model") for a in args
+             if isinstance(a, (torch.nn.Module, torch.optim.Optimizer))]
+    return joined(t(" and "), kinds)
 
 
 def _module_pairs(spec) -> list:
@@ -437,3 +525,122 @@ def dropout_checks(spec) -> list:
                            t("dropout in the wrong place: on the attention output, not on the weights"))
 
     return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
+
+
+# ----------------------------------------------------------------------------- the caller's world
+
+
+def world_check(source: str):
+    """Every kata: no call of the user's code leaves its caller's world changed (checker.checks.child.world: grad
+    mode, the default dtype, torch's thread count, the training flags and requires_grad of the modules it is handed,
+    the global generators), except what the reference changes too, which is the contract's. The child puts each
+    change back after the call, so the checks after it ran in the world they expected."""
+
+    @check("hygiene", "leaves the caller's world as it was (grad mode, default dtype, threads, training flags, "
+                      "requires_grad, the global random state)")
+    def caller_world(kit):
+        spec = kit.spec
+        if getattr(spec, "OUTPUTS", None) is not None and spec.CASES:
+            try:  # what the contract changes, also where no other check called the reference
+                kit.reference(kit.inputs(spec.CASES[0]), case=spec.CASES[0])
+            except Exception:  # noqa: BLE001 - a kata whose checks call its target in other ways
+                pass
+        changed = [c for c in kit.sandbox.request("world")["value"]
+                   if (c["kind"], c["owner"]) not in kit.contract_changes]
+        if not changed:
+            return
+        lines = [_world_line(source, c["kind"]) for c in changed]
+        said = joined("; ", (_world_change(c, line) for c, line in zip(changed, lines)))
+        first = next((line for line in lines if line), None)
+        raise Fail(t("{changes}: a call must leave its caller's world as it found it", changes=said),
+                   _world_advice(changed[0]["kind"]), general=True, line=first and first[0])
+
+    caller_world.static = True  # an unwritten stub changes nothing either: passing it is not progress
+    return caller_world
+
+
+_WORLD_NAMES = {  # the calls that can make each kind of change, found in the source for the report's line
+    "grad": {"set_grad_enabled", "_set_grad_enabled", "__enter__"},
+    "dtype": {"set_default_dtype", "set_default_tensor_type"},
+    "threads": {"set_num_threads", "set_num_interop_threads"},
+    "training": {"eval", "train"},
+    "requires_grad": {"requires_grad_", "requires_grad"},
+    "rng": {"manual_seed", "seed", "set_rng_state", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+            "randint_like", "multinomial", "bernoulli", "normal", "normal_", "uniform_", "exponential_", "random_",
+            "dropout", "shuffle", "choice", "random", "permutation", "uniform", "set_state", "default_rng"},
+}
+
+
+def _world_line(source: str, kind: str) -> tuple[int, str] | None:
+    """(line, code) of the first call in the source that can make this kind of change, or None."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    names, lines = _WORLD_NAMES[kind], source.splitlines()
+    found = []
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Call) and not any(k.arg == "generator" for k in node.keywords):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        elif kind == "requires_grad" and isinstance(node, ast.Assign):
+            name = next((a.attr for a in node.targets if isinstance(a, ast.Attribute)), None)
+        if name in names:
+            found.append(node.lineno)
+    if not found:
+        return None
+    line = min(found)
+    return line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _world_change(change: dict, line) -> str:
+    """One change, in a sentence: what it was before the call, what it is after, and the line that can do it."""
+    target, before, after = change["target"], change["before"], change["after"]
+    where = t(" (line {line}: {code})", line=line[0], code=line[1]) if line else ""
+    kind = change["kind"]
+    if kind == "grad":
+        return t("grad mode was {before} before the call of {target} and is {after} after it{where}", target=target,
+                 before=t("on") if before else t("off"), after=t("on") if after else t("off"), where=where)
+    if kind == "dtype":
+        return t("the default dtype was {before} before the call of {target} and is {after} after it{where}",
+                 target=target, before=before, after=after, where=where)
+    if kind == "threads":
+        return t("torch's thread count was {before} before the call of {target} and is {after} after it{where}",
+                 target=target, before=before, after=after, where=where)
+    if kind == "rng":
+        generator = {"torch": "torch", "numpy": "NumPy"}.get(change["name"]) or t("Python's random")
+        return t("the call of {target} moved {generator}'s global random state, which this kata's contract never "
+                 "draws from{where}", target=target, generator=generator, where=where)
+    owner, name = change["owner"], change["name"]
+    if owner == 0:
+        what = t("the module {name}", name=name) if name else t("the module")
+    else:
+        what = (t("{name} of the model handed as argument {number}", name=name, number=owner) if name
+                else t("the model handed as argument {number}", number=owner))
+    if kind == "training":
+        return t("{what} was in {before} mode before the call of {target} and is in {after} mode after it{where}",
+                 what=what, before="train" if before else "eval", after="train" if after else "eval", target=target,
+                 where=where)
+    return t("requires_grad of the parameter {name} was {before} before the call of {target} and is {after} after "
+             "it{where}", name=name if owner == 0 else t("{name} of argument {number}", name=name, number=owner),
+             before=before, after=after, target=target, where=where)
+
+
+def _world_advice(kind: str) -> str:
+    return {
+        "grad": t("a mode set by torch.set_grad_enabled(False) stays set for everything that runs after your code, the "
+                  "caller's training included: decorate the function with @torch.no_grad(), or put the loop under "
+                  "`with torch.no_grad():`, which put the mode back on the way out"),
+        "dtype": t("torch.set_default_dtype changes the dtype of every tensor the caller makes afterwards: give the "
+                   "dtype to the tensors you make (dtype=x.dtype) instead"),
+        "threads": t("torch.set_num_threads changes the whole process: leave the thread count to the caller"),
+        "training": t("the module's training flag belongs to its caller: a module does not switch itself to train or "
+                      "eval mode in forward, and a function switches only what its contract says it switches"),
+        "requires_grad": t("which weights train is the caller's choice: freeze parameters when the module is built, "
+                           "as the contract says, never in a call"),
+        "rng": t("seeding or drawing from the global generator changes what the caller's next random numbers are: "
+                 "draw from the generator you are given (generator=...), or from none if the contract draws nothing"),
+    }[kind]

@@ -1,0 +1,108 @@
+"""The caller's world around one call of code under test: grad mode, the default dtype, torch's thread count,
+the global random generators, and the training flags and requires_grad of the modules the call was handed.
+
+Taken before the call and compared after it, in the child around the user's code (checker.sandbox) and in the
+parent around the reference (checker.kit.proxy): what the reference changes too is the contract's (greedy
+decoding puts its model in eval mode, a sampler without a generator draws from the global one); anything
+else the user's code changed is a failure of the check "leaves the caller's world as it was".
+
+Plain values only: what a change records travels from the child to the parent through the plain unpickler.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+
+# The kinds of change, in the order a report names them.
+KINDS = ("grad", "dtype", "threads", "training", "requires_grad", "rng")
+
+
+class World:
+    """What a call could change for its caller, taken now; changes() compares with later, restore() puts it back.
+
+    modules: the modules the call is handed (the module under test, a model passed as an argument).
+    rng: also take the global generators (torch, NumPy, Python's random): off where the call may draw from them
+    by contract (dropout in training mode) or where the checker draws around the call itself (a driver).
+    salt: draw once from each first (the child), so that seeding again with the seed last set is seen too; the
+    parent's reference runs without (its checks' own draws stay where they were).
+    """
+
+    def __init__(self, modules=(), *, rng: bool = True, salt: bool = True):
+        self.grad = torch.is_grad_enabled()
+        self.dtype = torch.get_default_dtype()
+        self.threads = torch.get_num_threads()
+        self.modules = [(name, m, [(sub, s.training) for sub, s in m.named_modules()],
+                         [(p_name, p, p.requires_grad) for p_name, p in m.named_parameters()])
+                        for name, m in modules]
+        if rng and salt:  # one draw first: a call that seeds again with the seed last set would leave the state as it was
+            torch.rand(1), np.random.random(), random.random()
+        self.rng = (torch.get_rng_state(), np.random.get_state(), random.getstate()) if rng else None
+
+    def changes(self) -> list[dict]:
+        """{kind, owner, name, before, after} for each thing that is no longer as it was, in plain values.
+        owner: None for the process, 0 for the module under test, i for the i-th argument (a model handed in);
+        name: the submodule or parameter (training, requires_grad) or the generator (rng)."""
+        found = []
+
+        def change(kind, before, after, owner=None, name=""):
+            found.append({"kind": kind, "owner": owner, "name": name, "before": before, "after": after})
+
+        if torch.is_grad_enabled() != self.grad:
+            change("grad", self.grad, torch.is_grad_enabled())
+        if torch.get_default_dtype() != self.dtype:
+            change("dtype", _dtype(self.dtype), _dtype(torch.get_default_dtype()))
+        if torch.get_num_threads() != self.threads:
+            change("threads", self.threads, torch.get_num_threads())
+        for owner, module, flags, params in self.modules:
+            now = dict((sub, s.training) for sub, s in module.named_modules())
+            changed = [(sub, was) for sub, was in flags if sub in now and now[sub] != was]
+            if changed:
+                sub, was = changed[0]
+                change("training", was, now[sub], owner, sub)
+            moved = [(p_name, was) for p_name, p, was in params if p.requires_grad != was]
+            if moved:
+                change("requires_grad", moved[0][1], not moved[0][1], owner, moved[0][0])
+        if self.rng is not None:
+            torch_state, numpy_state, python_state = self.rng
+            if not torch.equal(torch.get_rng_state(), torch_state):
+                change("rng", "", "", None, "torch")
+            if not _same_numpy_state(np.random.get_state(), numpy_state):
+                change("rng", "", "", None, "numpy")
+            if random.getstate() != python_state:
+                change("rng", "", "", None, "random")
+        return found
+
+    def restore(self) -> None:
+        """Put back what the caller had: grad mode, dtype, threads, flags. The generators are left as they are:
+        a contract that draws from them draws anew on each call, and every check seeds what it compares."""
+        torch.set_grad_enabled(self.grad)
+        torch.set_default_dtype(self.dtype)
+        if torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        for _, module, flags, params in self.modules:
+            subs = dict(module.named_modules())
+            for sub, was in flags:
+                if sub in subs:
+                    subs[sub].training = was
+            for _, p, was in params:
+                if p.requires_grad != was and (p.is_leaf or not was):
+                    p.requires_grad_(was)
+
+
+def handed_modules(args, module=None) -> list[tuple[int, torch.nn.Module]]:
+    """The modules a call is handed: (0, the module under test), then (i, the i-th argument) for each argument
+    that is a module (a model handed to a function)."""
+    found = [(0, module)] if isinstance(module, torch.nn.Module) else []
+    found += [(i + 1, a) for i, a in enumerate(args) if isinstance(a, torch.nn.Module)]
+    return found
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _same_numpy_state(a, b) -> bool:
+    return a[0] == b[0] and np.array_equal(a[1], b[1]) and tuple(a[2:]) == tuple(b[2:])
