@@ -196,56 +196,65 @@ def copy_machine(*, vocab: int = 9, pad_id: int = 0, bos_id: int = 1, dropout: f
 
 
 # ---------------------------------------------------------------------------- optimizers
-# The copy-task checks hand train_step these instead of torch.optim's: building the first
-# torch.optim optimizer in a process imports torch._dynamo, 2-4 s, more than the whole check.
+# The copy-task checks hand train_step real torch.optim optimizers (optimizer.defaults, param_groups, state,
+# state_dict and a scheduler on top all work), with two changes that keep a check fast: the methods torch wraps in
+# torch._disable_dynamo run unwrapped (the wrapper's first call imports torch._dynamo, 2-5 s, more than the whole
+# check), and step() is the plain update of the default settings, written out (torch's own step imports it too).
 # They update exactly as torch.optim.SGD / torch.optim.Adam with default settings do
-# (checker/checks/torch_copy_task/test_reference.py compares them), through the same interface that
-# train_step uses: zero_grad() and step().
+# (checker/checks/torch_copy_task/test_reference.py compares them).
 
 
-class SGD:
+def _eager(cls):
+    """cls with Optimizer's dynamo-wrapped methods (add_param_group, zero_grad, state_dict, ...) unwrapped."""
+    for name, fn in vars(torch.optim.Optimizer).items():
+        inner = getattr(fn, "__wrapped__", None)
+        if getattr(getattr(fn, "__code__", None), "co_name", "") == "inner" and inner is not None \
+                and name not in vars(cls):  # torch._disable_dynamo's wrapper, whose code is named inner
+            setattr(cls, name, inner)
+    return cls
+
+
+@_eager
+class SGD(torch.optim.SGD):
     """torch.optim.SGD(params, lr): p -= lr * p.grad."""
 
-    def __init__(self, params, lr: float):
-        self.param_groups = [{"params": list(params), "lr": lr}]
-        self.state: dict = {}
-
-    def _params(self):
-        return [p for group in self.param_groups for p in group["params"]]
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self._params():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.detach_().zero_()
-
     @torch.no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = None if closure is None else _closure(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
                     p.add_(p.grad, alpha=-group["lr"])
+        return loss
 
 
-class Adam(SGD):
+@_eager
+class Adam(torch.optim.Adam):
     """torch.optim.Adam(params, lr) with betas (0.9, 0.999), eps 1e-8, no weight decay."""
 
-    betas, eps = (0.9, 0.999), 1e-8
-
     @torch.no_grad()
-    def step(self) -> None:
-        beta1, beta2 = self.betas
+    def step(self, closure=None):
+        loss = None if closure is None else _closure(closure)
         for group in self.param_groups:
+            beta1, beta2 = group["betas"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                s = self.state.setdefault(p, {"step": 0, "m": torch.zeros_like(p), "v": torch.zeros_like(p)})
+                s = self.state[p]
+                if not s:  # torch's own names: exp_avg, exp_avg_sq, a float step
+                    s.update(step=torch.tensor(0.0), exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p))
                 s["step"] += 1
-                s["m"].lerp_(p.grad, 1 - beta1)
-                s["v"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
-                denom = (s["v"].sqrt() / math.sqrt(1 - beta2 ** s["step"])).add_(self.eps)
-                p.addcdiv_(s["m"], denom, value=-group["lr"] / (1 - beta1 ** s["step"]))
+                step = float(s["step"])
+                s["exp_avg"].lerp_(p.grad, 1 - beta1)
+                s["exp_avg_sq"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                denom = (s["exp_avg_sq"].sqrt() / math.sqrt(1 - beta2 ** step)).add_(group["eps"])
+                p.addcdiv_(s["exp_avg"], denom, value=-group["lr"] / (1 - beta1 ** step))
+        return loss
+
+
+def _closure(closure):
+    with torch.enable_grad():
+        return closure()
 
 
 # ============================================================================ drivers (run in the child)

@@ -219,7 +219,9 @@ def ties_at_the_cut(kit):
     # Exact in float64: four equal logits give probabilities of exactly 0.25, so the mass before the
     # third is exactly 0.5. Counted per row, since which of tied tokens is "first" is not the contract.
     # Two readings of the nucleus meet at a tie, and the contract accepts both: sorted order (Hugging
-    # Face: two of the four stay) and "the tokens strictly more probable sum to < top_p" (all four stay).
+    # Face: two of the four stay) and "the tokens strictly more probable sum to < top_p" (all four stay); a third,
+    # "dropped once the mass before it is more than top_p" (three stay), is the other wide reading: accepted, asked.
+    accepted = None
     for logits, top_k, top_p, rule in (
             (torch.tensor([[3.0, 1.0, 1.0, 1.0, 0.0], [2.0, 2.0, 2.0, -1.0, 0.5]], dtype=torch.float64), 2, None,
              "top-k keeps every token at least as large as the k-th largest (scores < kth are removed), so ties at "
@@ -234,10 +236,28 @@ def ties_at_the_cut(kit):
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
             return  # the shapes check says what is wrong
         mine, theirs = _kept(got).sum(-1).tolist(), _kept(want).sum(-1).tolist()
-        if mine != theirs and (top_p is None or mine != _strictly_before(logits, top_p)):
+        if mine != theirs and top_p is not None and mine == _more_than_before(logits, top_p):
+            accepted = t("with four equal probabilities of 0.25 and top_p=0.5 you keep {mine} tokens per row: a token "
+                         "is dropped only when the mass before it is MORE than top_p, the rule of Hugging Face's "
+                         "top_k_top_p_filtering (cumulative_probs > top_p, shifted right by one), the most copied top-p "
+                         "code. Both readings are in wide use and differ only when the mass before a token equals "
+                         "top_p exactly. Follow-up: which is the smallest set whose mass reaches top_p? This kata's "
+                         "reference drops a token once the mass before it reaches top_p (before >= top_p), as "
+                         "Holtzman et al. define the nucleus and as Hugging Face's TopPLogitsWarper computes it",
+                         mine=mine)
+        elif mine != theirs and (top_p is None or mine != _strictly_before(logits, top_p)):
             raise Fail(t("logits {logits}, top_k={top_k}, top_p={top_p}: you keep {mine} tokens per row, expected "
                          "{theirs}", logits=logits.tolist(), top_k=top_k, top_p=top_p, mine=mine, theirs=theirs),
                        t(rule))
+    if accepted:
+        raise Accepted(accepted)
+
+
+def _more_than_before(logits: torch.Tensor, top_p: float) -> list[int]:
+    """Tokens kept per row when a token is dropped only once the mass before it, in sorted order, is MORE than
+    top_p (Hugging Face's top_k_top_p_filtering)."""
+    p = logits.softmax(-1).sort(dim=-1, descending=True).values
+    return ((p.cumsum(-1) - p) <= top_p).sum(-1).tolist()
 
 
 @check("properties", "neutral values change nothing else: temperature 1 still filters, top_k >= V and top_p=1.0 keep every token")

@@ -176,7 +176,9 @@ def structure(kit):
         raise Fail(t("the positional table should be the buffer pos_enc.pe: create self.pos_enc = "
                      "PositionalEncoding(d_model, max_len, dropout) (one, shared by both sides); found buffers {names}",
                      names=", ".join(built["buffers"]) or t("none")))
-    extra = [b for b in built["buffers"] if b != "pos_enc.pe"]
+    # A buffer saved with the weights must come from the contract's state dict; one registered with persistent=False
+    # (nanoGPT's causal triangle, sliced to T) is a cache: a call of another length shows whether it changes a result.
+    extra = [b for b in built.get("persistent_buffers", built["buffers"]) if b != "pos_enc.pe"]
     if extra:
         raise Fail(t("Transformer has buffers the contract does not have: {names}; build the masks in encode/decode "
                      "from the ids instead of storing them", names=", ".join(extra)))

@@ -1,5 +1,6 @@
-# expect: before >= top_p
-"""Drops a token once the mass before it strictly exceeds top_p (> instead of >=)."""
+# followup: the mass before it is MORE than top_p
+"""Hugging Face's top_k_top_p_filtering rule: a token is dropped once the mass before it is more than top_p
+(> instead of >=). It differs from the reference only where that mass equals top_p exactly: accepted, asked."""
 
 import torch
 from torch import Tensor
