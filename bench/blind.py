@@ -1,10 +1,11 @@
 """The verdicts on a blind set: files written by people who never saw the checks (issue 25).
 
-    python bench/blind.py FOLDER [--shard I/N] [--out FILE.tsv]
+    python bench/blind.py FOLDER [--shard I/N] [--out FILE.tsv] [--error-model-only]
 
-FOLDER holds one folder per kata, TRACK_NAME/ (as in checker/checks/), of files `wrong_*.py` and
-`right_*.py`, each opening with `# blind: wrong|right`, and for a wrong file `# mistake: ...` and
-`# class: ...`. The set stays outside the repository and outside the tests, so that no check is ever
+FOLDER holds one folder per kata, TRACK_NAME/ (as in checker/checks/), of files `wrong_*.py` (or `bug_*.py`) and
+`right_*.py` (or `ok_*.py`), a wrong file with a `# mistake: ...` line near its top. --error-model-only switches the
+katas' hand-written mistakes off, to measure what the error model (checker/kit/errormodel.py) names on its own;
+every run counts the wrong files whose diagnosis came from the error model. The set stays outside the repository and outside the tests, so that no check is ever
 tuned to one of its files. Printed: correct files that fail, wrong files that pass (with and without a
 follow-up question), and the share of wrong files diagnosed and pointed, as tests/checks/test_variants.py
 counts them on the project's own variants. The TSV has one row per file with the mistake it was written
@@ -21,6 +22,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "checks")]
 
 from checker import catalogue, engine  # noqa: E402
+from checker.kit import errormodel, proxy  # noqa: E402
+
+_SAID: set = set()  # every sentence the error model said in this run
+_explain = errormodel.explain
+
+
+def _recorded(fits):
+    said = _explain(fits)
+    if said:
+        _SAID.add(said)
+    return said
+
+
+errormodel.explain = _recorded
 from test_variants import _report_text, is_pointed  # noqa: E402  # one definition of "pointed"
 
 
@@ -43,12 +58,19 @@ def main() -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--shard", default="0/1", help="I/N: only every N-th file, from the I-th")
     parser.add_argument("--out", type=Path, default=None, help="the TSV, one row per file")
+    parser.add_argument("--error-model-only", action="store_true", help="the katas' named mistakes switched off")
     args = parser.parse_args()
+    if args.error_model_only:
+        import dataclasses
+
+        options = proxy.options
+        proxy.options = lambda spec: dataclasses.replace(options(spec), MISTAKES=[])
     index, count = map(int, args.shard.split("/"))
-    files = sorted(args.folder.glob("*/*_*.py"))[index::count]
+    files = sorted(p for p in args.folder.glob("*/*_*.py") if p.name.split("_")[0] in ("wrong", "right", "bug", "ok"))
+    files = files[index::count]
     rows = []
     for path in files:
-        kind = "right" if path.name.startswith("right_") else "wrong"
+        kind = "right" if path.name.startswith(("right_", "ok_")) else "wrong"
         head = _header(path)
         try:
             result = engine.check_file(_kata(path.parent), path, timed=False)
@@ -60,6 +82,7 @@ def main() -> int:
             "file": f"{path.parent.name}/{path.name}", "kind": kind, "class": head.get("class", ""),
             "mistake": head.get("mistake", ""), "status": result.status,
             "diagnosed": int(kind == "wrong" and result.status != "pass" and bool(result.diagnosis)),
+            "error_model": int(kind == "wrong" and result.status != "pass" and result.diagnosis in _SAID),
             "pointed": int(kind == "wrong" and result.status != "pass" and is_pointed(result)),
             "diagnosis": (result.diagnosis or "").replace("\n", " ")[:400],
             "followups": followups.replace("\n", " ")[:400],
@@ -78,7 +101,9 @@ def main() -> int:
           f"(of which with a follow-up question: {sum(bool(r['followups']) for r in passed)})")
     if wrong:
         print(f"diagnosed: {sum(r['diagnosed'] for r in wrong)} ({sum(r['diagnosed'] for r in wrong) / len(wrong):.1%}), "
-              f"pointed: {sum(r['pointed'] for r in wrong)} ({sum(r['pointed'] for r in wrong) / len(wrong):.1%})")
+              f"pointed: {sum(r['pointed'] for r in wrong)} ({sum(r['pointed'] for r in wrong) / len(wrong):.1%}), "
+              f"by the error model: {sum(r['error_model'] for r in wrong)} "
+              f"({sum(r['error_model'] for r in wrong) / len(wrong):.1%})")
     return 0
 
 

@@ -75,6 +75,10 @@ _EXPONENTS = (2, 1, 0.5, -0.5, -1, 3, 1.5)
 _ROOTS = {"sqrt", "rsqrt", "exp", "log", "abs"}
 _STEPS = {"softmax", "log_softmax", "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "float", "abs", "neg", "clamp", "clip", "detach", "clone", "copy", "t"}
 _TRIANGLES = {"triu": "tril", "tril": "triu"}
+_PRIORITY = {"axis": 0, "keepdim": 0, "transpose": 0, "view": 0, "unbiased": 0, "mask": 0, "written_in": 0,
+             "power": 1, "term": 1, "step": 1, "constant": 1, "argument": 2, "swapped_args": 2, "operands": 2,
+             "operator": 2, "division": 2, "off_by_one": 2, "comparison": 2, "branch": 2, "inplace": 3,
+             "statement": 3, "order": 4, "variable": 5}
 _PLAUSIBLE = {  # constants people put in place of the right one, by the size of the right one
     "tiny": (1e-5, 1e-6, 1e-8, 1e-9, 1e-12, 1e-4, 0.0),
     "fraction": (0.1, 0.2, 0.5, 0.9, 0.99, 0.999, 1.0, 0.0),
@@ -91,6 +95,7 @@ class Rewrite:
     before: str  # the reference's fragment
     after: str  # the fragment as rewritten
     anchor: tuple = ()  # what to look for in the user's code, best first: ("value", 1e-12), ("call", "clamp")
+    changed: str = ""  # the whole statement that holds it, as rewritten: two rules that write the same are one change
 
 
 @dataclass
@@ -300,7 +305,9 @@ def _options(node, site: _Site, numeric_names: dict):
     if value is not None:  # a number: 5, -1e9, float('-inf')
         exponent = (isinstance(site.parent, ast.BinOp) and isinstance(site.parent.op, ast.Pow)) or \
             (isinstance(site.parent, ast.Call) and _name(site.parent) in ("pow", "float_power"))
-        if isinstance(value, int) and not isinstance(site.parent, ast.UnaryOp) and not exponent:
+        axis = (isinstance(site.parent, ast.keyword) and site.parent.arg in ("dim", "axis", "dims", "axes")) or \
+            (isinstance(site.parent, ast.Call) and _name(site.parent) in (*_AXIS_CALLS, "transpose", "permute"))
+        if isinstance(value, int) and not isinstance(site.parent, ast.UnaryOp) and not exponent and not axis:
             for other in (value - 1, value + 1):
                 yield "off_by_one", _num(other)
         if isinstance(value, float) or abs(value) >= 100:
@@ -524,6 +531,11 @@ class Rewrites:
                         and not _protected(a) and not _protected(b):
                     self.items.append((_Site(body, "order", i, a, top), "order", b))
 
+        # The likeliest slips first, so that a search the budget ends early has tried them: rewrites inside
+        # __init__ last (the weights are loaded afterwards, so few of them change anything).
+        in_init = {id(n) for _, func in _bodies(self.tree) if func.name == "__init__" for n in ast.walk(func)}
+        self.items.sort(key=lambda item: (id(_each(item[0])[0].node) in in_init, _PRIORITY.get(item[1], 9)))
+
     def __len__(self) -> int:
         return len(self.items)
 
@@ -550,7 +562,13 @@ class Rewrites:
                 after = after.replace(ast.unparse(_num(anchor[0][1])), _shown(anchor[0][1]))
         else:
             before, after = _text(node), (_text(new) if new is not None else "")
-        return Rewrite(rule, getattr(node, "lineno", 0), before, after, anchor)
+        holder = _holder(self.tree.body[site.top], node)
+        restore = _apply(self.items[k][0], rule, new)
+        try:
+            changed = ast.unparse(holder) if rule != "order" else after
+        finally:
+            restore()
+        return Rewrite(rule, getattr(node, "lineno", 0), before, after, anchor, changed)
 
     def module(self, ks, name: str) -> types.ModuleType | None:
         """The reference's module with rewrite k (or each of a tuple of them) applied, or None when it does not
@@ -771,14 +789,20 @@ def _parsed(path: str) -> Rewrites:
 
 def _distinct(fits: list[list[Rewrite]]) -> list[list[Rewrite]]:
     """One entry per change (a change: one rewrite, or a pair); none when more than MAX_FITS different changes fit.
-    A constant written in at two sites (self.eps = 1e-12 where it is stored, or 1e-12 where it is used) is one
-    change: the later site is said."""
+    A number written in at two sites (self.eps = 1e-12 where it is stored, or 1e-12 where it is used) is one
+    change: the first found is said, the use (rewrites inside __init__ are tried last)."""
     kinds: dict = {}
+    written: set = set()  # the rewritten statements said already: two rules that write the same are one change
     for change in fits:
-        key = tuple((r.rule, r.anchor[:1]) if r.rule in ("constant", "written_in") else (r.rule, r.before, r.after)
+        # two values at one site that give the same outputs (dim=1 and dim=-2 on a tensor of rank 3) are one change;
+        # two numbers are not (1e-12 and 0 differ on a constant row, even where the cases cannot tell them apart)
+        key = tuple((r.rule, r.anchor[:1]) if r.rule in ("constant", "written_in") else (r.rule, r.line, r.before)
                     for r in change)
-        kinds.pop(key, None)
+        program = tuple((r.line, r.changed) for r in change)
+        if key in kinds or program in written:  # the first is said: rewrites inside __init__ come last
+            continue
         kinds[key] = change
+        written.add(program)
     return list(kinds.values()) if len(kinds) <= MAX_FITS else []
 
 

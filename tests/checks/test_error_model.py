@@ -148,10 +148,12 @@ def test_nothing_is_said_when_no_rewrite_fits(reference):
 
 
 def test_too_many_different_fits_say_nothing():
-    change = lambda rule, before, after: [errormodel.Rewrite(rule, 1, before, after, ())]  # noqa: E731
+    change = lambda rule, before, after: [errormodel.Rewrite(rule, 1, before, after, (), after)]  # noqa: E731
     fits = [change("axis", "a", "b"), change("term", "c", "d"), change("power", "e", "f")]
     assert errormodel._distinct(fits) == []
     assert len(errormodel._distinct(fits[:2])) == 2
+    same = [change("axis", "x.sum(dim=-1)", "x.sum(dim=1)"), change("off_by_one", "-1", "x.sum(dim=1)")]
+    assert len(errormodel._distinct(same)) == 1  # two rules that write the same statement are one change
 
 
 def test_the_line_is_the_one_line_of_the_users_code_that_holds_the_change():
