@@ -752,11 +752,17 @@ PAIRED = 12  # the singles that come nearest the user's outputs, tried two at a 
 
 def _fits(run, module, case, got, same) -> tuple[bool, float | None]:
     """(whether the rewritten reference gives the user's outputs on case, how far it is from them)."""
+    import torch
+
+    grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     try:
         with np.errstate(all="ignore"), _deadline(MUTANT_SECONDS), contextlib.redirect_stdout(io.StringIO()):
             value = run(module, case)
     except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
         return False, None
+    finally:  # the deadline may stop a rewrite inside torch.no_grad()'s exit: the check's world is put back
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
     if same(got[case.id], value):
         return True, 0.0
     return False, _distance(got[case.id], value)
