@@ -12,7 +12,7 @@ import errno
 import importlib
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -33,7 +33,8 @@ EPILOG = """\
 exit status:
   0  every kata checked passes (other commands: success)
   1  a kata checked does not pass (fail, not_started, error or timeout)
-  2  usage error: unknown kata or command, bad option, unusable workspace, an unknown key in catalogue.toml or a zh.toml
+  2  usage error: unknown kata or command, bad option, unusable workspace,
+     an unknown key in catalogue.toml or a zh.toml
   3  internal error of kata itself (please report it; --traceback shows it)
   130 interrupted (Ctrl-C)
 
@@ -99,13 +100,18 @@ def cmd_check(args, console: Console) -> int:
     katas = [target.kata for target in targets]
     if args.case is not None and len(katas) != 1:
         raise UsageError(t("--case needs exactly one kata"))
-    if args.case is None:
+    jobs = args.jobs or 1
+    if args.jobs is None and len(katas) > 1:
+        from checker.parallel import default_jobs
+
+        jobs = default_jobs()  # one process per core
+    if args.case is None and (jobs == 1 or len(katas) == 1):
         from checker import processes
 
         processes.prestart(keep=len(katas) > 1)  # spawn, forkserver: the child imports torch while we do
-    from checker import engine  # torch is imported here, and only here
-
     if args.case is not None:
+        from checker import engine  # torch is imported here, and only here
+
         return _print_case(console, engine, katas[0], args.case, lang)
     progress = None
     if ws is not None:
@@ -114,22 +120,21 @@ def cmd_check(args, console: Console) -> int:
         except ProgressError as err:
             warn(console, str(err))
     results = []
-    for target in targets:
-        kata = target.kata
-        path = SOLUTIONS / kata.file if args.solution else target.path
-        if args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal:  # pipes: no
-            console.print(Text(say(lang, "check.progress", kata=kata.id), style="dim"), end="\r")
-        result = engine.check_file(kata, path, timeout=args.timeout, show_weights=args.show_weights,
-                                   memory_gb=args.memory, strict=args.strict)
-        results.append(result)
-        if target.unrecorded:  # another file than the workspace's own: its history stays the workspace file's
-            warn(console, str(target.unrecorded), style="dim")
-        elif progress is not None:
-            try:
-                progress.record(result)
-            except ProgressError as err:
-                warn(console, str(err))
-                progress = None
+    shows_progress = args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal  # pipes: no
+    with closing(_checked(targets, args, jobs)) as checked:
+        for target in targets:
+            if shows_progress:
+                console.print(Text(say(lang, "check.progress", kata=target.kata.id), style="dim"), end="\r")
+            result = next(checked)
+            results.append(result)
+            if target.unrecorded:  # another file than the workspace's own: its history stays the workspace file's
+                warn(console, str(target.unrecorded), style="dim")
+            elif progress is not None:
+                try:
+                    progress.record(result)
+                except ProgressError as err:
+                    warn(console, str(err))
+                    progress = None
     status = EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
     from checker import report
 
@@ -145,6 +150,23 @@ def cmd_check(args, console: Console) -> int:
     except BrokenPipeError:  # `kata check ... | head`: the reader left; the verdict is still the verdict
         _silence_stdout()
     return status
+
+
+def _checked(targets, args, jobs: int):
+    """Each target's result, in the order of targets: one after the other in this process (-j 1, or one
+    kata), else on `jobs` processes at once (checker.parallel), the verdicts the same."""
+    options = {"timeout": args.timeout, "show_weights": args.show_weights, "memory_gb": args.memory,
+               "strict": args.strict}
+    paths = [SOLUTIONS / target.kata.file if args.solution else target.path for target in targets]
+    if jobs > 1 and len(targets) > 1:
+        from checker import parallel
+
+        yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options)
+        return
+    from checker import engine  # torch is imported here, and only here
+
+    for target, path in zip(targets, paths):
+        yield engine.check_file(target.kata, path, **options)
 
 
 def _silence_stdout() -> None:
@@ -223,6 +245,17 @@ def _positive(text: str) -> float:
     return value
 
 
+def _jobs(text: str) -> int:
+    """A whole number of jobs, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(t("'{text}' is not a whole number", text=text)) from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(t("'{text}' must be a whole number from 1 to 1024", text=text))
+    return value
+
+
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Help lines wrapped by terminal cells, CJK-aware: argparse's textwrap counts characters, breaks at
     spaces only, and so let a Chinese help line run far past the edge."""
@@ -294,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help=t("check every kata"))
     p.add_argument("--solution", action="store_true", help=t("check the reference answers instead of your files"))
     p.add_argument("--case", type=int, metavar="N", help=t("print Python that rebuilds case N and compares your code with the reference"))
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help=t("check up to N katas at once, one process each (default: the number of cores)"))
     with_limits(p)
     p.add_argument("--show-weights", action="store_true",
                    help=t("draw your attention weights beside the expected ones (also shown when masking fails)"))
