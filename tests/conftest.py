@@ -63,6 +63,16 @@ def run_json(*args, **kw):
     return proc, json.loads(proc.stdout)
 
 
+@pytest.fixture(scope="session")
+def meta_kernels():
+    """torch's meta kernels imported once in this process (engine.warm_up, as watch and drill do): every check the
+    test forks then inherits them, instead of each child importing them again for its device check (1 s, 3 s
+    under load). Modules that check files in-process use it (pytestmark = pytest.mark.usefixtures(...))."""
+    from checker import engine
+
+    engine.warm_up()
+
+
 @pytest.fixture
 def workspace(tmp_path):
     ws = tmp_path / "ws"
@@ -71,9 +81,77 @@ def workspace(tmp_path):
     return ws
 
 
+# ----------------------------------------------------------------------------- two tiers
+# `pytest -m "not slow"` (the fast tier, under 3 minutes on two cores) runs every kata's reference and stub, one
+# wrong and one right variant per kata (tests/checks/test_variants.py marks the others by parametrisation), the CLI
+# and the sandbox under this system's first start method; `pytest` (CI) adds what is marked slow here. Each entry is
+# a test file, or a file::test, with why it is slow (figures: `pytest --durations=30` at the end of a CI run).
+_ROBUST = "a rare state of the workspace, the terminal or the machine, reproduced around a whole check"
+SLOW = {
+    # The mutants and the variants past the first: what a change to a kata's checks must still reject.
+    "tests/checks/test_mutation.py": "every mutant of every reference: about half the suite's time",
+    "tests/checks/test_divergence.py": "the composite katas' residual and wiring mistakes, each a whole check",
+    "tests/checks/test_case_snippet.py": "every kata's --case snippet (and wrong ones), each in a Python of its own",
+    "tests/checks/test_catalogue.py::test_float32_internals_open_no_door_to_a_named_mistake":
+        "every named mistake of every kata, on every case",
+    "tests/checks/test_catalogue.py::test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_write":
+        "dev new in a copy of the repository, then four checks there",
+    "tests/checks/test_rules.py::test_every_file_that_makes_no_tensor_passes_the_device_check_when_run":
+        "the device check on every solution and variant that makes no tensor",
+    # The long screens and sessions.
+    "tests/commands/test_chinese_reports.py": "kata check --all in Chinese, on two wrong files of every kata",
+    "tests/commands/test_report_length.py::test_the_report_of_one_mistake_fits_in_40_lines_at_80_columns":
+        "a third wrong variant of every kata, drawn in both languages",
+    "tests/commands/test_live.py": "watch and drill sessions, each minutes of a real session compressed",
+    "tests/commands/test_parallel.py::test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing":
+        "kata check --all twice",
+    "tests/commands/test_notebook.py::test_a_result_in_ipythons_terminal_shows_as_the_report": "a real IPython",
+    "tests/commands/test_notebook.py::test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone":
+        "the notebook's checks in this process, one per way of handing code",
+    "tests/commands/test_parallel.py::test_the_history_of_a_parallel_check_is_the_history_of_one_check_at_a_time":
+        "a parallel check and the same one at a time, their histories compared",
+    # Robustness: rare states, each reproduced around a whole check.
+    "tests/sandbox/test_boundary.py::test_a_thousand_odd_command_lines_never_end_in_an_internal_error":
+        "1,000 seeded command lines",
+    "tests/sandbox/test_boundary.py::test_a_damaged_history_is_never_written": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_reader_that_leaves_early_gets_the_verdicts_status": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_closed_or_full_stdout_is_no_internal_error": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_concurrent_checks_lose_no_record": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_a_check_killed_midway_leaves_the_database_readable": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_locked_database_waits_then_records": _ROBUST,
+    "tests/sandbox/test_platforms.py::test_a_console_that_cannot_encode_gets_replacements_not_a_crash": _ROBUST,
+    "tests/sandbox/test_platforms.py::test_a_runaway_allocation_gets_one_verdict_with_and_without_a_system_memory_cap":
+        _ROBUST,
+    "tests/sandbox/test_platforms.py::test_no_sandbox_is_forked_from_a_process_that_ran_backward_with_an_accelerator_visible":
+        "a simulated accelerator",
+    "tests/sandbox/test_platforms.py::test_a_check_runs_under_spawn_without_resource_termios_fcntl_and_tty":
+        "spawn (Windows' start method)",
+    "tests/sandbox/test_platforms.py::test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not":
+        "spawn (Windows' start method)",
+}
+
+
+def _slow(item) -> bool:
+    """Marked slow: listed in SLOW; a screen driven in a real terminal (tmux, the `term` fixture) or a check in a
+    real Jupyter kernel (the `notebook` fixture); a sandbox test
+    under a start method other than the first this system has (fork on Linux: forkserver and spawn, macOS's and
+    Windows', are held in the slow tier, and run first where fork is refused)."""
+    path = item.nodeid.split("::")[0]
+    if path in SLOW or f"{path}::{getattr(item, 'originalname', None) or item.name}" in SLOW:
+        return True
+    if {"term", "notebook"} & set(getattr(item, "fixturenames", ())):  # tmux, or a Jupyter kernel
+        return True
+    method = getattr(item, "callspec", None) and item.callspec.params.get("method")
+    return method in ("forkserver", "spawn") and not processes.accelerator()
+
+
 def pytest_collection_modifyitems(items):
-    """The longest tests first: the mutants of each kata, the largest reference first. Under pytest -n a
-    worker then never starts a minute of mutants when the others have finished."""
+    """Marks the slow tier (SLOW, _slow), then orders the longest tests first: the mutants of each kata, the largest
+    reference first. Under pytest -n a worker then never starts a minute of mutants when the others have finished."""
+    for item in items:
+        if _slow(item):
+            item.add_marker(pytest.mark.slow)
+
     def weight(item):
         kata = getattr(item, "callspec", None) and item.callspec.params.get("kata")
         if item.originalname != "test_every_behaviour_changing_mutant_is_rejected" or kata is None:

@@ -13,6 +13,8 @@ from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
 from checker.lang import speaking
 from conftest import checker_modules
 
+pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 KATAS_ALL = catalogue.all_katas()
 IDS = [k.id for k in KATAS_ALL]

@@ -2,10 +2,13 @@
 mismatch names the sizes in the error after the case's dimensions, at the user's line; an input
 modified in place names the in-place write. A named mistake still wins over such a diagnosis."""
 
+import pytest
 from conftest import ROOT
 
 from checker import catalogue, engine, report
 from checker.lang import speaking
+
+pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)
 
 TORCH = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 NUMPY = (ROOT / "solutions" / "numpy" / "attention.py").read_text(encoding="utf-8")

@@ -13,6 +13,8 @@ from checker.checks.torch_decoder_layer import checks as torch_decoder_layer
 from checker.checks.torch_encoder_layer import checks as torch_encoder_layer
 from conftest import ROOT, run_json, variant
 
+pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)
+
 ENCODER = (ROOT / "solutions" / "torch" / "encoder_layer.py").read_text(encoding="utf-8")
 DECODER = (ROOT / "solutions" / "torch" / "decoder_layer.py").read_text(encoding="utf-8")
 NP_ENCODER = (ROOT / "solutions" / "numpy" / "encoder_layer.py").read_text(encoding="utf-8")

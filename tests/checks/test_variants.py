@@ -18,6 +18,8 @@ from checker import catalogue, engine, report
 from checker.lang import speaking
 from conftest import variant_files
 
+pytestmark = pytest.mark.usefixtures("meta_kernels")  # each check's child inherits them (tests/conftest.py)
+
 # Chinese punctuation (，。：（）), which every Chinese sentence of kata's has and no English one: an English
 # sentence may gloss a term in Chinese, LayerNorm (层归一化).
 _CHINESE = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
@@ -58,7 +60,19 @@ def is_pointed(result) -> bool:
     return bool(result.diagnosis or result.error or any(not _VALUES_ONLY.fullmatch(m) for m in failed))
 
 
-@pytest.mark.parametrize("path", variant_files("wrong"), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def _tiered(prefix: str) -> list:
+    """Every kata's wrong_*.py or right_*.py: the first of each kata (by name) in the fast tier, the rest marked
+    slow (pytest -m "not slow" runs one wrong and one right variant per kata; CI runs them all)."""
+    firsts, params = set(), []
+    for path in variant_files(prefix):
+        kata = path.parent.parent.name
+        marks = () if kata not in firsts else pytest.mark.slow
+        firsts.add(kata)
+        params.append(pytest.param(path, marks=marks, id=f"{kata}/{path.stem}"))
+    return params
+
+
+@pytest.mark.parametrize("path", _tiered("wrong"))
 def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_property):
     """Also reports whether it was diagnosed and pointed: tests/conftest.py adds these up over the run, prints
     them per kata, and holds the whole catalogue to its bounds once every wrong variant has run."""
@@ -70,7 +84,7 @@ def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_pr
     assert expect.removeprefix("# expect: ") in _report_text(result), _report_text(result)
 
 
-@pytest.mark.parametrize("path", variant_files("right"), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", _tiered("right"))
 def test_correct_but_different_implementation_passes(path):
     result = _checked(path)
     assert result.status == "pass", _report_text(result)

@@ -20,6 +20,8 @@ from checker import catalogue
 from checker.report import MOST_LINES, _traceback, kata_panel
 from checker.results import CheckResult, KataResult
 
+pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)
+
 KATAS = catalogue.all_katas()
 
 
