@@ -58,6 +58,9 @@ CONCEPTS = {
     "comparison": lambda: t("a comparison at the boundary (< against <=, == against !=)"),
     "step": lambda: t("a step left out"),
     "variable": lambda: t("one variable read where another belongs"),
+    "scope": lambda: t("a step applied to the wrong part of an expression (to a whole product, or to the other factor)"),
+    "function": lambda: t("one function called where its neighbour belongs (sum for mean, sin for cos, log_softmax for "
+                          "softmax, ...)"),
     "statement": lambda: t("a statement left out"),
 }
 
@@ -75,8 +78,14 @@ _EXPONENTS = (2, 1, 0.5, -0.5, -1, 3, 1.5)
 _ROOTS = {"sqrt", "rsqrt", "exp", "log", "abs"}
 _STEPS = {"softmax", "log_softmax", "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "float", "abs", "neg", "clamp", "clip", "detach", "clone", "copy", "t"}
 _TRIANGLES = {"triu": "tril", "tril": "triu"}
+# Functions a hand puts in place of a neighbour (sum for mean, sin for cos, log_softmax for softmax, ...).
+_FAMILIES = [("sum", "mean"), ("nansum", "nanmean"), ("softmax", "log_softmax"), ("sigmoid", "silu", "relu", "gelu", "tanh"),
+             ("sin", "cos"), ("floor", "round", "ceil", "trunc"), ("min", "max"), ("amin", "amax"),
+             ("minimum", "maximum"), ("var", "std"), ("argmin", "argmax"), ("cumsum", "cumprod"), ("exp", "log"),
+             ("exp", "expm1"), ("log", "log1p"), ("sqrt", "rsqrt"), ("topk", "sort")]
+_NEIGHBOURS = {name: [o for o in family if o != name] for family in _FAMILIES for name in family}
 _PRIORITY = {"axis": 0, "keepdim": 0, "transpose": 0, "view": 0, "unbiased": 0, "mask": 0, "written_in": 0,
-             "power": 1, "term": 1, "step": 1, "constant": 1, "argument": 2, "swapped_args": 2, "operands": 2,
+             "power": 1, "term": 1, "step": 1, "function": 1, "scope": 1, "constant": 1, "argument": 2, "swapped_args": 2, "operands": 2,
              "operator": 2, "division": 2, "off_by_one": 2, "comparison": 2, "branch": 2, "inplace": 3,
              "statement": 3, "order": 4, "variable": 5}
 _PLAUSIBLE = {  # constants people put in place of the right one, by the size of the right one
@@ -244,6 +253,10 @@ def _call_options(call: ast.Call, numeric_names: dict):
             yield "step", call.args[0]
         elif receiver is not None and not function_form:
             yield "step", receiver
+    # a neighbouring function
+    if name in _NEIGHBOURS and name not in _TRIANGLES:
+        for other in _NEIGHBOURS[name]:
+            yield "function", _call(call, func=_renamed(call.func, other))
     # mask polarity and triangles
     if name in ("masked_fill", "masked_fill_") and call.args and not isinstance(call.args[0], ast.UnaryOp):
         yield "mask", _call(call, args=[_negated(call.args[0]), *call.args[1:]])
@@ -295,7 +308,7 @@ def _negated(node):
     return ast.UnaryOp(ast.Invert(), node)
 
 
-_SWAP_OP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+_SWAP_OP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.MatMult: ast.Mult}
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
 
@@ -337,6 +350,7 @@ def _options(node, site: _Site, numeric_names: dict):
             for e in _EXPONENTS:
                 if e != _value(node.right):
                     yield "power", ast.BinOp(node.left, ast.Pow(), _num(e))
+        yield from _scope_options(node)
     elif isinstance(node, ast.UnaryOp):
         if isinstance(node.op, (ast.Invert, ast.Not)):
             yield "mask", node.operand
@@ -370,6 +384,22 @@ def _options(node, site: _Site, numeric_names: dict):
             and isinstance(node.value, ast.BinOp) and isinstance(node.value.left, ast.Name) \
             and node.value.left.id == node.targets[0].id and type(node.value.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
         yield "inplace", ast.AugAssign(ast.Name(node.targets[0].id, ast.Store()), node.value.op, node.value.right)
+
+
+_ELEMENTWISE = {"relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "softmax", "log_softmax"}
+
+
+def _scope_options(node: ast.BinOp):
+    """A step applied to the wrong extent: f(a) * b written f(a * b), or as a * f(b) (SiLU after the product, on the
+    other branch)."""
+    for side, other in (("left", "right"), ("right", "left")):
+        call = getattr(node, side)
+        if isinstance(call, ast.Call) and _name(call) in _ELEMENTWISE and len(call.args) == 1 and _is_function_form(call):
+            inner, rest = call.args[0], getattr(node, other)
+            whole = ast.BinOp(inner, node.op, rest) if side == "left" else ast.BinOp(rest, node.op, inner)
+            yield "scope", _call(call, args=[whole])
+            moved = _call(call, args=[rest])
+            yield "scope", ast.BinOp(inner, node.op, moved) if side == "left" else ast.BinOp(moved, node.op, inner)
 
 
 def _slice_options(node: ast.Subscript):

@@ -66,6 +66,14 @@ def test_each_rule_rewrites_the_fragment_it_is_about():
             "scores = scores.masked_fill(~keep, -1e9)") in said
     assert ("operands", "x - mean", "mean - x") in said
     assert ("variable", "return scores.softmax(dim=-1) @ v", "return scores.softmax(dim=-1) @ q") in said
+    assert ("function", "x.mean(dim=-1, keepdim=True)", "x.sum(dim=-1, keepdim=True)") in said
+    assert ("function", "scores.softmax(dim=-1)", "scores.log_softmax(dim=-1)") in said
+
+
+def test_a_step_moved_to_another_part_of_its_expression_is_a_rewrite():
+    source = "import torch.nn.functional as F\n\ndef swiglu(a, b):\n    return F.silu(a) * b\n"
+    said = {(r.rule, r.after) for r in _described(source)}
+    assert ("scope", "F.silu(a * b)") in said and ("scope", "a * F.silu(b)") in said
 
 
 def test_a_rewrite_is_taken_out_of_the_tree_again():
