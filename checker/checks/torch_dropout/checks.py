@@ -20,6 +20,7 @@ from checker.lang import t
 
 TARGET = "dropout"
 OUTPUTS = [("output", "(...)")]
+DRAWS = True  # generator=None draws the mask from the global generator, as F.dropout does
 GRADIENTS = False  # the gradient is checked below, in training mode, where it carries the mask
 
 # The deterministic cases, every dimension its own size: evaluation (twice, p = 0.3 and 0.6, ranks 3
