@@ -82,7 +82,7 @@ def workspace(tmp_path):
 
 
 # ----------------------------------------------------------------------------- two tiers
-# `pytest -m "not slow"` (the fast tier, under 3 minutes on two cores) runs every kata's reference and stub, one
+# `pytest -m "not slow"` (the fast tier, about 3 minutes on two cores) runs every kata's reference and stub, one
 # wrong and one right variant per kata (tests/checks/test_variants.py marks the others by parametrisation), the CLI
 # and the sandbox under this system's first start method; `pytest` (CI) adds what is marked slow here. Each entry is
 # a test file, or a file::test, with why it is slow (figures: `pytest --durations=30` at the end of a CI run).
@@ -103,13 +103,9 @@ SLOW = {
     "tests/commands/test_report_length.py::test_the_report_of_one_mistake_fits_in_40_lines_at_80_columns":
         "a third wrong variant of every kata, drawn in both languages",
     "tests/commands/test_live.py": "watch and drill sessions, each minutes of a real session compressed",
-    "tests/commands/test_parallel.py::test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing":
-        "kata check --all twice",
     "tests/commands/test_notebook.py::test_a_result_in_ipythons_terminal_shows_as_the_report": "a real IPython",
     "tests/commands/test_notebook.py::test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone":
         "the notebook's checks in this process, one per way of handing code",
-    "tests/commands/test_parallel.py::test_the_history_of_a_parallel_check_is_the_history_of_one_check_at_a_time":
-        "a parallel check and the same one at a time, their histories compared",
     # Robustness: rare states, each reproduced around a whole check.
     "tests/sandbox/test_boundary.py::test_a_thousand_odd_command_lines_never_end_in_an_internal_error":
         "1,000 seeded command lines",
