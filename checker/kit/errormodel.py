@@ -572,14 +572,17 @@ class Rewrites:
     def describe(self, k: int) -> Rewrite:
         site, rule, new = self.items[k]
         several = isinstance(site, list)
-        site = site[-1] if several else site  # every use of one name, or every mask: said at the last
+        # every use of one name: said where it is used last; every mask: said where it is applied first
+        site = (site[0] if rule == "mask" else site[-1]) if several else site
         node = site.node
         anchor = _anchor(node, new, rule)
         if rule == "order":
             before = f"{_text(node)}; {_text(new)}"
             after = f"{_text(new)}; {_text(node)}"
-        elif several or isinstance(node, (ast.Name, ast.Attribute, ast.Constant)) or _value(node) is not None:
-            # a name or a number alone says little: show the statement that holds it, before and after
+        elif several or isinstance(node, (ast.Name, ast.Attribute, ast.Constant)) or _value(node) is not None \
+                or (len(_text(node)) < 30 and new is not None and not isinstance(node, ast.stmt)):
+            # a name, a number or a short fragment (x - mean, of which there may be two) says little: show the
+            # statement that holds it, before and after
             holder = _holder(self.tree.body[site.top], node)
             anchor = _anchor(node, new, rule, holder)
             before = _text(holder)

@@ -216,26 +216,30 @@ class Kit:
         return None
 
     def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
-        """Name the known mistake whose result on this case equals the user's outputs, if any; else, for a
-        composite kata, the first given sub-part whose input differs from the reference's."""
+        """Name the known mistake whose result on this case equals the user's outputs, if any; else the error
+        model's change to the reference. A composite kata says first which given sub-part's input differs from the
+        reference's (where), then the change that gives the user's outputs (what), when the error model finds one."""
         found = self.name_mistake(self.inputs(case, dtype), tuple(user_outputs), tol=self.tolerance(dtype),
                                   outputs=self.spec.OUTPUTS, rewrites=False, case=case, dtype=dtype)
-        if found is None and dtype == "float64" and self.convention is None:
-            found = self.rewrite(case, tuple(user_outputs))
-            if found:
-                return found
         if found and self.options.PARTS and dtype == "float64" and self.divergence_line is None:
             try:  # a named mistake, placed where it first shows: the line feeding the first part fed otherwise
                 self.first_divergence(case)
             except (Fail, UserError):
                 pass
-        if found or not self.options.PARTS or dtype != "float64":
+        if found or dtype != "float64" or self.convention is not None:
             return found
-        try:
-            found = self.first_divergence(case)
-        except (Fail, UserError):
-            return None  # the user's module cannot be recorded: the other checks say why
-        self.diagnosis = self.diagnosis or found
+        where = None
+        if self.options.PARTS:
+            try:
+                where = self.first_divergence(case)
+            except (Fail, UserError):
+                pass  # the user's module cannot be recorded: the other checks say why
+        line = self.divergence_line
+        what = self.rewrite(case, tuple(user_outputs))
+        self.divergence_line = line or self.divergence_line  # the part's line first: it is where the user looks
+        found = t("{where}; {what}", where=where, what=what) if where and what else where or what
+        if found:
+            self.diagnosis = found if self.diagnosis in (None, what) else self.diagnosis
         return found
 
     def rewrite(self, case: Case, user_outputs: tuple) -> str | None:

@@ -85,8 +85,9 @@ def test_a_numpy_encoder_ffn_residual_from_the_layer_input_is_named(tmp_path, re
                     "return add_and_norm(x, ffn, gamma2_ln, beta2_ln)")
     result = engine.check_file(catalogue.find("numpy/encoder_layer"), path)
     assert result.status == "fail"
-    assert result.diagnosis == ("first divergence: add_and_norm call 2 (its argument x) receives the layer's input x; "
-                                "expected add_and_norm call 1's output")
+    assert result.diagnosis.startswith("first divergence: add_and_norm call 2 (its argument x) receives the layer's "
+                                       "input x; expected add_and_norm call 1's output; ")  # where, then what:
+    assert "yours behaves as `return add_and_norm(x, ffn, gamma2_ln, beta2_ln)`" in result.diagnosis  # error model
     _no_masking_failure(result)
     wrong_line = 1 + next(i for i, line in enumerate(path.read_text().splitlines()) if "add_and_norm(x, ffn" in line)
     assert {c.line for c in result.checks if c.name == "numerics: matches the reference in float64"} == {wrong_line}
@@ -97,8 +98,9 @@ def test_a_numpy_decoder_cross_attention_residual_from_the_layer_input_is_named(
                     "out2 = add_and_norm(x, a2, gamma2_ln, beta2_ln)")
     result = engine.check_file(catalogue.find("numpy/decoder_layer"), path)
     assert result.status == "fail"
-    assert result.diagnosis == ("first divergence: add_and_norm call 2 (its argument x) receives the layer's input x; "
-                                "expected add_and_norm call 1's output")
+    assert result.diagnosis.startswith("first divergence: add_and_norm call 2 (its argument x) receives the layer's "
+                                       "input x; expected add_and_norm call 1's output; ")  # where, then what:
+    assert "yours behaves as `out2 = add_and_norm(x, a2, gamma2_ln, beta2_ln)`" in result.diagnosis  # error model
     _no_masking_failure(result)
 
 

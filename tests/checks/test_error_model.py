@@ -50,30 +50,34 @@ def _described(source: str) -> list:
 
 
 def test_each_rule_rewrites_the_fragment_it_is_about():
-    said = {(r.rule, r.before, r.after) for r in _described(REFERENCE)}
-    assert ("axis", "x.mean(dim=-1, keepdim=True)", "x.mean(dim=-2, keepdim=True)") in said
-    assert ("keepdim", "x.mean(dim=-1, keepdim=True)", "x.mean(dim=-1)") in said
-    assert ("transpose", "k.transpose(-2, -1)", "k.transpose(1, 2)") in said
-    assert ("power", "(x - mean).pow(2)", "(x - mean).pow(3)") in said
-    assert ("power", "torch.sqrt(var + eps)", "var + eps") in said
-    assert ("term", "var + eps", "var") in said
-    assert ("mask", "torch.ones(T, T, dtype=torch.bool).tril()", "torch.ones(T, T, dtype=torch.bool).triu()") in said
-    assert ("mask", "~keep", "keep") in said
-    assert ("branch", "if causal:", "if False:") in said
+    said = [(r.rule, r.before, r.after) for r in _described(REFERENCE)]
+
+    def has(rule, before, after):  # a short fragment is shown inside the statement that holds it
+        return any(r == rule and before in b and after in a for r, b, a in said)
+
+    assert has("axis", "x.mean(dim=-1, keepdim=True)", "x.mean(dim=-2, keepdim=True)")
+    assert has("keepdim", "mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=-1)")
+    assert has("transpose", "k.transpose(-2, -1)", "k.transpose(1, 2)")
+    assert has("power", "(x - mean).pow(2)", "(x - mean).pow(3)")
+    assert has("power", "torch.sqrt(var + eps)", "return (x - mean) / (var + eps)")
+    assert has("term", "torch.sqrt(var + eps)", "torch.sqrt(var)")
+    assert has("mask", "torch.ones(T, T, dtype=torch.bool).tril()", "torch.ones(T, T, dtype=torch.bool).triu()")
+    assert has("mask", "scores.masked_fill(~keep, float('-inf'))", "scores.masked_fill(keep, float('-inf'))")
+    assert has("branch", "if causal:", "if False:")
     assert ("written_in", "return (x - mean) / torch.sqrt(var + eps)", "return (x - mean) / torch.sqrt(var + 1e-12)") \
         in said
     assert ("constant", "scores = scores.masked_fill(~keep, float('-inf'))",
             "scores = scores.masked_fill(~keep, -1e9)") in said
-    assert ("operands", "x - mean", "mean - x") in said
+    assert has("operands", "x - mean", "mean - x")
     assert ("variable", "return scores.softmax(dim=-1) @ v", "return scores.softmax(dim=-1) @ q") in said
-    assert ("function", "x.mean(dim=-1, keepdim=True)", "x.sum(dim=-1, keepdim=True)") in said
-    assert ("function", "scores.softmax(dim=-1)", "scores.log_softmax(dim=-1)") in said
+    assert has("function", "x.mean(dim=-1, keepdim=True)", "x.sum(dim=-1, keepdim=True)")
+    assert has("function", "scores.softmax(dim=-1)", "scores.log_softmax(dim=-1)")
 
 
 def test_a_step_moved_to_another_part_of_its_expression_is_a_rewrite():
     source = "import torch.nn.functional as F\n\ndef swiglu(a, b):\n    return F.silu(a) * b\n"
     said = {(r.rule, r.after) for r in _described(source)}
-    assert ("scope", "F.silu(a * b)") in said and ("scope", "a * F.silu(b)") in said
+    assert ("scope", "return F.silu(a * b)") in said and ("scope", "return a * F.silu(b)") in said
 
 
 def test_a_rewrite_is_taken_out_of_the_tree_again():

@@ -93,21 +93,12 @@ def _variant(**knobs):
 MISTAKES = [
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores q kᵀ by math.sqrt(d_k)"),
-    Mistake("scale by d_k", _variant(scale="dk"),
-            "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
-    Mistake("scale by d_v", _variant(scale="sqrt_dv"),
-            "your output equals attention scaled by 1/√d_v: take d_k from q (q.shape[-1]), not from v"),
     Mistake("scale d_k / 2", _variant(scale="half_dk"),
             "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
             "math.sqrt(d_k) or d_k ** 0.5"),
     Mistake("scale by the number of keys", _variant(scale="sqrt_tk"),
             "your scores are divided by √T_k, the number of keys: d_k is the size of the LAST axis of q or k "
             "(q.shape[-1]), not k.shape[-2]"),
-    Mistake("softmax over queries", _variant(axis=-2),
-            "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
-    Mistake("softmax over axis 1", _variant(axis=1),
-            "your softmax runs over axis 1, a fixed axis: for (B, T_q, T_k) that is the queries, for (B, H, T_q, T_k) "
-            "the heads; softmax must run over the keys, the last axis, axis=-1"),
     Mistake("mask inverted", _variant(mask_as="hidden"),
             "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),

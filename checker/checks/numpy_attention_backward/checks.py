@@ -103,29 +103,11 @@ def _variant(**knobs):
 _BACKWARD = "dS = P · (dP − rowsum(dP · P)), dq = dS k / √d_k, dk = dSᵀ q / √d_k"
 
 MISTAKES = [
-    Mistake("scale missing in dq and dk", _variant(grad_scale=0),
-            "your dq and dk miss the 1/√d_k: the forward pass scaled the scores, S = q kᵀ / √d_k, so the chain "
-            "rule multiplies dq = dS k and dk = dSᵀ q by 1/√d_k too"),
-    Mistake("scale missing everywhere", _variant(forward_scale=False, grad_scale=0),
-            "your gradients are those of attention WITHOUT the 1/√d_k scale: recompute S = q kᵀ / math.sqrt(d_k) "
-            "and multiply dq and dk by 1/√d_k as well"),
     Mistake("scale applied twice in dq and dk", _variant(grad_scale=2),
             "your dq and dk are divided by d_k: the 1/√d_k enters once, dq = dS k / √d_k, dk = dSᵀ q / √d_k"),
-    Mistake("scale missing in dq", _variant(unscaled="dq"),
-            f"your dq lacks the 1/√d_k that your dk has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}"),
-    Mistake("scale missing in dk", _variant(unscaled="dk"),
-            f"your dk lacks the 1/√d_k that your dq has: the scores are q kᵀ / √d_k, so both gradients carry it; {_BACKWARD}"),
-    Mistake("softmax Jacobian without the P P^T part", _variant(jacobian="exp"),
-            f"your dS is P · dP, the derivative of exp alone: softmax also divides by the row's sum, which subtracts "
-            f"rowsum(dP · P); {_BACKWARD}"),
-    Mistake("softmax Jacobian with an unweighted row sum", _variant(jacobian="unweighted"),
-            f"your dS subtracts rowsum(dP) without the weights P: the term is rowsum(dP · P); {_BACKWARD}"),
     Mistake("diagonal-only softmax Jacobian", _variant(jacobian="diagonal"),
             "your dS equals P · (1 − P) · dP, the diagonal of softmax's Jacobian only: each weight depends on EVERY "
             f"score of its row (∂P_j/∂S_i = P_j(δ_ij − P_i)), so {_BACKWARD}"),
-    Mistake("softmax backward summed over the queries", _variant(sum_axis=-2),
-            "your dS sums dP · P over the queries (axis=-2): softmax ran over the keys, so its backward sums over the "
-            "keys too, np.sum(dP * P, axis=-1, keepdims=True)"),
     Mistake("dk from dS instead of dSᵀ", _variant(dk_transposed=False),
             "your dk equals dS q: S = q kᵀ, so dk = dSᵀ q / √d_k (np.swapaxes(dS, -1, -2) @ q); it only ran because "
             "T_q = T_k here"),
@@ -135,9 +117,6 @@ MISTAKES = [
     Mistake("mask ignored", _variant(mask_as="ignored"),
             "your gradients ignore the mask: hidden keys leak gradient. Recompute P with the mask "
             "(np.where(mask, scores, -np.inf) before softmax), exactly as the forward pass did"),
-    Mistake("mask inverted", _variant(mask_as="hidden"),
-            "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden); hide the keys where "
-            "mask is False: np.where(mask, scores, -np.inf)"),
     Mistake("blind query with uniform weights", _variant(empty_rows="uniform"),
             "a query with no visible key gets uniform weights from your −1e9 mask, so it passes gradient to every "
             "key and gets a nonzero dq: its output is zero and must give dq = 0 and nothing to dk and dv; zero its "

@@ -108,32 +108,15 @@ MISTAKES = [
     Mistake("cross K/V from out1", _variant(kv="out1"),
             "your cross-attention takes its keys and values from out1 (it is a second self-attention): K and V "
             "come from encoder_output, only Q from out1"),
-    Mistake("cross Q from x", _variant(q="x"),
-            "your cross-attention's queries come from x: Q comes from out1, the output of the first Add & Norm, "
-            "multi_head_attention(out1, encoder_output, encoder_output, padding_mask, ...)"),
     Mistake("masks swapped", _variant(wiring="masks swapped"),
             "your masks are swapped: the look-ahead mask belongs to the self-attention (scores (B, H, T_t, T_t)), the "
             "padding mask to the cross-attention (scores (B, H, T_t, T_s))"),
-    Mistake("second residual from x", _variant(wiring="residual2_from_x"),
-            "your output equals LN(x + CrossAttention(out1)) in the second Add & Norm: the residual comes from the "
-            "wrong tensor; each Add & Norm adds its own sublayer's input, out2 = add_and_norm(out1, a2, ...)"),
-    Mistake("third residual from out1", _variant(wiring="residual3_from_out1"),
-            "your last Add & Norm adds out1: the residual comes from the wrong tensor; the FFN's input is out2, "
-            "so out3 = add_and_norm(out2, ffn_output, gamma3_ln, beta3_ln)"),
-    Mistake("FFN fed with out1", _variant(wiring="ffn_on_out1"),
-            "your FFN reads out1 instead of out2: the sublayers are chained, feed_forward_network(out2, ...)"),
     Mistake("diagonal hidden", _variant(lookahead="diagonal hidden"),
             "your self-attention hides the diagonal: position i must see itself and every earlier position, "
             "np.tril(np.ones((T, T), bool)) (k=0), or np.triu(..., k=1) == 0; use the lookahead_mask argument"),
-    Mistake("look-ahead mask ignored", _variant(lookahead="ignored"),
-            "your output equals the layer without the look-ahead mask: pass lookahead_mask to the self-attention, "
-            "or every position sees the future"),
     Mistake("look-ahead mask inverted", _variant(lookahead="inverted"),
             "your look-ahead mask is inverted: here True = visible (the NumPy tutorial and the paper walkthrough use 1 = hidden); pass "
             "lookahead_mask as it is"),
-    Mistake("padding mask ignored", _variant(padding="ignored"),
-            "your output equals the layer without the padding mask: pass padding_mask to the cross-attention, so "
-            "the source's PAD tokens get no weight"),
     Mistake("padding mask inverted", _variant(padding="inverted"),
             "your padding mask is inverted: here True = a real source token (the NumPy tutorial uses 1 = PAD); pass "
             "padding_mask as it is"),

@@ -83,12 +83,6 @@ def _variant(**knobs):
 
 
 MISTAKES = [
-    Mistake("second residual from x", _variant(wiring="residual2_from_x"),
-            "your output equals LN(x + FFN(out1)): the second residual comes from the wrong tensor. Each Add & Norm "
-            "adds its own sublayer's input: out2 = add_and_norm(out1, ffn_output, gamma2_ln, beta2_ln)"),
-    Mistake("FFN fed with x", _variant(wiring="ffn_on_x"),
-            "your output equals LN(out1 + FFN(x)): the FFN reads x instead of out1. The sublayers are chained: "
-            "ffn_output = feed_forward_network(out1, ...)"),
     Mistake("pre-norm", _variant(wiring="pre_norm"),
             "your output equals the pre-norm layer, x + MHA(LN(x)) then h + FFN(LN(h)): this kata (like the NumPy tutorial and "
             "the paper) is post-norm, LN(x + MHA(x)) then LN(out1 + FFN(out1))"),
@@ -97,9 +91,6 @@ MISTAKES = [
     Mistake("mask inverted", _variant(mask_as="inverted"),
             "your mask is inverted: the NumPy tutorial passes 1 = PAD, but here the mask is bool with True = a real token that "
             "may be attended to; pass it to multi_head_attention as it is"),
-    Mistake("no residual", _variant(wiring="no_residual"),
-            "your output equals LN(MHA(x)) then LN(FFN(out1)): the residual connections are missing; "
-            "add_and_norm(x, attn_output, ...) and add_and_norm(out1, ffn_output, ...)"),
     Mistake("layer norms swapped", _variant(wiring="ln_swapped"),
             "your output uses gamma2_ln, beta2_ln after attention and gamma1_ln, beta1_ln after the FFN: the first "
             "Add & Norm takes gamma1_ln, beta1_ln"),

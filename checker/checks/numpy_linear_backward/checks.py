@@ -121,12 +121,6 @@ MISTAKES = [
             "your dx is W @ doutᵀ, (D_in, N): with rows as examples, dx = dout @ Wᵀ, which keeps x's shape (..., D_in)"),
     Mistake("dW returned first", lambda dout, x, W: (lambda r: (r[1], r[0], r[2]))(_right(dout, x, W)),
             "you return (dW, dx, db): the contract's order is (dx, dW, db)"),
-    Mistake("db not summed", _with(db=lambda dout, x, W: dout),
-            "your db equals dout itself, shape (..., D_out): b is added to every position, so db sums dout over "
-            "every leading axis, db = dout.reshape(-1, D_out).sum(axis=0)"),
-    Mistake("db summed over axis 0 only", _with(db=lambda dout, x, W: dout.sum(axis=0)),
-            "your db is dout.sum(axis=0), summed over the first leading axis only: sum over every leading axis, "
-            "db = dout.reshape(-1, D_out).sum(axis=0)"),
     Mistake("db summed over the features", _with(db=lambda dout, x, W: dout.sum(axis=-1)),
             "your db is dout.sum(axis=-1), summed over the OUTPUT features: db has one entry per output feature, "
             "sum over the leading axes instead, db = dout.reshape(-1, D_out).sum(axis=0)"),

@@ -108,9 +108,6 @@ MISTAKES = [
     Mistake("split without transpose", _variant(split="reshape"),
             f"your output equals multi-head attention whose split_heads reshapes straight to (B, H, T, depth), "
             f"which mixes positions into heads: {_SPLIT_FIX}"),
-    Mistake("combine without transpose", _variant(combine="reshape"),
-            f"your output equals multi-head attention whose combine_heads reshapes (B, H, T, depth) straight to "
-            f"(B, T, d_model), which mixes heads into positions: {_COMBINE_FIX}"),
     Mistake("split and combine without transpose", _variant(split="reshape", combine="reshape"),
             "your output equals multi-head attention whose split_heads and combine_heads both reshape without "
             f"transposing (they undo each other, so a round trip hides it): split: {_SPLIT_FIX}; combine: {_COMBINE_FIX}"),
@@ -134,8 +131,6 @@ MISTAKES = [
     Mistake("mask inverted, -1e9 added", _variant(mask_as="hidden_1e9"),
             "your mask is inverted: here True means 'may attend' (the NumPy tutorial uses 1 = hidden and adds mask * -1e9); "
             "hide the keys where mask is False: np.where(mask, scores, -np.inf)"),
-    Mistake("softmax over queries", _variant(axis=-2),
-            "your weights are normalised over the queries (axis=-2): softmax must run over the keys, axis=-1"),
 ]
 
 _SPLIT_MISTAKES = [Mistake("split without transpose", lambda x, H, depth: _split(x, H, depth, "reshape"),

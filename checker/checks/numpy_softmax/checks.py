@@ -114,13 +114,8 @@ MISTAKES = [
             "your output equals softmax shifted by the max of the WHOLE array (np.max(x)): a slice whose "
             "entries all lie far below it underflows to 0/0 = NaN; subtract each slice's own max, "
             "np.max(x, axis=axis, keepdims=True)"),
-    Mistake("axis ignored", _axis_ignored,
-            "your output is normalised over the last axis whatever `axis` says: pass axis=axis to np.max and np.sum"),
     Mistake("sum without keepdims", _sum_no_keepdims, f"you divide by np.sum(e, axis=axis); {_KEEPDIMS}"),
     Mistake("max without keepdims", _max_no_keepdims, f"you subtract np.max(x, axis=axis); {_KEEPDIMS}"),
-    Mistake("divide by the max", _divide_by_max,
-            "your output equals exp(x - max) divided by its MAX: the largest entry is 1 and the slice no longer "
-            "sums to 1; divide by np.sum(e, axis=axis, keepdims=True)"),
     Mistake("sum over the last axis", _sum_last_axis,
             "your max follows `axis` but your sum is over the last axis: pass axis=axis to np.sum as well"),
     Mistake("sum over the whole array", _global_sum,

@@ -121,30 +121,14 @@ MISTAKES = [
             "your dx equals y * (1 - y) * dy, the DIAGONAL of the Jacobian only: softmax's output i depends on "
             "every logit j (dy_i/dx_j = y_i (δ_ij - y_j)), so dx_i = y_i (dy_i - Σ_j dy_j y_j); "
             "dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))"),
-    Mistake("derivative of exp only", _exp_only,
-            "your dx equals y * dy, the derivative of exp alone: the normalisation also depends on x, subtract "
-            "y * Σ_j dy_j y_j; dx = y * (dy - np.sum(dy * y, axis=axis, keepdims=True))"),
-    Mistake("leading y missing", _no_leading_y,
-            "your dx equals dy - Σ_j dy_j y_j, without the factor y in front: dx = y * (dy - np.sum(dy * y, "
-            "axis=axis, keepdims=True))"),
-    Mistake("sum of dy without y", _sum_of_dy,
-            "your dx equals y * (dy - Σ_j dy_j), the sum of dy unweighted: the sum is weighted by y, "
-            "np.sum(dy * y, axis=axis, keepdims=True)"),
     Mistake("mean instead of weighted sum", _mean,
             "your dx equals y * (dy - mean(dy * y)): the term is the SUM Σ_j dy_j y_j, not its mean; "
             "np.sum(dy * y, axis=axis, keepdims=True)"),
     Mistake("dy and y swapped", _dy_y_swapped,
             "your dx is dy * (y - sum(dy * y)): dy and y trade places; dx = y * (dy - sum(dy * y, axis))"),
-    Mistake("sum of y squared", _y_squared,
-            "you subtract sum(y * y) where the formula has sum(dy * y): the weighted sum is of the upstream "
-            "gradient, <dy, y>"),
     Mistake("log-softmax's backward", _log_softmax_backward,
             "your dx is dy - y * sum(dy), the backward of LOG-softmax: for y = softmax(x) it is "
             "y * (dy - sum(dy * y, axis))"),
-    Mistake("sign flipped", _sign_flipped,
-            "your dx equals y * (Σ_j dy_j y_j - dy), the negative of the gradient: dx = y * (dy - Σ_j dy_j y_j)"),
-    Mistake("axis ignored", _axis_ignored,
-            "your dx sums over the last axis whatever `axis` says: pass axis=axis to np.sum"),
     Mistake("sum without keepdims", _no_keepdims, f"you subtract np.sum(dy * y, axis=axis); {_KEEPDIMS}"),
     Mistake("sum over the whole array", _global_sum,
             "your dx subtracts np.sum(dy * y) over the WHOLE array: each slice along `axis` has its own sum, "

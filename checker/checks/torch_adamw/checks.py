@@ -119,18 +119,12 @@ MISTAKES = [
     Mistake("only m bias-corrected", _variant(correct="first"),
             "your update corrects m but not v: v̂ = v / (1 − β2^t) too, so the denominator is "
             "√v / √(1 − β2^t) + ε"),
-    Mistake("v corrected outside the root", _variant(correct="second unrooted"),
-            "your denominator is √v / (1 − β2^t) + ε: the correction of v goes under the root, √(v / (1 − β2^t)) "
-            "= √v / √(1 − β2^t)"),
     Mistake("eps inside the square root", _variant(eps_at="inside"),
             "your denominator is √(v̂ + ε): ε goes outside the root, √v̂ + ε, as in the paper and torch"),
     Mistake("decay applied after the update", _variant(decay="after"),
             "your weight decay shrinks θ after the Adam update: torch (and the paper) decay θ_{t-1}, before "
             "the update, θ ← θ · (1 − lr · λ) − lr · m̂ / (√v̂ + ε). (Hugging Face's old AdamW decayed after the "
             "update; it differs by lr · λ · lr · update)"),
-    Mistake("decay without lr", _variant(decay_lr=False),
-            "your weight decay is θ · (1 − λ): torch's AdamW scales it by the learning rate, θ · (1 − lr · λ), so a "
-            "schedule lowers the decay with the step size"),
     Mistake("step counted from 0", _variant(step_from=0),
             "your bias correction uses t − 1: step is this step's number counting from 1 (torch increments its "
             "counter before the update), so use 1 − β1^step and 1 − β2^step"),

@@ -77,12 +77,6 @@ def _right(m, x, s):
 
 
 MISTAKES = [
-    Mistake("pre-LN asked post-LN", _wrong(lambda m, x, s: x + s(m.norm(x))),
-            "your output is pre-LN, x + sublayer(norm(x)), but pre_norm=False asks for post-LN (the paper's order): "
-            "add first, then normalize the sum, norm(x + dropout(sublayer(x)))"),
-    Mistake("post-LN asked pre-LN", _wrong(lambda m, x, s: m.norm(x + s(x))),
-            "your output is post-LN, norm(x + sublayer(x)), but pre_norm=True asks for pre-LN: normalize the "
-            "sublayer's INPUT and add the raw x, x + dropout(sublayer(norm(x)))"),
     Mistake("pre-LN residual from norm(x)", _wrong(lambda m, x, s: m.norm(x) + s(m.norm(x)) if m.pre_norm else _right(m, x, s)),
             "your pre-LN residual adds norm(x): the residual path carries the raw x, untouched, "
             "x + dropout(sublayer(norm(x))); only the sublayer sees norm(x)"),
@@ -94,15 +88,9 @@ MISTAKES = [
     Mistake("pre-LN normalized after the add", _wrong(lambda m, x, s: m.norm(x + s(m.norm(x))) if m.pre_norm else _right(m, x, s)),
             "your pre-LN output is normalized again after the residual add: pre-LN has no norm after the sum, "
             "x + dropout(sublayer(norm(x)))"),
-    Mistake("missing residual", _wrong(lambda m, x, s: s(m.norm(x)) if m.pre_norm else m.norm(s(x))),
-            "your output has no residual connection: add x back, post-LN norm(x + dropout(sublayer(x))), "
-            "pre-LN x + dropout(sublayer(norm(x)))"),
     Mistake("norm of the sublayer output only", _wrong(lambda m, x, s: x + m.norm(s(x))),
             "your output is x + norm(sublayer(x)): the LayerNorm sits on the sublayer's output. Post-LN normalizes "
             "the SUM, norm(x + sublayer(x)); pre-LN normalizes the sublayer's INPUT, x + sublayer(norm(x))"),
-    Mistake("eps ignored", _wrong(_right, fixed_eps=1e-5),
-            "your LayerNorm ignores the eps argument (nn.LayerNorm(d_model) uses 1e-5): build it with "
-            "nn.LayerNorm(d_model, eps=eps)"),
 ]
 
 

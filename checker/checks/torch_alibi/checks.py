@@ -158,9 +158,6 @@ MISTAKES = [
             "your output equals (q kᵀ + bias) / √d_k: only q kᵀ is scaled, the bias is added after the scaling"),
     Mistake("missing scale", _variant(scale=False),
             "your output equals ALiBi attention without the 1/√d_k scale: q kᵀ / √d_k + bias"),
-    Mistake("causal mask without offset", _variant(causal="top-left"),
-            "your output equals ALiBi under tril(T_q, T_k) from the top-left corner: when T_q < T_k query i sees "
-            "keys up to i + T_k - T_q, torch.ones(T_q, T_k).tril(T_k - T_q)"),
     Mistake("causal mask hides the diagonal", _variant(causal="diagonal hidden"),
             "your causal mask hides the diagonal too (tril(T_k - T_q - 1), or triu without the +1): a query sees "
             "its own key, keep tril(T_k - T_q)"),

@@ -73,10 +73,6 @@ def _variant(**knobs):
 MISTAKES = [
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores Q Kᵀ by √d_k"),
-    Mistake("scale by d_k", _variant(scale="dk"),
-            "your output equals attention scaled by 1/d_k: the scale is 1/√d_k (math.sqrt(d_k))"),
-    Mistake("scale by d_v", _variant(scale="sqrt_dv"),
-            "your output equals attention scaled by 1/√d_v: take d_k from Q (or K), not from V"),
     Mistake("scale d_k / 2", _variant(scale="half_dk"),
             "your scores are divided by d_k / 2: d_k ** 1/2 is (d_k ** 1) / 2 by operator precedence; write "
             "math.sqrt(d_k) or d_k ** 0.5"),
@@ -86,12 +82,8 @@ MISTAKES = [
     Mistake("scale after softmax", _variant(scale_weights=True),
             "you divide the weights by √d_k after the softmax, so rows no longer sum to 1: scale the scores Q Kᵀ "
             "before the softmax"),
-    Mistake("softmax over queries", _variant(axis=-2),
-            "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
     Mistake("mask inverted", _variant(invert=True),
             "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
-    Mistake("mask after softmax", _variant(after_softmax=True),
-            "you zero the hidden weights after softmax, so rows no longer sum to 1: mask the scores before softmax"),
     Mistake("hidden scores set to 0", _variant(fill=0.0),
             "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them "
             "weight: fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))"),

@@ -134,9 +134,6 @@ MISTAKES = [
     Mistake("running statistics replaced", _variant(momentum_on="none"),
             "your running statistics are the last batch's own: they are a moving average, running = (1 - momentum) "
             "· running + momentum · batch, so evaluation uses an estimate over many batches"),
-    Mistake("batch statistics in evaluation", _variant(eval_stats="batch"),
-            "in evaluation your output uses the batch's own statistics: after .eval() BatchNorm normalises with "
-            "running_mean and running_var, so one sample's output does not depend on the others in its batch"),
     Mistake("running statistics in training", _variant(train_stats="running"),
             "in training your output is normalised with the running statistics: training normalises with the "
             "current batch's mean and biased variance, and only updates the running ones"),
@@ -144,8 +141,6 @@ MISTAKES = [
     Mistake("length not pooled", _variant(axes="batch only"),
             "for a (B, C, L) input your statistics are taken over the batch axis only, one per (channel, position): "
             "BatchNorm1d pools the batch AND the length, mean over dims (0, 2), one statistic per channel"),
-    Mistake("eps outside the root", _variant(eps_at="outside"),
-            "your output divides by sqrt(var) + eps: eps goes inside the square root, (x - mean) / sqrt(var + eps)"),
     Mistake("running statistics never updated", _variant(update="never"),
             "running_mean and running_var never change in training: update them on every training forward, "
             "running = (1 - momentum) · running + momentum · batch statistic"),

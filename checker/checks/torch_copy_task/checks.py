@@ -57,11 +57,6 @@ MISTAKES = [
     Mistake("tgt_inp and tgt_out swapped", _batch_variant(swap=True),
             "your tgt_inp and tgt_out are swapped: the decoder reads tgt_inp = BOS + tokens and must predict "
             "tgt_out = tokens + EOS"),
-    Mistake("tgt_out not shifted", _batch_variant(shift=False),
-            "your tgt_out equals tgt_inp (BOS + tokens), so each position would be trained to repeat its own input: "
-            "tgt_out is the sequence shifted left by one, tokens + EOS"),
-    Mistake("tgt_inp without BOS", _batch_variant(bos=False),
-            "your tgt_inp is tokens + EOS: the decoder input starts with BOS (BOS + tokens)"),
     Mistake("tokens from 0", _batch_variant(low=0),
             "your tokens are drawn from 0 .. V-1, which includes PAD, BOS and EOS: "
             "torch.randint(3, vocab_size, (batch_size, seq_len), generator=generator)"),
@@ -71,11 +66,6 @@ MISTAKES = [
     Mistake("tokens up to V-2", _batch_variant(high=-1),
             "your tokens stop at V-2: torch.randint's upper bound is exclusive, so draw with "
             "torch.randint(3, vocab_size, ...)"),
-    Mistake("tgt_out ends with BOS", _batch_variant(end_with_bos=True),
-            "your tgt_out ends with BOS (a copy-paste of the first column): the target ends with EOS, "
-            "tgt_out = torch.cat([src, eos], dim=1)"),
-    Mistake("BOS and EOS hard-coded", _batch_variant(hard_ids=True),
-            "your batch uses BOS = 1 and EOS = 2 whatever the arguments say: use bos_id and eos_id"),
 ]
 
 

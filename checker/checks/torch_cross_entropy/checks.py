@@ -170,8 +170,6 @@ MISTAKES = [
     Mistake("ε/C to the other classes only", _non_targets_over_c,
             "your loss gives ε/C to the non-target classes only, so the smoothed target sums to 1 - ε/C: the uniform "
             "part covers ALL C classes, the target included: (1 - ε)·nll + ε·(-log_p).mean(-1)"),
-    Mistake("forgot (1 - ε)", _no_one_minus,
-            "your loss equals nll + ε·smooth: the NLL term is weighted by (1 - ε), (1 - ε)·nll + ε·smooth"),
     Mistake("smoothing summed over classes", _smooth_sum,
             "your smoothing term sums -log p over the C classes: it is the MEAN over the classes (ε/C each), "
             "ε·(-log_p).mean(-1)"),
@@ -183,24 +181,13 @@ MISTAKES = [
     Mistake("smoothing applied to ignored positions", _smooth_on_ignored,
             "your smoothing term still counts the ignored positions: mask the whole per-position loss, "
             "((1 - ε)·nll + ε·smooth) at kept positions only"),
-    Mistake("ignore_index fixed at -100", _ignore_fixed,
-            "your loss ignores target -100 whatever ignore_index says: compare with the ignore_index argument"),
     Mistake("nothing ignored", _nothing_ignored,
             "your loss counts every position, ignored ones included: skip the positions whose target == ignore_index "
             "(mask them out of the sum and out of the count)"),
     Mistake("mean of per-row means", _mean_of_row_means,
             "your loss averages each row (sequence) first, then the rows: a short row then weighs as much as a long "
             "one; the mean is over every kept POSITION at once, sum of the losses / number of kept positions"),
-    Mistake("sign flipped", _sign_flipped,
-            "your loss is negative: it is the mean log-probability of the targets; cross-entropy is its negative, "
-            "-log p(target), so a perfect prediction costs 0 and a wrong one costs more"),
-    Mistake("sum instead of mean", _sum,
-            "your loss is the SUM over the kept positions: the result is their mean, sum / (target != ignore_index).sum()"),
-    Mistake("classes on axis 1", _class_axis_1,
-            "your log-softmax runs over axis 1, F.cross_entropy's class axis: here the classes are on the LAST axis "
-            "of logits (..., C), log_softmax(dim=-1)"),
     Mistake("log of softmax", _log_of_softmax, _LOG_SOFTMAX),
-    Mistake("exp overflow", _exp_overflow, _OVERFLOW),
 ]
 
 

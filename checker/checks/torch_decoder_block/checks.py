@@ -154,14 +154,8 @@ MISTAKES = [
             "applies always; with padding, combine both: causal & pad_mask[:, None, None, :]"),
     Mistake("no causal mask", _variant(causal="none"),
             "your output equals the block without the causal mask: position i must see only keys 0..i (.tril())"),
-    Mistake("causal mask upside down", _variant(causal="upper"),
-            "your causal mask is upside down (triu instead of tril): position i sees the future and not the past"),
-    Mistake("diagonal hidden", _variant(causal="strict"), _DIAGONAL),
     Mistake("diagonal hidden, -inf", _variant(causal="strict", fill="-inf"), _DIAGONAL),
     Mistake("diagonal hidden, -1e20", _variant(causal="strict", fill="-1e20"), _DIAGONAL),
-    Mistake("padding ignored", _variant(pad="ignored"),
-            "your output equals the block without the padding mask: hide the PAD keys too, "
-            "causal & pad_mask[:, None, None, :] (True = real token)"),
     Mistake("padding on the query axis", _variant(pad="queries"),
             "your padding mask hides PAD queries instead of PAD keys: it belongs on the last (key) axis, "
             "pad_mask[:, None, None, :], not pad_mask[:, None, :, None]"),

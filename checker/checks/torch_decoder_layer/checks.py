@@ -152,9 +152,6 @@ MISTAKES = [
     Mistake("cross-attention done with self_attn", _variant(cross_module="self_attn"),
             "your cross-attention runs through self.self_attn (its weights): use the second attention module, "
             "self.cross_attn(y, memory, memory_mask)"),
-    Mistake("cross-attention query from the layer input", _variant(q_from="y0"),
-            "your cross-attention query comes from the layer's input y: it comes from the output of the first "
-            "sublayer, y1 = norm1(y + self_attn(...)), so cross_attn(y1, memory, memory_mask)"),
     Mistake("residual from the layer input", _variant(residual="layer input"),
             "your residuals add the layer's input y to every sublayer: each residual adds its own sublayer's input, "
             "y2 = norm2(y1 + cross(y1)), y3 = norm3(y2 + ffn(y2))"),
@@ -163,12 +160,6 @@ MISTAKES = [
     Mistake("pre-LN", _variant(norm="pre"),
             "your output equals the pre-LN layer x + sublayer(norm(x)): this kata is post-LN like the interview tutorial and the "
             "paper, x = norm(x + sublayer(x))"),
-    Mistake("causal mask ignored", _variant(causal=False),
-            "your output equals the layer without tgt_mask: pass tgt_mask to the self-attention, "
-            "self.self_attn(y, y, tgt_mask)"),
-    Mistake("memory_mask ignored", _variant(memory_pad=False),
-            "your output equals the layer without memory_mask: pass memory_mask to the cross-attention, "
-            "self.cross_attn(y, memory, memory_mask)"),
     Mistake("cross-attention first", _variant(order="cross first"),
             "your sublayers run in the wrong order: masked self-attention first, then cross-attention, then the FFN"),
     Mistake("one LayerNorm for everything", _variant(norms="norm1"),

@@ -116,29 +116,15 @@ MISTAKES = [
     Mistake("mask ignored", _variant(reduce="unmasked"),
             "your loss sums the log-probabilities over every position, prompt and padding included: multiply by "
             "the mask first, (logps * mask).sum(-1), so only the response tokens count"),
-    Mistake("chosen and rejected swapped", _variant(swap=True),
-            "your loss rewards the REJECTED response: the margin is (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - "
-            "log π_ref(y_r)), chosen minus rejected, and the reference is subtracted from the policy, not the other "
-            "way round"),
     Mistake("β outside the log-sigmoid", _variant(beta_at="outside"),
             "your loss equals -β · log σ(z): β scales the margin INSIDE the sigmoid, -log σ(β · z); outside it only "
             "rescales the loss and its gradient"),
-    Mistake("β missing", _variant(beta_at="missing"),
-            "your loss equals -log σ(z) without β: scale the margin, -log σ(β · z) (β is the strength of the "
-            "implicit KL penalty; default 0.1)"),
     Mistake("β on the policy terms only", _variant(beta_at="policy only"),
             "your loss scales only the policy's log-ratio by β: β multiplies the whole margin, "
             "β · ((log π(y_c) - log π(y_r)) - (log π_ref(y_c) - log π_ref(y_r)))"),
-    Mistake("reference ignored", _variant(use_ref=False),
-            "your loss ignores the reference model: the margin compares the policy's log-ratio with the "
-            "reference's, (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r)); without it DPO loses its "
-            "KL anchor to the SFT model"),
     Mistake("sum over the pairs", _variant(batch="sum"),
             "your loss is the SUM over the B pairs: the contract (and TRL) take the mean, "
             "-F.logsigmoid(beta * z).mean()"),
-    Mistake("minus sign missing", _variant(sign=-1.0),
-            "your loss is log σ(β · z), without the minus sign: minimising it would push the chosen response DOWN; "
-            "the loss is -log σ(β · z) >= 0"),
     Mistake("reference log-ratio added", _variant(ref_sign=-1.0),
             "your margin ADDS the reference's log-ratio: z = (log π(y_c) - log π(y_r)) - (log π_ref(y_c) - "
             "log π_ref(y_r)), the policy's log-ratio MINUS the reference's"),
@@ -150,6 +136,10 @@ MISTAKES = [
             "token, aligned with the mask (the shift from logits to labels is done), so (logps * mask).sum(-1)"),
     Mistake("log of sigmoid", _variant(log_sigmoid="log of sigmoid"), _UNSTABLE),
     Mistake("log1p of exp", _variant(log_sigmoid="log1p of exp"), _UNSTABLE),
+    Mistake("reference ignored", _variant(use_ref=False),
+            "your loss ignores the reference model: the margin compares the policy's log-ratio with the "
+            "reference's, (log π(y_c) - log π_ref(y_c)) - (log π(y_r) - log π_ref(y_r)); without it DPO loses its "
+            "KL anchor to the SFT model"),
 ]
 
 # Mistakes seen in the rewards alone (the loss right).

@@ -96,22 +96,12 @@ MISTAKES = [
     Mistake("FFN residual from the layer input", _variant(ffn_residual="input"),
             "your FFN residual adds the layer's INPUT: after the first Add & Norm, x is norm1's output, and the FFN "
             "residual adds that: x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))"),
-    Mistake("FFN residual from the attention output", _variant(ffn_residual="sa_out"),
-            "your FFN residual adds the attention output sa_out (norm2(sa_out + ffn(...))): add the FFN's own input, "
-            "x1 = norm1(x + sa_out); out = norm2(x1 + ffn(x1))"),
     Mistake("FFN reads the layer input", _variant(ffn_input="input"),
             "your FFN reads the layer's input x instead of norm1's output: x1 = norm1(x + sa_out), then ffn(x1) "
             "(reassign x, as the interview tutorial does)"),
-    Mistake("no FFN residual", _variant(ffn_residual="none"),
-            "your FFN sublayer has no residual connection: out = norm2(x1 + ffn(x1)), not norm2(ffn(x1))"),
-    Mistake("no attention residual", _variant(attn_residual="none"),
-            "your attention sublayer has no residual connection: x1 = norm1(x + sa_out), not norm1(sa_out)"),
     Mistake("norm1 used twice", _variant(norms="norm1 twice"),
             "your layer applies norm1 after both sublayers: each sublayer has its own LayerNorm, norm1 after "
             "attention and norm2 after the FFN (their γ and β differ)"),
-    Mistake("mask ignored", _variant(mask="ignored"),
-            "your output equals the layer without the mask: pass src_mask on to the self-attention, "
-            "self.self_attn(x, x, src_mask)"),
     Mistake("mask inverted", _variant(mask="inverted"),
             "your mask is inverted: src_mask is True at the keys that may be attended (real tokens); pass it as it is"),
     Mistake("FFN before attention", _variant(sublayers="ffn first"),

@@ -125,18 +125,9 @@ _STARTS_AT_ZERO = ("your running max starts at 0, not -inf: while every score of
 MISTAKES = [
     Mistake("running max starts at 0", _variant(start_max=0.0, empty_rows="nan"), _STARTS_AT_ZERO),
     Mistake("running max starts at 0, empty sums guarded", _variant(start_max=0.0), _STARTS_AT_ZERO),
-    Mistake("accumulator not rescaled", _variant(rescale="l only"),
-            "your output equals flash attention that rescales the running sum l but not the accumulator when the max "
-            "grows: multiply acc by exp(m_old - m_new) too (acc = acc * alpha + p @ v_tile)"),
-    Mistake("nothing rescaled", _variant(rescale="none"),
-            "your output equals flash attention with no rescaling: each tile is summed under its own max and the old "
-            "l and acc are never multiplied by exp(m_old - m_new); keep a running max and rescale both"),
     Mistake("rescale factor inverted", _variant(rescale="inverted"),
             "your rescale factor is exp(m_new - m_old), upside down: what was summed under the old max is brought to "
             "the new one by alpha = exp(m_old - m_new) <= 1"),
-    Mistake("running sum not rescaled", _variant(rescale="acc only"),
-            "you rescale the accumulator but not the running sum l: when the max grows, both were summed under the "
-            "old max, l = l * alpha + p.sum(-1)"),
     Mistake("running max never updated", _variant(keep_max="never"),
             "your running max is never updated (m = m_new is missing): every tile is rescaled from -inf, so the "
             "earlier tiles vanish"),
@@ -153,12 +144,6 @@ MISTAKES = [
     Mistake("missing scale", _variant(scale=False),
             "your output equals attention without the 1/√d_k scale: multiply each tile's scores by "
             "1 / math.sqrt(d_k)"),
-    Mistake("causal top-left", _variant(offset="top-left"),
-            "your causal mask lets query i see keys j <= i, as if the queries started at position 0: the queries are "
-            "the LAST T_q positions, so query i sees j <= i + (T_k - T_q)"),
-    Mistake("causal diagonal hidden", _variant(diagonal=False),
-            "your causal mask hides the key at the query's own position: query i sees j <= i + (T_k - T_q), "
-            "itself included (hide cols > rows, not cols >= rows)"),
     Mistake("no running max", _variant(running_max=False),
             "your output equals exp(scores) without subtracting a running max: it overflows to inf/NaN on large "
             "scores; keep m = max so far and use exp(s - m_new)"),

@@ -97,17 +97,8 @@ def _variant(**knobs):
 
 
 MISTAKES = [
-    Mistake("argmax at position 0", _variant(position=0),
-            "your ids repeat the first token: you take the logits at position 0 of the prefix (or decode only the "
-            "last token, which sits at position 0): decode the whole prefix and take model.out_proj(hidden[:, -1])"),
     Mistake("BOS missing", _variant(keep_bos=False),
             "your ids equal the right ones without the BOS column: return the whole prefix, starting with BOS"),
-    Mistake("no early stop", _variant(early_stop=False),
-            "your ids run all max_new_tokens steps although every sequence had finished earlier: "
-            "stop the loop as soon as every sequence has produced EOS (if finished.all(): break)"),
-    Mistake("no PAD after EOS", _variant(pad_after=False),
-            "after EOS your sequences go on with the model's tokens: a finished sequence receives model.pad_id "
-            "(next_id.masked_fill(finished, model.pad_id)) until the loop stops"),
     Mistake("EOS repeated after EOS", _variant(fill="eos"),
             "after EOS your sequences repeat EOS: a finished sequence receives model.pad_id, not eos_id"),
     Mistake("PAD hard-coded as 0", _variant(fill="zero"),
@@ -125,14 +116,10 @@ MISTAKES = [
     Mistake("stops at the first EOS", _variant(stop_rule="any"),
             "your loop stops as soon as ANY sequence produces EOS: the others are cut short; stop when every "
             "sequence is finished, finished.all()"),
-    Mistake("one step long", _variant(steps=1),
-            "your output has one token more than max_new_tokens allows: the loop runs max_new_tokens times"),
     Mistake("max values as ids", _variant(pick="max value"),
             "your next tokens are the largest logit VALUES cast to ids, not the positions of the largest logits: "
             "torch.max(logits, dim=-1) returns (values, indices); take the indices (torch.max(...)[1], .indices) or "
             "logits.argmax(-1)"),
-    Mistake("one step short", _variant(steps=-1),
-            "your ids stop one step short: run up to max_new_tokens steps (range(max_new_tokens))"),
 ]
 
 # ----------------------------------------------------------------------------- checks

@@ -138,21 +138,11 @@ MISTAKES = [
     Mistake("scale by sqrt(kv width)", _variant(scale="sqrt_kv_width"),
             "your scores are divided by √(num_kv_heads · d_k), the width of W_k: the scale is 1/√d_k, the size "
             "of ONE head (d_model // num_heads)"),
-    Mistake("scale by sqrt(d_model)", _variant(scale="sqrt_dmodel"),
-            "your output equals attention scaled by 1/√d_model: scale by 1/√d_k, the size of ONE head "
-            "(d_model // num_heads)"),
     Mistake("split without transpose", _variant(split="view"),
             "your heads are split with x.view(B, heads, T, d_k) directly, which cuts the sequence into blocks instead "
             "of cutting each vector into heads: use x.view(B, T, heads, d_k).transpose(1, 2)"),
-    Mistake("combine without transpose", _variant(combine="view"),
-            "your heads are combined without a transpose, so the positions get mixed: use "
-            "out.transpose(1, 2).reshape(B, T, d_model)"),
     Mistake("missing output projection", _variant(project_out=False),
             "your output equals the concatenated heads without the output projection: apply self.W_o at the end"),
-    Mistake("V projected with W_k", _variant(v_proj="W_k"),
-            "your values are projected with W_k (a copy-paste slip; both are num_kv_heads * d_k wide): V = self.W_v(x)"),
-    Mistake("softmax over queries", _variant(axis=-2),
-            "your weights are normalised over the queries (dim=-2): softmax must run over the keys, dim=-1"),
     Mistake("mask inverted", _variant(invert=True),
             "your mask is inverted: True means 'may attend', so hide the positions where mask is False (~mask)"),
     Mistake("mask ignored", _variant(use_mask=False),

@@ -162,33 +162,16 @@ MISTAKES = [
             "your surrogate is clamp(ratio·A, 1 - ε, 1 + ε): the clip is applied to the product ratio·A, but the "
             "range [1 - ε, 1 + ε] bounds the probability RATIO; clip the ratio, multiply, and take the min with the "
             "unclipped term: min(ratio·A, clamp(ratio, 1 - ε, 1 + ε)·A)"),
-    Mistake("no clipping", _variant(clip="none"),
-            "your surrogate is ratio·A with no clipping: min(ratio·A, clip(ratio, 1 - ε, 1 + ε)·A), PPO's clipped "
-            "objective"),
     Mistake("k1 instead of k3", _variant(kl="k1"),
             "your KL term is logps - ref_logps (the k1 estimator, which can be negative): GRPO uses k3, "
             "exp(ref - logp) - (ref - logp) - 1, unbiased and never negative"),
-    Mistake("k3 upside down", _variant(kl="k3 upside down"),
-            "your KL term is exp(logp - ref) - (logp - ref) - 1, the ratio upside down: DeepSeekMath's k3 is "
-            "π_ref/π_θ - log(π_ref/π_θ) - 1 = exp(ref - logp) - (ref - logp) - 1"),
     Mistake("k2 instead of k3", _variant(kl="k2"),
             "your KL term is ½(logp - ref)², the k2 estimator: GRPO uses k3, exp(ref - logp) - (ref - logp) - 1"),
-    Mistake("KL added to the objective", _variant(kl_sign=-1.0),
-            "your loss REWARDS distance from the reference: the objective is surrogate - β·KL, so the loss to "
-            "minimise is -(surrogate - β·KL) = -surrogate + β·KL"),
     Mistake("β ignored", _variant(kl_sign=0.0),
             "your loss has no KL penalty: add β·KL per token, -(surrogate - beta * kl)"),
     Mistake("ratio as a quotient of log-probabilities", _variant(ratio="quotient"),
             "your ratio is logps / old_logps, a quotient of LOG-probabilities: the probability ratio is "
             "π_θ/π_θ_old = exp(logps - old_logps)"),
-    Mistake("ratio without exp", _variant(ratio="difference"),
-            "your ratio is logps - old_logps, a log-ratio: the probability ratio is its exp, "
-            "exp(logps - old_logps)"),
-    Mistake("ratio upside down", _variant(ratio="inverted"),
-            "your ratio is exp(old_logps - logps) = π_θ_old/π_θ: it is π_θ/π_θ_old = exp(logps - old_logps)"),
-    Mistake("mask ignored", _variant(reduce="unmasked"),
-            "your loss averages over every position, padding included: sum under the mask and divide by each "
-            "completion's own number of tokens"),
     Mistake("token-level mean over the batch", _variant(reduce="token"),
             "your loss is the mean over ALL tokens of the batch (TRL's loss_type=\"bnpo\", DAPO's token-level "
             "loss): GRPO as in DeepSeekMath averages over each completion's tokens first, then over the "
@@ -196,8 +179,6 @@ MISTAKES = [
     Mistake("divided by T", _variant(reduce="T"),
             "your loss divides each completion's sum by the padded length T (Dr. GRPO's constant normaliser): "
             "GRPO divides by the completion's own number of tokens, mask.sum(1)"),
-    Mistake("sign flipped", _variant(sign=-1.0),
-            "your loss is the objective itself: minimise its negative, -(surrogate - β·KL)"),
 ]
 
 

@@ -116,11 +116,7 @@ _NO_MASK_EXPLAIN = (
     "offset by T_past: torch.ones(T_new, T_past + T_new, dtype=torch.bool, device=x.device).tril(diagonal=T_past)")
 
 MISTAKES = [
-    Mistake("causal mask not offset", _variant(mask="plain"), _OFFSET_EXPLAIN),
     Mistake("mask at prefill only", _variant(mask="prefill only"), _NO_MASK_EXPLAIN),
-    Mistake("no causal mask", _variant(mask="none"),
-            "your output equals attention with no causal mask: every position sees the later ones; new query i may "
-            "see keys 0 .. T_past + i only (tril(diagonal=T_past) on a (T_new, T_past + T_new) mask)"),
     Mistake("mask hides the query itself", _variant(offset=-1),
             "your causal mask hides each new position from itself (one diagonal too low, tril(diagonal=T_past - 1)): "
             "new query i sees keys 0 .. T_past + i, itself included: tril(diagonal=T_past)"),
@@ -142,14 +138,9 @@ MISTAKES = [
     Mistake("new keys scaled twice", _variant(prescale=True),
             "your new keys are divided by √d_k before they are cached and the scores are scaled again: the new keys "
             "get 1/d_k, the cached ones 1/√d_k; cache K as W_k gives it and scale the scores once"),
-    Mistake("values appended to the key cache", _variant(values_from="k_cache"),
-            "your new values are appended to k_cache (a copy-paste slip): V = torch.cat([v_cache, V], dim=2)"),
     Mistake("missing scale", _variant(scale="none"),
             "your output equals attention without the 1/√d_k scale: divide the scores by math.sqrt(d_k), "
             "d_k = d_model // num_heads"),
-    Mistake("combine without transpose", _variant(combine="view"),
-            "your heads are combined without a transpose, so the positions get mixed: use "
-            "out.transpose(1, 2).reshape(B, T_new, d_model)"),
 ]
 
 

@@ -96,21 +96,12 @@ MISTAKES = [
     Mistake("no feature map", _variant(fmap="none"),
             "your output equals linear attention without a feature map, (q kᵀ) v / (q kᵀ) 1: the weights q·k can "
             "be negative and the denominator 0; apply phi(x) = elu(x) + 1 to q and k first"),
-    Mistake("feature map elu without + 1", _variant(fmap="elu"),
-            "your output equals linear attention with phi(x) = elu(x): add 1, phi(x) = elu(x) + 1 > 0 (elu alone "
-            "reaches -1, so the weights can be negative)"),
     Mistake("feature map exp", _variant(fmap="exp"),
             "your output equals linear attention with phi(x) = exp(x): this kata's feature map is elu(x) + 1"),
-    Mistake("normaliser missing", _variant(normalise=False),
-            "your output equals phi(Q) (phi(K)ᵀ V) without the normaliser: divide by phi(Q) · z with "
-            "z = sum_j phi(k_j) (for causal, its prefix sum), so each query's weights sum to 1"),
     Mistake("prefix sum excludes the query", _variant(prefix="exclusive"),
             "your causal output equals prefix sums over j < i: query i must see its own key too, S_i = sum_{j <= i} "
             "phi(k_j)ᵀ v_j (torch.cumsum is inclusive; a loop updates S before reading it). The first position then "
             "divides 0 by 0"),
-    Mistake("non-causal used for causal", _variant(prefix="ignored"),
-            "your output with causal=True equals the non-causal one: every query sees every key. With causal=True "
-            "query i sees keys 0..i only: prefix sums S_i = cumsum over positions of phi(k_j)ᵀ v_j, and z_i likewise"),
     Mistake("normaliser from the raw keys", _variant(z_keys="raw"),
             "your normaliser sums the keys before the feature map, z = sum_j k_j: the numerator uses phi(k_j), so z "
             "must too, z = sum_j phi(k_j), or each query's weights do not sum to 1 (and the denominator can be 0)"),

@@ -100,8 +100,6 @@ MISTAKES = [
             "your mask is a float 0/1 tensor: return a bool tensor (tokens != pad_id already is one)"),
     Mistake("pad mask long", lambda t, p=0: _pad(t, p).long(),
             "your mask is an integer 0/1 tensor: return a bool tensor (tokens != pad_id already is one)"),
-    Mistake("pad_id ignored", lambda t, p=0: _pad(t, 0),
-            "your mask ignores pad_id and compares with 0: use the pad_id argument"),
 ]
 
 _SUBSEQUENT_MISTAKES = [

@@ -156,17 +156,12 @@ MISTAKES = [
     Mistake("RoPE on the latent", _variant(rope_on="latent"),
             "your latent c_kv is rotated by RoPE: the latent carries no position (that is why the paper decouples "
             "it); rotate only q_rope and the shared key W_kr x, and cache c_kv = W_dkv x as it is"),
-    Mistake("scale by the nope dim", _variant(scale="nope"),
-            "your scores are scaled by 1/√d_nope: the query head is [q_nope | q_rope], d_nope + d_rope numbers, "
-            "so scale by 1/√(d_nope + d_rope)"),
     Mistake("RoPE positions from 0", _variant(offset=False),
             "your RoPE angles count the new positions from 0: new position i is at absolute position T_past + i "
             "(positions = torch.arange(T_past, T_past + T_new)), for q_rope and for the new RoPE keys"),
     Mistake("causal mask without offset", _variant(mask="top-left"),
             "your causal mask is tril(T_new, T) from the top-left corner: after a cache, new position i sees every "
             "cached position and the new ones up to itself, torch.ones(T_new, T).tril(T_past)"),
-    Mistake("not causal", _variant(mask="none"),
-            "your output equals MLA without the causal mask: new position i must not see later new positions"),
     Mistake("RoPE key cached before rotation", _variant(raw_key=True),
             "your k_rope cache holds W_kr x before RoPE (and rotates the whole cache at every call): the cache "
             "holds the RoPE key already rotated at its own position, k_rope = RoPE(W_kr x), so that a decoding "
@@ -192,9 +187,6 @@ MISTAKES = [
     Mistake("value heads viewed without the transpose", _variant(view=("v",)),
             "your values are W_uv(c_kv).view(B, H, T, d_v) without a transpose: that mixes positions between heads "
             "(and leaks future positions); view as (B, T, H, d_v), then transpose(1, 2)"),
-    Mistake("heads combined without the transpose", _variant(view=("out",)),
-            "your heads (B, H, T_new, d_v) are reshaped to (B, T_new, H·d_v) without the transpose back: that mixes "
-            "positions between heads (and leaks future positions); transpose(1, 2) first, then reshape"),
     Mistake("q, k and v viewed without the transpose", _variant(view=("q", "k", "v")),
             "your queries, keys and values are cut into heads with a bare view (B, H, T, d), no transpose: that mixes "
             "positions between heads (and leaks future positions); view as (B, T, H, d), then transpose(1, 2)"),

@@ -100,17 +100,12 @@ MISTAKES = [
             "your weights are a softmax of the k chosen PROBABILITIES, a second softmax: renormalise them by their "
             "sum, weights / weights.sum(-1, keepdim=True), or take the softmax of the k chosen LOGITS (Mixtral's "
             "code); both give the same weights, a softmax of probabilities does not"),
-    Mistake("expert outputs not weighted", _variant(combine="unweighted"),
-            "your output adds the k experts' outputs without the router weights: y = Σ_j weights_j · expert_j(x)"),
     Mistake("uniform mean of the experts", _variant(combine="uniform"),
             "your output is the plain mean of the k experts' outputs: weight each by its renormalised router "
             "probability"),
     Mistake("softmax over the tokens", _variant(softmax_over="tokens"),
             "your router's softmax runs over the tokens (dim=0 of the (N, E) logits): each token's probabilities "
             "are over the E experts, softmax(dim=-1)"),
-    Mistake("aux loss without the factor E", _variant(aux_factor="none"),
-            "your aux loss is Σ_i f_i · P_i without the factor num_experts: Switch's loss is E · Σ_i f_i · P_i, so "
-            "that a balanced router gives the same value whatever E"),
     Mistake("aux loss divided by k", _variant(aux_factor="E/k"),
             "your aux loss is the contract's divided by k: here f_i counts every token routed to expert i (each "
             "token once for each of its k experts, Σ f_i = k), as HF Mixtral's load_balancing_loss_func; a "
@@ -120,13 +115,6 @@ MISTAKES = [
     Mistake("aux loss from the top-k weights", _variant(aux_p="topk"),
             "your aux loss takes P_i from the renormalised top-k weights: P_i is the mean over the tokens of the "
             "FULL softmax probability of expert i, before top-k, probs.mean over the tokens"),
-    Mistake("aux loss with P over the batch axis only", _variant(aux_p="batch axis"),
-            "your aux loss averages the router probabilities over the batch axis only (a (B, T, E) tensor's "
-            ".mean(0) is (T, E)), so the sum counts T times: P_i is the mean over all N = B · T tokens, "
-            "probs.reshape(-1, E).mean(0)"),
-    Mistake("aux loss with soft f", _variant(aux_f="soft"),
-            "your aux loss uses the probabilities for f_i too (E · Σ P_i²): f_i is the share of tokens DISPATCHED to "
-            "expert i, a count from the top-k choice (not differentiable; the gradient flows through P_i)"),
     Mistake("aux loss counts the first choice only", _variant(aux_f="top-1"),
             "your aux loss counts only each token's first choice in f_i: count every expert a token is routed "
             "to, all k of them (F.one_hot(chosen, E) summed over the k slots)"),

@@ -121,35 +121,21 @@ MISTAKES = [
     Mistake("unbiased std instead of rms", _variant(stat="unbiased variance"),
             "your output divides by the unbiased standard deviation (x.var() / x.std() divide by D - 1 around the "
             "mean): RMSNorm divides by the root mean square, sqrt(x.pow(2).mean(-1, keepdim=True) + eps)"),
-    Mistake("mean instead of mean square", _variant(stat="mean"),
-            "your output divides by sqrt(mean(x) + eps), the mean of x itself (NaN where it is negative): the "
-            "statistic is the mean of the SQUARES, x.pow(2).mean(-1, keepdim=True)"),
     Mistake("no square root", _variant(root=False),
             "your output equals x / (mean(x²) + eps), without the square root: divide by "
             "torch.sqrt(mean(x²) + eps) (or multiply by torch.rsqrt)"),
-    Mistake("weight missing", _variant(scale=False),
-            "your output has no scale: multiply by self.weight, x / sqrt(mean(x²) + eps) * self.weight"),
-    Mistake("eps ignored", _variant(eps_at="none"),
-            "your output equals x / sqrt(mean(x²)), without eps: an all-zero vector then divides 0 by 0; use "
-            "torch.sqrt(mean(x²) + eps)"),
     Mistake("default eps 1e-5", _variant(default_eps=1e-5),
             "your output equals RMSNorm with eps=1e-5 where the default eps=1e-6 applies: the default here is 1e-6, "
             "as in LLaMA's RMSNorm and HF's LlamaRMSNorm (1e-5 is nn.LayerNorm's default)"),
-    Mistake("eps argument ignored", _variant(fixed_eps=1e-6),
-            "your output equals RMSNorm with eps=1e-6 although another eps was passed: use self.eps, the "
-            "constructor's argument, not a constant"),
-    Mistake("normalised over the second-to-last axis", _variant(dims=(-2,)),
-            "your output is normalised over the second-to-last axis (the positions): RMSNorm normalises each "
-            "vector over its last axis, mean(dim=-1, keepdim=True)"),
-    Mistake("normalised over axis 1", _variant(dims=(1,)),
-            "your output is normalised over axis 1: for (B, T, D) that is the positions (for (T, D) it happens to be "
-            "right): RMSNorm normalises each vector over its last axis, mean(dim=-1, keepdim=True)"),
     Mistake("normalised over the whole tensor", _variant(dims=None),
             "your output is normalised with one mean square for the whole tensor: take it per vector, over the "
             "last axis only (dim=-1, keepdim=True)"),
     Mistake("float32, never cast back", _variant(compute=torch.float32, cast_back=False),
             "your output is float32 for a float64 input: x.float() upcasts, but the result must come back in x's "
             "dtype (.to(x.dtype) or .type_as(x)), and float64 should not be downcast at all"),
+    Mistake("mean instead of mean square", _variant(stat="mean"),
+            "your output divides by sqrt(mean(x) + eps), the mean of x itself (NaN where it is negative): the "
+            "statistic is the mean of the SQUARES, x.pow(2).mean(-1, keepdim=True)"),
 ]
 
 

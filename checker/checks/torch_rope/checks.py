@@ -84,10 +84,6 @@ MISTAKES = [
     Mistake("other layout", _other_layout,
             "your output pairs the other layout's coordinates: layout='half' pairs x[..., i] with x[..., i + d_k/2] "
             "(rotate_half), layout='interleaved' pairs x[..., 2i] with x[..., 2i+1]"),
-    Mistake("interleaved pairs written back as halves", _interleaved_out_as_halves,
-            "for layout='interleaved' you rotate the pairs (x[..., 0::2], x[..., 1::2]) right but write them "
-            "back as two halves (torch.cat, or torch.stack(..., dim=-2)): put each pair back in place, "
-            "torch.stack([a, b], dim=-1).flatten(-2)"),
     Mistake("every frequency 1", _variant(exponent="zero"),
             "every pair rotates by the same angle, the position itself: the exponent 2i/d_k came out 0 "
             "(torch.arange(0, d_k, 2) // d_k is integer division); divide in floating point"),
@@ -105,18 +101,11 @@ MISTAKES = [
     Mistake("rotation reversed", _variant(sign=-1.0),
             "your output equals a rotation by MINUS the angle: (a, b) -> (a cos - b sin, a sin + b cos); "
             "check the sign of sin (rotate_half(x) is cat([-x2, x1]))"),
-    Mistake("rotate_half without the minus", _variant(minus=False),
-            "your rotate_half lost its minus sign: it must return cat([-x2, x1]) (interleaved: (-x[2i+1], x[2i])); "
-            "without it the map is no rotation and lengths change"),
     Mistake("cos and sin swapped", _variant(cos_sin_swapped=True),
             "your output equals x·sin + rotate(x)·cos: cos multiplies x itself, sin the rotated copy"),
     Mistake("positions ignored", _variant(ignore_positions=True),
             "your output uses positions 0..T-1 instead of the given positions: rotate row t by positions[t] "
             "(in a decode step after 7 cached tokens the new row is at position 7, not 0)"),
-    Mistake("base ignored", _variant(fixed_base=10000.0),
-            "your output uses base 10000 whatever base is passed: use the base argument"),
-    Mistake("frequencies inverted", _variant(multiply=True),
-            "your frequencies are base^(+2i/d_k): θ_i = base^(-2i/d_k) = 1 / base^(2i/d_k), mind the minus sign"),
 ]
 
 

@@ -102,28 +102,15 @@ MISTAKES = [
     Mistake("top-p on the pre-top-k distribution", _variant(nucleus_of="all"),
             "your nucleus is computed on the full distribution, before top-k: apply top-p to what top-k left "
             "(set the top-k losers to -inf first, then softmax and cumsum), as Hugging Face's warpers do"),
-    Mistake("top-p mask left in sorted order", _variant(unsorted=True),
-            "your top-p mask is applied in SORTED order to the unsorted logits: scatter it back to vocabulary "
-            "order first, drop = drop_sorted.scatter(-1, sorted_indices, drop_sorted)"),
-    Mistake("temperature multiplied", _variant(temp="multiply"),
-            "your output equals logits * temperature: divide the logits by the temperature (T < 1 sharpens)"),
-    Mistake("temperature ignored", _variant(temp="ignore"),
-            "your output ignores the temperature: return logits / temperature for the eligible tokens"),
     Mistake("top-p before temperature", _variant(temp="after"),
             "your nucleus is computed on softmax(logits), before the temperature: divide by the temperature "
             "FIRST, then top-k, then top-p on the tempered distribution"),
     Mistake("top-k keeps k+1", _variant(k_shift=1),
             "your top-k keeps k + 1 tokens: the threshold is topk(logits, k).values[..., -1:], the k-th "
             "largest (index k - 1, not k)"),
-    Mistake("top-k keeps k-1", _variant(k_shift=-1),
-            "your top-k keeps k - 1 tokens: keep every token >= the k-th largest (>=, not >; "
-            "topk(logits, k).values[..., -1:])"),
     Mistake("0 instead of -inf", _variant(fill=0.0),
             "your removed tokens hold 0 (a mask multiplied in?): a logit of 0 is not 'never'; set them to -inf "
             "with masked_fill(remove, float('-inf'))"),
-    Mistake("nucleus softmax over axis 1", _variant(axis=1),
-            "your nucleus takes the softmax over axis 1: right for (B, V) logits, wrong for (B, T, V); "
-            "the vocabulary is the LAST axis, use dim=-1"),
     Mistake("probabilities returned", _variant(probs=True),
             "your output equals softmax of the filtered logits: return the filtered LOGITS (the sampler takes "
             "the softmax)"),

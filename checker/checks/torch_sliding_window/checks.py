@@ -95,9 +95,6 @@ def _variant(**knobs):
 
 
 MISTAKES = [
-    Mistake("window + 1 keys", _variant(mask="plus one"),
-            "your output equals attention over window + 1 keys (i - window <= j <= i): query i sees itself and "
-            "the window - 1 keys before it, i - window < j <= i"),
     Mistake("window - 1 keys", _variant(mask="minus one"),
             "your output equals attention over window - 1 keys: query i sees itself and the window - 1 keys "
             "before it, i - window < j <= i"),
@@ -106,20 +103,8 @@ MISTAKES = [
             "sliding-window attention in a decoder is causal, j <= i"),
     Mistake("window ignored", _variant(mask="causal"),
             "your output equals plain causal attention: the window is ignored, hide the keys j <= i - window too"),
-    Mistake("no mask", _variant(mask="none"),
-            "your output equals attention with no mask at all: hide the future and the keys older than the window"),
     Mistake("missing scale", _variant(scale="none"),
             "your output equals sliding-window attention without the 1/√d_k scale: divide q kᵀ by √d_k"),
-    Mistake("scale by d_k", _variant(scale="dk"),
-            "your output equals sliding-window attention scaled by 1/d_k: the scale is 1/√d_k"),
-    Mistake("softmax over queries", _variant(axis=-2),
-            "your weights are normalised over the queries (dim=-2): softmax runs over the keys, dim=-1"),
-    Mistake("hidden scores set to 0", _variant(fill="zero"),
-            "your hidden scores are set to 0 (a fill or a product with the mask), and exp(0) = 1 still gives them "
-            "weight: fill them with -inf before the softmax, scores.masked_fill(~mask, float('-inf'))"),
-    Mistake("mask times -inf", _variant(fill="times -inf"),
-            "your output is NaN everywhere, as when (~mask) * -inf is added to the scores (0 · -inf is NaN, on "
-            "every visible score): hide keys with scores.masked_fill(~mask, float('-inf'))"),
 ]
 
 

@@ -157,8 +157,6 @@ MISTAKES = [
     Mistake("norm after every layer", _variant(_KnobbedEncoder, norm_at="every layer"), _NORM_EVERY_LAYER),
     Mistake("norm on the input", _variant(_KnobbedEncoder, norm_at="start"), _NORM_FIRST),
     Mistake("layers not chained", _variant(_KnobbedEncoder, chain=False), _NOT_CHAINED),
-    Mistake("src_mask not passed", _variant(_KnobbedEncoder, pass_mask=False),
-            "your output equals the stack without src_mask: pass it to every layer, x, _ = layer(x, src_mask)"),
 ]
 
 _DECODER_MISTAKES = [

@@ -83,15 +83,9 @@ MISTAKES = [
     Mistake("SiLU on both branches", _variant(lambda g, u: F.silu(g) * F.silu(u)),
             "your output equals W_down(silu(W_gate(x)) * silu(W_up(x))): the up branch stays linear, "
             "W_down(silu(W_gate(x)) * W_up(x))"),
-    Mistake("no gate: plain FFN", _variant(lambda g, u: F.silu(g)),
-            "your output equals W_down(silu(W_gate(x))), a plain two-layer FFN: W_up is never used. Multiply by "
-            "the linear branch: W_down(silu(W_gate(x)) * W_up(x))"),
     Mistake("no gate: plain FFN on W_up", _variant(lambda g, u: F.silu(u)),
             "your output equals W_down(silu(W_up(x))), a plain two-layer FFN: W_gate is never used. "
             "W_down(silu(W_gate(x)) * W_up(x))"),
-    Mistake("no activation", _variant(lambda g, u: g * u),
-            "your output equals W_down(W_gate(x) * W_up(x)), with no activation (a bilinear layer): apply SiLU "
-            "to the gate, F.silu(W_gate(x))"),
     Mistake("sum instead of product", _variant(lambda g, u: F.silu(g) + u),
             "your output equals W_down(silu(W_gate(x)) + W_up(x)): the gate MULTIPLIES the linear branch "
             "elementwise, silu(W_gate(x)) * W_up(x)"),

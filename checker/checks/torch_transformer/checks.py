@@ -110,33 +110,18 @@ MISTAKES = [
     Mistake("no causal mask", _variant(causal="none"),
             "your logits equal a decoder without the causal mask, so position i sees the future: combine the target "
             "padding mask with torch.ones(T_t, T_t, dtype=torch.bool).tril()"),
-    Mistake("causal mask hides the diagonal", _variant(causal="strict"),
-            "your causal mask also hides the diagonal (tril(-1), or triu(0) used as the visible part): position i "
-            "must see keys 0..i, itself included: use .tril() with the default diagonal=0"),
-    Mistake("causal mask upside down", _variant(causal="triu"),
-            "your causal mask is the upper triangle: position i sees i..T_t-1 (the future) instead of 0..i: "
-            "the visible part is .tril()"),
     Mistake("target PAD keys visible", _variant(tgt_pad=False),
             "your decoder self-attention does not hide PAD target keys (only the causal mask): "
             "tgt_mask = (tgt != self.pad_id)[:, None, None, :] & causal"),
     Mistake("source PAD keys visible in the encoder", _variant(enc_pad=False),
             "your encoder self-attention does not hide PAD source keys: give every encoder layer "
             "src_mask = (src != self.pad_id)[:, None, None, :]"),
-    Mistake("source PAD keys visible in cross-attention", _variant(cross_pad=False),
-            "your cross-attention does not hide PAD source keys: give every decoder layer "
-            "memory_mask = (src != self.pad_id)[:, None, None, :]"),
     Mistake("padding masks inverted", _variant(invert=True),
             "your padding masks are inverted: True must mean 'may attend', i.e. the token is NOT PAD: (ids != self.pad_id)"),
     Mistake("PAD hard-coded as 0", _variant(pad_zero=True),
             "your masks treat id 0 as PAD, but this model's pad_id is another: compare with self.pad_id"),
-    Mistake("no positional encoding", _variant(positions=False),
-            "your logits equal a model without positional encoding: add positions on both sides, "
-            "x = self.pos_enc(self.src_embed(src)) and y = self.pos_enc(self.tgt_embed(tgt))"),
     Mistake("target embedded with src_embed", _variant(tgt_table="src_embed"),
             "your target ids are embedded with src_embed: embed tgt with self.tgt_embed"),
-    Mistake("cross-attention to the embedded source", _variant(memory_from="embeddings"),
-            "your decoder cross-attends to the embedded source, not to the encoder's output: "
-            "memory = self.encode(src), then self.decode(tgt, memory, src)"),
     Mistake("layers not chained", _variant(chain=False),
             "your layers are not chained: each one receives the embeddings and only the last one's output is kept; "
             "feed each layer's output to the next (x, _ = layer(x, src_mask))"),

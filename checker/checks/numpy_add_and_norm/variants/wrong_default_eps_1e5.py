@@ -1,4 +1,4 @@
-# expect: nn.LayerNorm's default
+# expect: an argument replaced by a value written into the code
 """Takes PyTorch's default epsilon, 1e-5."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: gamma and beta are swapped
+# expect: two arguments swapped
 """Passes beta where gamma goes."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: the residual x is missing
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets the residual connection: normalises the sublayer output alone."""
 import numpy as np
 

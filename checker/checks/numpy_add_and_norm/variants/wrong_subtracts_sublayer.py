@@ -1,4 +1,4 @@
-# expect: receives the layer's input x − the layer's input sublayer_output
+# expect: one arithmetic operator for another
 """Subtracts the sublayer output instead of adding it."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: normalised over the queries
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Softmax over axis -2 (the queries) instead of the keys."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: softmax runs over axis 1
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """softmax(axis=1): the keys axis for a (T_q, T_k) input, the queries or the heads once a batch axis is in front."""
 import math
 import numpy as np

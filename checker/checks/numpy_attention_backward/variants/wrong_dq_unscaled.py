@@ -1,4 +1,4 @@
-# expect: your dq lacks the 1/√d_k
+# expect: a term dropped from a sum, or a factor from a product
 """The scale remembered in dk, forgotten in dq."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: the derivative of exp alone
+# expect: a term dropped from a sum, or a factor from a product
 """dS = P · dP: softmax differentiated as exp."""
 
 import math

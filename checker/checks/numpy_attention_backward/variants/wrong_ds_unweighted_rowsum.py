@@ -1,4 +1,4 @@
-# expect: without the weights P
+# expect: a term dropped from a sum, or a factor from a product
 """Subtracts rowsum(dP), the weights P forgotten."""
 
 import math

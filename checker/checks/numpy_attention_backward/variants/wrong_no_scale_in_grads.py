@@ -1,4 +1,4 @@
-# expect: your dq and dk miss the 1/√d_k
+# expect: a term dropped from a sum, or a factor from a product
 """Scales the scores in the recomputed forward pass, but forgets the scale in dq and dk."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: your mask is inverted
+# expect: the polarity of a mask, or which triangle of it
 """Seed 000's convention, mask * -1e9 with 1 = hidden: the opposite of this catalogue's."""
 import math
 

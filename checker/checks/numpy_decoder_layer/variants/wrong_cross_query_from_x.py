@@ -1,4 +1,4 @@
-# expect: cross-attention's queries come from x
+# expect: one variable read where another belongs
 """The cross-attention's queries come from the layer input x instead of out1."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: the residual comes from the wrong tensor
+# expect: one variable read where another belongs
 """The cross-attention's Add & Norm adds the layer input x instead of out1."""
 import math
 

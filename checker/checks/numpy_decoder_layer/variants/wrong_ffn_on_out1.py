@@ -1,4 +1,4 @@
-# expect: your FFN reads out1 instead of out2
+# expect: one variable read where another belongs
 """The FFN reads out1 (after the self-attention) instead of out2."""
 import math
 

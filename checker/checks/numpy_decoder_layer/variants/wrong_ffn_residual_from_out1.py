@@ -1,4 +1,4 @@
-# expect: your last Add & Norm adds out1
+# expect: one variable read where another belongs
 """The FFN's Add & Norm adds out1 instead of out2."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: the FFN reads x instead of out1
+# expect: one variable read where another belongs
 """Feeds the FFN with the layer's input x rather than out1."""
 
 import math

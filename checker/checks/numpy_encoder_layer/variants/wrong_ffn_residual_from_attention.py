@@ -1,4 +1,4 @@
-# expect: add_and_norm call 2 (its argument x) receives multi_head_attention's output; expected add_and_norm call 1's output
+# expect: one variable read where another belongs
 """The second residual adds the attention output instead of out1."""
 import math
 

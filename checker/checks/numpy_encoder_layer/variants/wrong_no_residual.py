@@ -1,4 +1,4 @@
-# expect: the residual connections are missing
+# expect: a term dropped from a sum, or a factor from a product
 """Normalises the sublayer outputs alone: no residual connection."""
 
 import math

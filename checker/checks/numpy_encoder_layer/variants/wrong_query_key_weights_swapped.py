@@ -1,4 +1,4 @@
-# expect: multi_head_attention (its argument Wq) receives the layer's input Wk_mha
+# expect: two arguments swapped
 """Passes Wk_mha where Wq_mha goes and the other way round."""
 import math
 

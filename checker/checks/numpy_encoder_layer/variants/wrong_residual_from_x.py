@@ -1,4 +1,4 @@
-# expect: the second residual comes from the wrong tensor
+# expect: one variable read where another belongs
 """The second Add & Norm adds x instead of out1."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: although activation='gelu' was passed
+# expect: a branch taken always, or never (training, eval, a flag)
 """Seed 000's function with the new parameter added but never used: always ReLU."""
 import numpy as np
 

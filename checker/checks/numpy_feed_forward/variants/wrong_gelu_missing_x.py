@@ -1,4 +1,4 @@
-# expect: without the leading x
+# expect: a term dropped from a sum, or a factor from a product
 """0.5·(1 + tanh(...)): the leading x forgotten."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: over positions, not features
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Hard-codes axis=1: right for (N, D), but normalises over T for (B, T, D)."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: across the batch (batch norm)
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Statistics over axis 0, the batch-norm habit."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: divide by its square root
+# expect: a square root, power or exponent changed
 """Divides by the variance, not the standard deviation."""
 
 import numpy as np

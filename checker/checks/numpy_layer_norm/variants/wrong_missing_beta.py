@@ -1,4 +1,4 @@
-# expect: add beta
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets the shift."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: your variance is mean(x²), the mean square of x itself
+# expect: a term dropped from a sum, or a factor from a product
 """The variance is mean(x²), not centred, while the numerator subtracts the mean."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: as in batch norm's backward
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """The cs231n batch-norm backward formula pasted in: its sums run over axis 0, the batch."""
 import numpy as np
 

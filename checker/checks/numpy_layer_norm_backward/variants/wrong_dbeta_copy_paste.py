@@ -1,4 +1,4 @@
-# expect: a copy-paste slip
+# expect: one variable read where another belongs
 """dbeta written with dgamma's formula."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: your variance term reads dy
+# expect: one variable read where another belongs
 """The variance term reads dy instead of g = dy · gamma."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: you treated the mean and the variance as constants
+# expect: a term dropped from a sum, or a factor from a product
 """Differentiates x_hat = (x - mean) / std as if mean and std were constants."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: lacks the leading factor rstd
+# expect: a term dropped from a sum, or a factor from a product
 """The leading rstd forgotten in dx."""
 
 import numpy as np

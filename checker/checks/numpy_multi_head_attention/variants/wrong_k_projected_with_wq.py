@@ -1,4 +1,4 @@
-# expect: split_heads call 2 (its argument x) receives split_heads call 1's input
+# expect: one variable read where another belongs
 """Projects the keys with Wq (copy-paste)."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: scaled_dot_product_attention receives 3 tensor arguments; the reference passes 4
+# expect: an argument or keyword left out
 """Forgets to hand the mask to the attention."""
 import math
 

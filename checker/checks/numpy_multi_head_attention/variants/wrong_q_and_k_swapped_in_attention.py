@@ -1,4 +1,4 @@
-# expect: scaled_dot_product_attention (its argument q) receives split_heads call 2's output; expected split_heads call 1's output
+# expect: two arguments swapped
 """Passes the key heads where the query heads go."""
 import math
 

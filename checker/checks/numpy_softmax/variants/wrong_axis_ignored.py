@@ -1,4 +1,4 @@
-# expect: whatever `axis` says
+# expect: an argument replaced by a value written into the code
 """Takes `axis` but always normalises over the last axis."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-# expect: divided by its MAX
+# expect: a term dropped from a sum, or a factor from a product
 """Divides by the max instead of the sum."""
 import numpy as np
 

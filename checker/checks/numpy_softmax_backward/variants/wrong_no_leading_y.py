@@ -1,4 +1,4 @@
-# expect: without the factor y in front
+# expect: a term dropped from a sum, or a factor from a product
 """Subtracts the weighted sum but forgets to multiply by y."""
 import numpy as np
 

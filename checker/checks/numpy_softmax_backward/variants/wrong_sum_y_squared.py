@@ -1,4 +1,4 @@
-# expect: the weighted sum is of the upstream
+# expect: one variable read where another belongs
 """Subtracts sum(y * y), a slip for sum(dy * y)."""
 
 import numpy as np

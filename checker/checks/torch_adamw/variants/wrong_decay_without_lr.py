@@ -1,4 +1,4 @@
-# expect: θ · (1 − λ)
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: the correction of v goes under the root
+# expect: a square root, power or exponent changed
 """The second moment corrected after its root: sqrt(v) / (1 - beta2^t) where sqrt(v / (1 - beta2^t)) belongs."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: ignores the eps argument
+# expect: an argument replaced by a value written into the code
 """nn.LayerNorm(d_model) without eps=eps."""
 from typing import Callable
 

@@ -1,4 +1,4 @@
-# expect: no residual connection
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets to add x back."""
 from typing import Callable
 

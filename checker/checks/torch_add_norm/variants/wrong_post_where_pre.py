@@ -1,4 +1,4 @@
-# expect: but pre_norm=True asks for pre-LN
+# expect: a branch taken always, or never (training, eval, a flag)
 """Always post-LN, like seed 003's ResidualLayerNorm: pre_norm is ignored."""
 from typing import Callable
 

@@ -1,4 +1,4 @@
-# expect: but pre_norm=False asks for post-LN
+# expect: a branch taken always, or never (training, eval, a flag)
 """Always pre-LN: the pre_norm flag is stored but never read."""
 from typing import Callable
 

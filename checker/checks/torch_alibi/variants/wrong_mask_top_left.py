@@ -1,4 +1,4 @@
-# expect: from the top-left corner
+# expect: one variable read where another belongs
 """A causal mask built as tril(T_q, T_k) from the top-left: wrong as soon as T_q < T_k."""
 import math
 

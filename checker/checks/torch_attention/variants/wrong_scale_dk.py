@@ -1,4 +1,4 @@
-# expect: scaled by 1/d_k
+# expect: a square root, power or exponent changed
 """Scaled dot-product attention (reference answer).
 
 Shape legend:

@@ -1,4 +1,4 @@
-# expect: normalised over the queries
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Scaled dot-product attention (reference answer).
 
 Shape legend:

@@ -1,4 +1,4 @@
-# expect: in evaluation your output uses the batch's own statistics
+# expect: a branch taken always, or never (training, eval, a flag)
 import torch
 from torch import nn
 

@@ -1,4 +1,4 @@
-# expect: ends with BOS
+# expect: one variable read where another belongs
 """Copy-paste: the target's last column is BOS."""
 
 import torch

@@ -1,4 +1,4 @@
-# expect: F.cross_entropy's class axis
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: exp of a logit above 709
+# expect: one variable read where another belongs
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: compare with the ignore_index argument
+# expect: your loss counts every position, ignored ones included
 """Keeps the targets >= 0, as if ignore_index were always negative."""
 
 import torch

@@ -1,4 +1,4 @@
-# expect: the NLL term is weighted by (1 - ε)
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 
 

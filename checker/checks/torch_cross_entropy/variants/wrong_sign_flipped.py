@@ -1,4 +1,4 @@
-# expect: your loss is negative
+# expect: the two operands swapped
 """The minus sign of the negative log-likelihood lost."""
 
 import torch

@@ -1,4 +1,4 @@
-# expect: the SUM over the kept positions
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: cannot see itself
+# expect: an off-by-one in a range, slice, index or position
 """The causal mask built as ~triu(ones) (diagonal=0 instead of 1): position i cannot see itself."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: without the padding mask
+# expect: a branch taken always, or never (training, eval, a flag)
 """pad_mask is accepted and never used: only the causal mask."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: query comes from the layer's input y
+# expect: two statements in the other order (a value read before it is updated, or after)
 """The cross-attention query taken from the layer's input instead of the first sublayer's output."""
 
 import math

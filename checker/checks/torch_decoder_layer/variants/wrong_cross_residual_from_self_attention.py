@@ -1,4 +1,4 @@
-# expect: norm2 (argument 1) receives self_attn's output + cross_attn's output
+# expect: one variable read where another belongs
 """The cross-attention residual adds the self-attention's output instead of the sublayer's input."""
 import math
 

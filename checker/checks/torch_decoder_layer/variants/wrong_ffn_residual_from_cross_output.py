@@ -1,4 +1,4 @@
-# expect: norm3 (argument 1) receives cross_attn's output + ffn's output
+# expect: one variable read where another belongs
 """The FFN residual adds the cross-attention's output."""
 import math
 

@@ -1,4 +1,4 @@
-# expect: your loss rewards the REJECTED response
+# expect: the two operands swapped
 import torch.nn.functional as F
 
 

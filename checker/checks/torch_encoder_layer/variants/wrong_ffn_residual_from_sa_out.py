@@ -1,4 +1,4 @@
-# expect: FFN residual adds the attention output
+# expect: one variable read where another belongs
 """The FFN residual adds the attention output instead of the FFN input."""
 import math
 

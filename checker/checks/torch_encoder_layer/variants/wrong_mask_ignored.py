@@ -1,4 +1,4 @@
-# expect: equals the layer without the mask
+# expect: an argument or keyword left out
 """The mask never reaches the attention."""
 import math
 

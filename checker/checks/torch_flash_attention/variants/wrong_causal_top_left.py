@@ -1,4 +1,4 @@
-# expect: as if the queries started at position 0
+# expect: a term dropped from a sum, or a factor from a product
 """Causal mask aligned top-left: query i sees keys 0..i, whatever T_k - T_q is.
 
 Shape legend:

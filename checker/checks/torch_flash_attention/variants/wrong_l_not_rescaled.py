@@ -1,4 +1,4 @@
-# expect: not the running sum l
+# expect: a term dropped from a sum, or a factor from a product
 """The accumulator is rescaled, the running sum is not."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: rescales the running sum l but not the accumulator
+# expect: a term dropped from a sum, or a factor from a product
 """Rescales l when the max grows, forgets to rescale the accumulator."""
 import math
 

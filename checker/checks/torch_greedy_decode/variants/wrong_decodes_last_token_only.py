@@ -1,4 +1,4 @@
-# expect: decode only the last token
+# expect: an off-by-one in a range, slice, index or position
 """Feeds only the last token to the decoder, as if it had a cache."""
 
 import torch

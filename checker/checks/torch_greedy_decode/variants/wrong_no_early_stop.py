@@ -1,4 +1,4 @@
-# expect: although every sequence had finished earlier
+# expect: a branch taken always, or never (training, eval, a flag)
 """Pads after EOS correctly but always runs max_new_tokens steps."""
 import torch
 

@@ -1,4 +1,4 @@
-# expect: go on with the model's tokens
+# expect: two statements in the other order (a value read before it is updated, or after)
 """Stops when all have finished, but lets finished sequences go on with the model's tokens."""
 import torch
 

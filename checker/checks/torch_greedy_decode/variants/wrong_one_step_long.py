@@ -1,4 +1,4 @@
-# expect: one token more
+# expect: an off-by-one in a range, slice, index or position
 """range(max_new_tokens + 1): one step too many."""
 
 import torch

@@ -1,4 +1,4 @@
-# expect: you take the logits at position 0
+# expect: an off-by-one in a range, slice, index or position
 """Takes the logits at position 0 of the prefix instead of the last position."""
 import torch
 

@@ -1,4 +1,4 @@
-# expect: the ratio upside down
+# expect: the two operands swapped
 import torch
 from torch import Tensor
 

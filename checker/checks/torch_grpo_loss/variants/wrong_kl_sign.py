@@ -1,4 +1,4 @@
-# expect: your loss REWARDS distance from the reference
+# expect: the two operands swapped
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: padding included
+# expect: a per-token term is not masked
 import torch
 
 

@@ -1,4 +1,4 @@
-# expect: your causal mask is not offset by the cache
+# expect: an argument or keyword left out
 """THE classic KV-cache slip: the causal mask is built as if the new tokens started at position 0."""
 import math
 

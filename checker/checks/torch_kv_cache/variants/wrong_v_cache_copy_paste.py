@@ -1,4 +1,4 @@
-# expect: a copy-paste slip
+# expect: one variable read where another belongs
 """Copy-paste: the new values are appended to the KEY cache."""
 
 import math

@@ -1,4 +1,4 @@
-# expect: normalised over the second-to-last axis
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Statistics over dim=1, the positions of a (B, T, D) input."""
 import torch
 from torch import nn

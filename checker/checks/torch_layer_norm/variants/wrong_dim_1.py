@@ -1,4 +1,4 @@
-# expect: normalised over axis 1
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """dim=1 written for (B, T, D) inputs thought of as (T, D): over the positions once there is a batch axis."""
 import torch
 from torch import Tensor, nn

@@ -1,4 +1,4 @@
-# expect: your output has no shift
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets beta."""
 import torch
 from torch import nn

@@ -1,4 +1,4 @@
-# expect: that is RMSNorm
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets to subtract the mean: divides x by its root mean square."""
 
 import torch

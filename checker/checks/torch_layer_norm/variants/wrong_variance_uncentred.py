@@ -1,4 +1,4 @@
-# expect: your variance is mean(x²), the mean square of x itself
+# expect: one variable read where another belongs
 """The variance is taken as mean(x²), without centring, while the numerator does subtract the mean."""
 import torch
 from torch import nn

@@ -1,4 +1,4 @@
-# expect: equals the non-causal one
+# expect: a branch taken always, or never (training, eval, a flag)
 """causal=True ignored: the non-causal sums for every call."""
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# expect: not over a feature axis
+# expect: an off-by-one in a range, slice, index or position
 """Causal prefix sums taken over the feature axes (dim=-2 / dim=-1) instead of the positions."""
 import torch
 

@@ -1,4 +1,4 @@
-# expect: without the normaliser
+# expect: a term dropped from a sum, or a factor from a product
 """phi(Q) (phi(K)^T V) returned as it is: the normaliser is missing."""
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# expect: scaled by 1/√d_nope
+# expect: a term dropped from a sum, or a factor from a product
 """The scores scaled by the nope size only, as if the RoPE part were not in the head."""
 import math
 

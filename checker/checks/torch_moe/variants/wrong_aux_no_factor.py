@@ -1,4 +1,4 @@
-# expect: without the factor num_experts
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -1,4 +1,4 @@
-# expect: averages the router probabilities over the batch axis only
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn

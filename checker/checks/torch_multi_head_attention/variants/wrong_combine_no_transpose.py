@@ -1,4 +1,4 @@
-# expect: combined without a transpose
+# expect: the pair of axes a transpose or permute swaps
 """Combines heads with a bare view: (B, H, T, d_k) -> (B, T, D) without moving H next to d_k."""
 import math
 

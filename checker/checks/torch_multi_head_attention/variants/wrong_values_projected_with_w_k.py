@@ -1,4 +1,4 @@
-# expect: your values are projected with W_k
+# expect: one variable read where another belongs
 """Projects the values with W_k (copy-paste)."""
 import math
 

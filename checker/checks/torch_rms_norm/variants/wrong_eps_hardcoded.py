@@ -1,4 +1,4 @@
-# expect: use self.eps
+# expect: an argument replaced by a value written into the code
 import torch
 from torch import nn
 

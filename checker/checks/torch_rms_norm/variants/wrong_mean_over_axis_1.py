@@ -1,4 +1,4 @@
-# expect: over its last axis
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """mean over dim=1: the sequence axis for (B, T, D), the features only for 2-D input."""
 
 import torch

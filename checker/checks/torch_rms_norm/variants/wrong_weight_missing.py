@@ -1,4 +1,4 @@
-# expect: your output has no scale
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 from torch import nn
 

@@ -1,4 +1,4 @@
-# expect: put each pair back in place
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Interleaved pairs stacked on dim=-2 before flattening: the output comes out in halves."""
 
 import torch

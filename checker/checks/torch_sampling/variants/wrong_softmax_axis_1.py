@@ -1,4 +1,4 @@
-# expect: the vocabulary is the LAST axis
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Softmax over axis 1 in the nucleus: right for (B, V), wrong for (B, T, V)."""
 
 import torch

@@ -1,4 +1,4 @@
-# expect: scatter it back to vocabulary order
+# expect: one variable read where another belongs
 """The classic nucleus bug: the mask computed on the sorted logits is applied to the unsorted ones."""
 import torch
 

@@ -1,4 +1,4 @@
-# expect: W_up is never used
+# expect: a term dropped from a sum, or a factor from a product
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -1,4 +1,4 @@
-# expect: also hides the diagonal
+# expect: an off-by-one in a range, slice, index or position
 """Off by one: the causal mask is built with triu(1) inverted the wrong way (triu(0)), hiding the diagonal too."""
 
 

@@ -1,4 +1,4 @@
-# expect: cross-attends to the embedded source
+# expect: a statement left out
 """forward hands the decoder the embedded source instead of the encoder's output."""
 
 

@@ -1,4 +1,4 @@
-# expect: cross-attention does not hide PAD source keys
+# expect: an argument or keyword left out
 """The decoder layers get memory_mask=None: PAD source keys are visible to the cross-attention."""
 
 

@@ -1,4 +1,4 @@
-# expect: a model without positional encoding
+# expect: a term dropped from a sum, or a factor from a product
 """Forgets the positional encoding on the target side."""
 import math
 
