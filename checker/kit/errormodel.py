@@ -588,7 +588,7 @@ class Rewrites:
             before = _text(holder)
             restore = _apply(self.items[k][0], rule, new)
             try:
-                after = _text(holder)
+                after = _text(holder) if holder is not node else _text(new)  # not in a statement: a for's range
             finally:
                 restore()
             if anchor and anchor[0][0] == "value":  # unparse writes -1e9 as -1000000000.0
@@ -598,7 +598,7 @@ class Rewrites:
         holder = _holder(self.tree.body[site.top], node)
         restore = _apply(self.items[k][0], rule, new)
         try:
-            changed = ast.unparse(holder) if rule != "order" else after
+            changed = ast.unparse(holder) if rule != "order" and holder is not node else after
         finally:
             restore()
         return Rewrite(rule, getattr(node, "lineno", 0), before, after, anchor, changed)
@@ -739,11 +739,11 @@ def search(solution, run, cases: list, got: dict, same, budget: float) -> list[l
     the failing one first. Single rewrites first; then pairs of the singles that came closest to the user's
     outputs on the failing case, while the budget (seconds of CPU) lasts."""
     path = getattr(solution, "__file__", None)
-    if not path:
+    first = cases[0]
+    if not path or not _evidence(got[first.id]) or sum(_evidence(got[c.id]) for c in cases if c.id in got) < EVIDENCE:
         return []
     rewrites = _parsed(path)
     start, fits, near = time.process_time(), [], []  # CPU time: a busy machine slows the search, not what it finds
-    first = cases[0]
     others = [c for c in cases[1:] if c.id in got and c.id != first.id]
     name = f"{solution.__name__}_rewrite"
 
@@ -781,6 +781,24 @@ def search(solution, run, cases: list, got: dict, same, budget: float) -> list[l
 
 
 PAIRED = 12  # the singles that come nearest the user's outputs, tried two at a time
+# The finite numbers the user's outputs must hold, over all the cases compared, before any rewrite is said: one
+# number (a loss, a learning rate) is met by a written-in 512 as easily as by the mistake itself ((2·64)^-0.5 equals
+# 2·512^-0.5), and outputs that are NaN throughout are met by any rewrite that makes NaN.
+EVIDENCE = 3
+
+
+def _evidence(value) -> int:
+    """How many finite numbers the outputs hold (tensors, arrays and Python numbers, in tuples and lists)."""
+    if isinstance(value, (tuple, list)):
+        return sum(_evidence(v) for v in value)
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, (int, float)):
+        return int(math.isfinite(value))
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+        return int(np.isfinite(array).sum()) if array.dtype.kind in "fc" else int(array.size)
+    return 0
 
 
 def _fits(run, module, case, got, same) -> tuple[bool, float | None]:
