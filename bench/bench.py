@@ -69,7 +69,7 @@ def main() -> int:
     results.append(report("cold kata check attention vs import torch", f"{t:.3f} s vs {torch_base:.3f} s",
                           t / torch_base, 1.25))
     # A file that makes a tensor itself (here its scale) also runs on the meta device, whose kernels the
-    # child imports while the other checks run (about 0.3 s: torch._dynamo left out, checker.meta_kernels).
+    # child imports while the other checks run (about 0.3 s: torch._dynamo left out, checker.checks.child.meta_kernels).
     solution = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
     (ws / "torch" / "attention.py").write_text(solution.replace(
         "math.sqrt(d_k)", "torch.tensor(d_k, dtype=Q.dtype, device=Q.device).sqrt()"), encoding="utf-8")
@@ -129,7 +129,46 @@ def main() -> int:
                           spawned / everything, 1.5))
 
     results.append(_mha_speed(runs))
+    results += _error_model_search()
     return 0 if all(results) else 1
+
+
+def _error_model_search() -> list[bool]:
+    """The error model's search on outputs no rewrite gives (every single rewrite, then the pairs, are tried), in
+    seconds of CPU against its budget: 1 s for a kata of one part, 3 s for a composite (issue 35)."""
+    import numpy as np
+
+    from checker import catalogue
+    from checker.engine import load_solution
+    from checker.kit import errormodel
+    from checker.kit.compare import as_outputs
+    from checker.kit.proxy import Kit, _all_match
+
+    found = []
+    for name, bound in (("layer_norm", 1.0), ("attention", 1.0), ("numpy/multi_head_attention", 1.0),
+                        ("decoder_layer", 3.0), ("transformer", 3.0)):
+        kata = catalogue.find(name)
+        spec = __import__(kata.checks_module, fromlist=["CASES"])
+        solution = load_solution(kata)
+        kit = Kit(spec, None, solution)
+        tol = kit.tolerance("float64")
+        cases = list(spec.CASES)
+
+        def run(module, c, kit=kit, spec=spec):
+            impl = getattr(module, spec.TARGET)
+            return as_outputs(kit.reference(kit.inputs(c), case=c, impl=impl), spec.OUTPUTS)
+
+        with np.errstate(all="ignore"):
+            got = {c.id: tuple(o * 1.01 + 0.3 for o in as_outputs(kit.reference(kit.inputs(c), case=c), spec.OUTPUTS))
+                   for c in cases}
+        errormodel._parsed(solution.__file__)  # parsed once per process, as in a check
+        start = time.process_time()
+        errormodel.search(solution, run, cases, got, lambda a, b, tol=tol: _all_match(a, b, tol), bound)
+        spent = time.process_time() - start
+        count = len(errormodel._parsed(solution.__file__))
+        found.append(report(f"error model: search of {name} ({count} rewrites, CPU s)", f"{spent:.2f} s",
+                            spent / bound, 1.05, unit=f" of {bound:g} s"))
+    return found
 
 
 def _timed(fn) -> float:

@@ -58,7 +58,7 @@ def check_all(work: list[tuple[str, Path]], jobs: int, options: dict):
         from checker import engine  # noqa: F401 - imported once here, inherited by every worker
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["checker._preload"])
+        ctx.set_forkserver_preload(["checker.checks.child.preload"])
     workers = []  # (process, pipe)
     try:
         for _ in range(max(1, min(jobs, len(work)))):

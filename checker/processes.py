@@ -5,7 +5,7 @@ Never imports torch: `kata check` starts a spawn child before it imports torch i
 Three start methods, one behaviour (KATA_SANDBOX=fork|forkserver|spawn overrides the default):
   fork        Linux without an accelerator: the child is a copy of the checker, torch already imported.
   forkserver  macOS: forking a process whose numpy/torch/Accelerate threads have run is unsafe
-              there, so a server that imported torch (checker._preload) but ran nothing forks
+              there, so a server that imported torch (checker.checks.child.preload) but ran nothing forks
               each child. Linux too where torch may see an accelerator (see accelerator()).
   spawn       Windows (no fork): a fresh interpreter; one is started ahead of time (the spare),
               so the user does not wait for torch to be imported twice in a row.
@@ -106,7 +106,7 @@ def launch():
     method = start_method()
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["checker._preload"])
+        ctx.set_forkserver_preload(["checker.checks.child.preload"])
     ours, theirs = ctx.Pipe()
     # Under fork the child inherits our end too; it closes it, so that our death reads as EOF there.
     # A spare of a long-lived process gets warm while it waits (fork: the checker itself is warm).

@@ -70,6 +70,9 @@ class UserError(Exception):
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}" if self.message else self.kind
 
+    def __reduce__(self):  # a dataclass exception has no args to be rebuilt from: a result crosses -j's pipes
+        return (type(self), (self.kind, self.message, self.traceback, self.not_implemented))  # not the kit's Case
+
     def said(self, lang: str) -> str:
         """As str(), its message in lang when it is one of kata's own (a Said error of its stand-in models)."""
         return f"{self.kind}: {said(self.message, lang)}" if self.message else self.kind
@@ -386,11 +389,11 @@ _warming = None  # the child's thread importing them while the checks run (a sin
 
 def warm() -> None:
     """Import torch's meta kernels now (the device check runs the user's code on the meta device): about
-    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.meta_kernels)."""
+    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.checks.child.meta_kernels)."""
     global _warm
     if _warm:
         return
-    from checker.meta_kernels import without_dynamo
+    from checker.checks.child.meta_kernels import without_dynamo
 
     without_dynamo()
     probe = torch.ones(2, 3, device="meta")

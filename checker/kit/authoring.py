@@ -91,6 +91,8 @@ class Case:
     extra: dict = field(default_factory=dict)
 
     def __getattr__(self, name):
+        if name.startswith("__") or name in ("dims", "extra"):  # being unpickled: no fields yet, no recursion
+            raise AttributeError(name)
         try:
             return self.dims[name] if name in self.dims else self.extra[name]
         except KeyError:

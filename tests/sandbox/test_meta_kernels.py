@@ -1,4 +1,4 @@
-"""The device check's meta kernels without torch._dynamo (checker.meta_kernels): the same kernels run and
+"""The device check's meta kernels without torch._dynamo (checker.checks.child.meta_kernels): the same kernels run and
 say the same things, and a fresh process pays about 0.3 s for them instead of 1.1 s."""
 
 import subprocess
