@@ -595,7 +595,10 @@ def _world_line(source: str, kind: str) -> tuple[int, str] | None:
     if not found:
         return None
     line = min(found)
-    return line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    node = min((n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line), key=lambda n: n.col_offset,
+               default=None)
+    code = ast.get_source_segment(source, node) if node is not None else None  # the statement, not its comment
+    return line, (code or lines[line - 1]).splitlines()[0].strip() if 0 < line <= len(lines) else ""
 
 
 def _world_change(change: dict, line) -> str:
