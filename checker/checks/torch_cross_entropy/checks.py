@@ -188,6 +188,7 @@ MISTAKES = [
             "your loss averages each row (sequence) first, then the rows: a short row then weighs as much as a long "
             "one; the mean is over every kept POSITION at once, sum of the losses / number of kept positions"),
     Mistake("log of softmax", _log_of_softmax, _LOG_SOFTMAX),
+    Mistake("exp overflow", _exp_overflow, _OVERFLOW),
 ]
 
 

@@ -1,4 +1,4 @@
-# expect: one variable read where another belongs
+# expect: exp of a logit above 709
 import torch
 
 
