@@ -75,7 +75,6 @@ _FUNCTION_MODULES = {"torch", "F", "np", "numpy", "math", "nn", "functional"}
 _AXES = (-1, -2, -3, 0, 1, 2)
 _PAIRS = [(a, b) for i, a in enumerate((0, 1, 2, -2, -1)) for b in (0, 1, 2, -2, -1)[i + 1:]]
 _EXPONENTS = (2, 1, 0.5, -0.5, -1, 3, 1.5)
-_ROOTS = {"sqrt", "rsqrt", "exp", "log", "abs"}
 _STEPS = {"softmax", "log_softmax", "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "float", "abs", "neg", "clamp", "clip", "detach", "clone", "copy", "t"}
 _TRIANGLES = {"triu": "tril", "tril": "triu"}
 # Functions a hand puts in place of a neighbour (sum for mean, sin for cos, log_softmax for softmax, ...).
@@ -167,7 +166,7 @@ def _with_keyword(call: ast.Call, name: str, value) -> ast.Call:
                                  if value is not None or k.arg != name])
 
 
-def _call_options(call: ast.Call, numeric_names: dict):
+def _call_options(call: ast.Call):
     name, function_form = _name(call), _is_function_form(call)
     kw = {k.arg: k for k in call.keywords if k.arg}
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
@@ -312,7 +311,7 @@ _SWAP_OP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
 
-def _options(node, site: _Site, numeric_names: dict):
+def _options(node, site: _Site):
     """(rule, replacement) for one node of a function body; a replacement of None removes a statement."""
     value = _value(node)
     if value is not None:  # a number: 5, -1e9, float('-inf')
@@ -330,7 +329,7 @@ def _options(node, site: _Site, numeric_names: dict):
                     yield "constant", _num(other)
         return
     if isinstance(node, ast.Call):
-        yield from ((rule, new) for rule, new in _call_options(node, numeric_names) if new is not None)
+        yield from ((rule, new) for rule, new in _call_options(node) if new is not None)
     elif isinstance(node, ast.BinOp):
         op = type(node.op)
         if op in (ast.Sub, ast.Div, ast.MatMult, ast.FloorDiv, ast.Pow):
@@ -377,9 +376,6 @@ def _options(node, site: _Site, numeric_names: dict):
         yield from _slice_options(node)
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr)) and site.index is not None and not _protected(node):
         yield "statement", None
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and \
-            type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
-        pass  # x += y is in place on a tensor: the copy x = x + y is the reference's rewrite, not the user's slip
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
             and isinstance(node.value, ast.BinOp) and isinstance(node.value.left, ast.Name) \
             and node.value.left.id == node.targets[0].id and type(node.value.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
@@ -549,7 +545,7 @@ class Rewrites:
         numeric = _numeric_names(self.tree)
         self.items: list[tuple[_Site, str, ast.AST | None]] = []
         for site in _sites(self.tree):
-            for rule, new in _options(site.node, site, numeric):
+            for rule, new in _options(site.node, site):
                 self.items.append((site, rule, new))
         self.items += list(_written_in(self.tree, numeric))
         self.items += list(_mask_polarity(self.tree))
