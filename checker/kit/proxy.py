@@ -264,7 +264,12 @@ class Kit:
             return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
 
         budget = errormodel.BUDGET["composite" if self.options.PARTS else "single"]
-        fits = errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget)
+        return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget))
+
+    def _said(self, fits: list) -> str | None:
+        """The error model's sentence for what fits, kept as the diagnosis with the user's line that holds it."""
+        import checker.kit.errormodel as errormodel
+
         found = errormodel.explain(fits)
         if found:
             self.diagnosis = self.diagnosis or found
@@ -405,11 +410,7 @@ class Kit:
 
         only = Case(0, {})
         fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.BUDGET["single"])
-        found = errormodel.explain(fits) if len(fits) == 1 else None
-        if found:
-            self.diagnosis = self.diagnosis or found
-            self.divergence_line = errormodel.locate(self.source, fits)
-        return found
+        return self._said(fits) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
         """A named mistake is a fact only where it gives the user's outputs on every case where they are wrong,
