@@ -120,7 +120,8 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
             result.error = t("while importing your file: {error}", error=err)
             result.output = sandbox.output()
             return
-        kit = kitmod.Kit(spec, sandbox, load_solution(kata), makes_tensors=makes_tensors, source=source)
+        kit = kitmod.Kit(spec, sandbox, load_solution(kata), makes_tensors=makes_tensors, source=source,
+                          error_model=not fail_fast)
         result.status = _run_checks(checks, kit, result, fail_fast, strict)
         if result.status in ("pass", "fail") and opts.CASES and timed and not fail_fast:
             try:

@@ -21,10 +21,13 @@ from checker.kit.diagnosis import MEMORY_NAMES, identify
 class Kit:
     """Handed to every check: calls the user's code (in the child) and the reference (here)."""
 
-    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True, source: str | None = None):
+    def __init__(self, spec, sandbox, solution, *, makes_tensors: bool = True, source: str | None = None,
+                 error_model: bool = True):
         """makes_tensors: rules.makes_tensors of the user's source; False skips the meta-device run. source: the
-        user's file, where the error model looks for the line a rewrite points at."""
+        user's file, where the error model looks for the line a rewrite points at. error_model: False for a verdict
+        without a report (mutation tests), where its search would cost a second or three per failing file."""
         self.spec, self.sandbox, self.solution, self.source = spec, sandbox, solution, source
+        self.error_model = error_model
         self.options = options(spec)
         self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
         self.divergence_line: int | None = None  # the user's line that feeds the first diverging part
@@ -247,6 +250,8 @@ class Kit:
         outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many."""
         import checker.kit.errormodel as errormodel
 
+        if not self.error_model:
+            return None
         outputs, tol = self.spec.OUTPUTS, self.tolerance("float64")
         got = {case.id: user_outputs}
         for c in self.options.CASES:
@@ -387,7 +392,7 @@ class Kit:
                 explain = t(mistake.explain)
                 self.diagnosis = self.diagnosis or explain
                 return explain
-        if mistakes is None and rewrites:  # no named mistake: the error model, on this one input
+        if mistakes is None and rewrites and self.error_model:  # no named mistake: the error model, on this input
             return self._rewrite_once(args, got, tol=tol, outputs=outputs, same=same, run=run, **how)
         return None
 
