@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from checker import boundary, processes
-from checker.checks.child import load_state
+from checker.checks.child import load_state, shadowed
 from checker.checks.child.world import World, handed_modules
 from checker.lang import said, speak, spoken, t
 
@@ -252,6 +252,7 @@ def _inspect(req):
             saved = set(module.state_dict())  # a buffer registered with persistent=False is not saved with the weights
             info["persistent_buffers"] = [n for n in info["buffers"] if n in saved]
             info["modules"] = {n: type(m).__name__ for n, m in module.named_modules() if n}
+        info["shadowed"] = shadowed(obj, _user.__name__)
     return info
 
 

@@ -37,6 +37,12 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
         raise Fail(t("'{target}' should be a function", target=target),
                    t("the checker calls it directly with the inputs, as a plain function, not as a class to build"),
                    general=True)
+    for hidden in info.get("shadowed", []):
+        raise Fail(t("{target}.{name} takes ({got}), and hides nn.Module's own {name}({want}), which torch calls itself",
+                     target=target, name=hidden["name"], got=", ".join(hidden["got"]), want=", ".join(hidden["want"])),
+                   t("a method named as one of nn.Module's replaces it, and torch's own calls to it break (.to(), "
+                     ".double() and .cpu() call _apply(fn); eval() calls train(False)): give your method another name"),
+                   line=hidden["line"], general=True)
     # A constructor gets its arguments by keyword, so its names are the contract. forward and a
     # function get them by position: other names are the user's choice, unless they are the
     # contract's names in another order (Q and K swapped) or too few.

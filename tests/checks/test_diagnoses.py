@@ -127,3 +127,28 @@ def test_a_probe_names_its_cause_only_where_its_premise_holds(tmp_path):
     # and the overflow itself, mean(x²) taken in float16, is still named
     result, _ = _check(tmp_path, "rms_norm", source, "h = x.to(torch.promote_types(x.dtype, torch.float32))", "h = x")
     assert any("overflows" in (c.diagnosis or "") for c in result.checks), [c.message for c in result.checks]
+
+
+def test_a_method_that_hides_one_of_nn_modules_is_named_only_when_torch_cannot_call_it(tmp_path, monkeypatch):
+    """_apply(self, x) breaks .to() and train(self) breaks eval(), pointed at their `def` lines; train(self,
+    mode=True) calling super, a helper of another name, and torch's own subclasses' overrides are fine."""
+    import importlib
+
+    import torch
+
+    from checker.checks.child import shadowed
+
+    (tmp_path / "mine.py").write_text(
+        "import torch\n"
+        "class Broken(torch.nn.Linear):\n"
+        "    def _apply(self, x):\n        return x\n"
+        "    @staticmethod\n    def train(x, y):\n        return x\n"
+        "class Fine(torch.nn.Linear):\n"
+        "    def train(self, mode=True):\n        return super().train(mode)\n"
+        "    def project(self, x):\n        return x\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mine = importlib.import_module("mine")
+    assert [(h["name"], h["line"], h["got"], h["want"]) for h in shadowed(mine.Broken, "mine")] == [
+        ("_apply", 3, ["x"], ["fn", "recurse"]), ("train", 6, ["x", "y"], ["mode"])]
+    assert shadowed(mine.Fine, "mine") == []
+    assert shadowed(torch.nn.Linear, "torch.nn.modules.linear") == []
