@@ -113,6 +113,7 @@ class _Site:
     index: int | None
     node: ast.AST
     top: int = 0  # which statement of the module holds it (compiled alone when rewritten)
+    func: str = ""  # the function that holds it
 
 
 def _text(node) -> str:
@@ -180,18 +181,18 @@ def _call_options(call: ast.Call):
         if current is not None:
             value = _value(current)
             if isinstance(value, int):
-                for other in _AXES:
-                    if other != value:
-                        new = _num(other)
-                        yield "axis", (_with_keyword(call, key, new) if key else
-                                       _call(call, args=[*call.args[:position], new, *call.args[position + 1:]]))
+                wider = [] if name in ("cat", "concatenate", "stack", "softmax", "log_softmax", "cumsum", "cumprod") \
+                    else [ast.Tuple([_num(-2), _num(-1)], ast.Load())] if value == -1 else []  # the last two at once
+                for other in [_num(a) for a in _AXES if a != value] + wider:
+                    yield "axis", (_with_keyword(call, key, other) if key else
+                                   _call(call, args=[*call.args[:position], other, *call.args[position + 1:]]))
             elif isinstance(current, ast.Tuple) and len(current.elts) > 1:
                 for i in range(len(current.elts)):
                     kept = ast.Tuple([e for j, e in enumerate(current.elts) if j != i], ast.Load())
                     yield "axis", (_with_keyword(call, key, kept) if key else
                                    _call(call, args=[*call.args[:position], kept, *call.args[position + 1:]]))
-            if key and "keepdim" not in kw and "keepdims" not in kw and name not in ("cat", "stack", "concatenate"):
-                yield "axis", _with_keyword(call, key, None)  # the whole tensor at once
+            if key and name not in ("cat", "stack", "concatenate", "softmax", "log_softmax", "cumsum", "cumprod"):
+                yield "axis", _with_keyword(call, key, ast.Constant(None))  # the whole tensor at once
     for flag in ("keepdim", "keepdims"):
         if flag in kw and _value(kw[flag].value) is None and isinstance(kw[flag].value, ast.Constant) \
                 and kw[flag].value.value is True:
@@ -464,7 +465,7 @@ def _bodies(tree: ast.Module):
 
 def _sites(tree: ast.Module):
     """Every node inside a function body (not a docstring, not a while loop's), with where it hangs."""
-    def walk(parent, top):
+    def walk(parent, top, func):
         for field, value in ast.iter_fields(parent):
             if isinstance(parent, ast.FunctionDef) and field in ("args", "decorator_list", "returns"):
                 continue
@@ -474,11 +475,11 @@ def _sites(tree: ast.Module):
                     continue
                 if isinstance(child, ast.Expr) and isinstance(child.value, ast.Constant):
                     continue  # a docstring
-                yield _Site(parent, field, index, child, top)
-                yield from walk(child, top)
+                yield _Site(parent, field, index, child, top, func)
+                yield from walk(child, top, func)
 
     for top, func in _bodies(tree):
-        yield from walk(func, top)
+        yield from walk(func, top, f"{top}.{func.name}")
 
 
 def _local_names(func: ast.FunctionDef) -> list[str]:
@@ -516,6 +517,32 @@ def _variables(tree: ast.Module):
                                 yield _Site(node, field, index, child, top), "variable", ast.Name(other, ast.Load())
 
 
+_CONSISTENT = ("axis", "keepdim", "unbiased", "function", "power")
+
+
+def _consistent(items: list):
+    """The same slip at every site of its kind in one function, made at once (the mean and the variance of a norm both
+    taken over every axis, both keepdims dropped): ([sites], rule, [new at each])."""
+    groups: dict = {}
+    for site, rule, new in items:
+        if rule in _CONSISTENT and isinstance(site, _Site) and isinstance(site.node, ast.Call) \
+                and isinstance(new, ast.Call):
+            groups.setdefault((site.func, rule, _change(site.node, new)), []).append((site, new))
+    for (_, rule, _), members in groups.items():
+        if len(members) > 1:
+            yield [site for site, _ in members], rule, [new for _, new in members]
+
+
+def _change(old: ast.Call, new: ast.Call) -> tuple:
+    """What a rewrite of a call changes, whatever the call is applied to: its name, and each argument it changes."""
+    olds = {**dict(enumerate(old.args)), **{k.arg: k.value for k in old.keywords}}
+    news = {**dict(enumerate(new.args)), **{k.arg: k.value for k in new.keywords}}
+    changed = tuple(sorted((str(key), _text(olds.get(key)) if key in olds else "", _text(news.get(key)) if key in news
+                            else "") for key in olds.keys() | news.keys()
+                           if key not in olds or key not in news or _text(olds[key]) != _text(news[key])))
+    return _name(old), _name(new), changed
+
+
 def _written_in(tree: ast.Module, numeric: dict):
     """A number the caller passes replaced, at every use in one function, by a value written in (clip_eps at both
     ends of a clamp by 0.2, d_model by 512, self.eps by 1e-12): ([sites], rule, new)."""
@@ -547,6 +574,7 @@ class Rewrites:
         for site in _sites(self.tree):
             for rule, new in _options(site.node, site):
                 self.items.append((site, rule, new))
+        self.items += list(_consistent(self.items))
         self.items += list(_written_in(self.tree, numeric))
         self.items += list(_mask_polarity(self.tree))
         self.items += list(_variables(self.tree))  # last: the most of them, and the budget may end first
@@ -570,6 +598,7 @@ class Rewrites:
         several = isinstance(site, list)
         # every use of one name: said where it is used last; every mask: said where it is applied first
         site = (site[0] if rule == "mask" else site[-1]) if several else site
+        new = new[-1] if isinstance(new, list) else new  # the last site's, as the site said
         node = site.node
         anchor = _anchor(node, new, rule)
         if rule == "order":
@@ -581,10 +610,14 @@ class Rewrites:
             # statement that holds it, before and after
             holder = _holder(self.tree.body[site.top], node)
             anchor = _anchor(node, new, rule, holder)
-            before = _text(holder)
-            restore = _apply(self.items[k][0], rule, new)
-            try:
-                after = _text(holder) if holder is not node else _text(new)  # not in a statement: a for's range
+            # the same slip at every site of its kind: every statement that holds one, in order
+            holders = list({id(h): h for h in (_holder(self.tree.body[one.top], one.node)
+                                               for one in self.items[k][0])}.values()) \
+                if several and rule in _CONSISTENT else [holder]
+            before = "; ".join(_text(h) for h in holders)
+            restore = _apply(self.items[k][0], rule, self.items[k][2])
+            try:  # not in a statement (a for's range): the fragment itself
+                after = "; ".join(_text(h) for h in holders) if holder is not node else _text(new)
             finally:
                 restore()
             if anchor and anchor[0][0] == "value":  # unparse writes -1e9 as -1000000000.0
@@ -592,7 +625,7 @@ class Rewrites:
         else:
             before, after = _text(node), (_text(new) if new is not None else "")
         holder = _holder(self.tree.body[site.top], node)
-        restore = _apply(self.items[k][0], rule, new)
+        restore = _apply(self.items[k][0], rule, self.items[k][2])
         try:
             changed = ast.unparse(holder) if rule != "order" and holder is not node else after
         finally:
@@ -656,8 +689,10 @@ def _each(site) -> list:
 
 def _apply(site, rule: str, new):
     """Put the rewrite in the tree (at one site, or at each of a list); return the function that takes it out."""
-    if isinstance(site, list):
-        restores = [_apply(one, rule, copy.deepcopy(new) if new is not None else _negated(one.node)) for one in site]
+    if isinstance(site, list):  # new: one node for every site (copied), or one for each; None: each site negated
+        news = new if isinstance(new, list) else [copy.deepcopy(new) if new is not None else _negated(one.node)
+                                                  for one in site]
+        restores = [_apply(one, rule, each) for one, each in zip(site, news)]
         return lambda: [restore() for restore in reversed(restores)]
     if rule == "order":
         body, i = site.parent, site.index

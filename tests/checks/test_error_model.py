@@ -143,13 +143,26 @@ def test_the_one_rewrite_that_reproduces_the_outputs_is_found_and_said(reference
 def test_a_rewrite_that_is_right_where_the_user_is_wrong_is_not_said(reference):
     """An axis slip that only shows on inputs of rank 3: the rewrite must reproduce every case, the ones the user's
     code gets right included."""
-    def user(x, eps=1e-5):  # the axis is 1 where the reference's is -1: right on (T, D), wrong on (B, T, D)
+    def user(x, eps=1e-5):  # over the batch axis on (B, T, D), over the last on (T, D)
+        dim = 0 if x.dim() == 3 else -1
+        mean = x.mean(dim=dim, keepdim=True)
+        var = (x - mean).pow(2).mean(dim=dim, keepdim=True)
+        return (x - mean) / torch.sqrt(var + eps)
+
+    fits = _search(reference, user, _cases((2, 5, 6), (4, 3)))
+    assert fits == []  # dim=0 at both reductions gives the user's (B, T, D) outputs, and is wrong on (T, D)
+
+
+def test_the_same_slip_at_every_reduction_of_a_function_is_one_change(reference):
+    """Both statistics over axis 1 (right on (T, D), wrong on (B, T, D)): one change, shown at both statements."""
+    def user(x, eps=1e-5):
         mean = x.mean(dim=1, keepdim=True)
         var = (x - mean).pow(2).mean(dim=1, keepdim=True)
         return (x - mean) / torch.sqrt(var + eps)
 
     fits = _search(reference, user, _cases((2, 5, 6), (4, 3)))
-    assert fits == []  # one rewrite changes one of the two reductions; the user's changes both: no single rewrite
+    assert [(r.rule, r.after) for r in fits[0]] == [
+        ("axis", "mean = x.mean(dim=1, keepdim=True); var = (x - mean).pow(2).mean(dim=1, keepdim=True)")]
 
 
 def test_nothing_is_said_when_no_rewrite_fits(reference):

@@ -84,17 +84,11 @@ MISTAKES = [
             "your default epsilon is 1e-5 (nn.LayerNorm's): this kata follows the NumPy tutorial, epsilon=1e-6"),
     Mistake("gamma and beta swapped", _variant(swap=True),
             "your output equals beta * x_hat + gamma: gamma and beta are swapped, y = gamma * x_hat + beta"),
-    Mistake("statistics over the last two axes", _variant(axis=(-2, -1)),
-            "your statistics are taken over the last TWO axes: layer norm normalises each vector on its own, "
-            "over axis=-1 only"),
     Mistake("mean not subtracted", _variant(center=False),
             "your output divides x by its root mean square without subtracting the mean: that is RMSNorm; layer "
             "norm centres first, (x - mean) / sqrt(var + eps)"),
     Mistake("beta inside the scale", _variant(beta_inside=True),
             "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta"),
-    Mistake("normalised over the whole array", _variant(axis=None),
-            "your output uses one mean and one variance for the whole array: each vector x[..., :] is "
-            "normalised on its own, over axis=-1 with keepdims=True"),
 ]
 
 

@@ -101,14 +101,8 @@ MISTAKES = [
     Mistake("default eps 1e-6", _variant(default_eps=1e-6),
             "your output equals layer norm with eps=1e-6 where the default eps=1e-5 applies: the default is 1e-5, "
             "as in nn.LayerNorm (the NumPy tutorial and the paper walkthrough use 1e-6)"),
-    Mistake("normalised over the whole tensor", _variant(dims=None),
-            "your output is normalised with one mean and variance for the whole tensor: take them per vector, "
-            "over the last axis only (dim=-1, keepdim=True)"),
     Mistake("gamma and beta swapped", _variant(affine="beta gamma"),
             "your output equals beta * x_hat + gamma: gamma scales and beta shifts, gamma * x_hat + beta"),
-    Mistake("normalised over the last two axes", _variant(dims=(-2, -1)),
-            "your statistics are taken over the last TWO axes (T and D, as nn.LayerNorm([T, D]) would): layer "
-            "norm normalises each vector on its own, over dim=-1 only"),
     Mistake("beta inside the scale", _variant(affine="beta inside"),
             "your output is gamma * (x_hat + beta): the shift comes after the scale, gamma * x_hat + beta"),
     Mistake("one-pass variance", _variant(var="one pass"),

@@ -127,9 +127,6 @@ MISTAKES = [
     Mistake("default eps 1e-5", _variant(default_eps=1e-5),
             "your output equals RMSNorm with eps=1e-5 where the default eps=1e-6 applies: the default here is 1e-6, "
             "as in LLaMA's RMSNorm and HF's LlamaRMSNorm (1e-5 is nn.LayerNorm's default)"),
-    Mistake("normalised over the whole tensor", _variant(dims=None),
-            "your output is normalised with one mean square for the whole tensor: take it per vector, over the "
-            "last axis only (dim=-1, keepdim=True)"),
     Mistake("float32, never cast back", _variant(compute=torch.float32, cast_back=False),
             "your output is float32 for a float64 input: x.float() upcasts, but the result must come back in x's "
             "dtype (.to(x.dtype) or .type_as(x)), and float64 should not be downcast at all"),

@@ -1,4 +1,4 @@
-# expect: over axis=-1 only
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Statistics over the last two axes."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: over dim=-1 only
+# expect: the axis a reduction, softmax, cumsum or concatenation runs over
 """Statistics over (T, D), as if it were nn.LayerNorm([T, D])."""
 
 import torch
