@@ -54,6 +54,25 @@ def dtype_diagnosis(actual, expected) -> str | None:
     return None
 
 
+def _mask_diagnosis(actual, expected) -> str | None:
+    """A boolean mask asked for and the right pattern returned in another form: 0/1 numbers, or an additive mask."""
+    if _dtype_name(expected).rsplit(".", 1)[-1] != "bool" or actual.dtype == expected.dtype:
+        return None
+    a, e = _as_tensor(actual).double(), _as_tensor(expected)
+    if a.numel() == 0 or not bool(((a == 0) | (a == 1) | (a < -1e3)).all()):
+        return None
+    if bool((a == 1).any()) and not bool((a < -1e3).any()):
+        if bool(((a == 1) == e).all()):
+            return t("your mask has the right pattern as 1 and 0 numbers ({dtype}, the 2018 Annotated Transformer's "
+                     "uint8 masks): the contract asks for a bool tensor, True where a position is kept (== or .bool())",
+                     dtype=_dtype_name(actual))
+        return None
+    if bool(((a == 0) == e).all()):
+        return t("yours is an additive mask (0 where a position is kept, a large negative number or -inf where it is "
+                 "hidden), as Hugging Face builds them: the contract asks for a bool tensor, True where kept")
+    return None
+
+
 def phrase(text: str) -> str:
     """What a comparison names, or a shape's legend: a name of the code (self_weights) or notation ((B, T, D)) is
     said as it is; words (filtered logits, (same as x)) are a phrase, said in the reader's language (the kata's
@@ -80,7 +99,7 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
         raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
     if actual.dtype != expected.dtype:
         raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),
-                     got=_dtype_name(actual)))
+                     got=_dtype_name(actual)), _mask_diagnosis(actual, expected), general=True)
     a, e = _as_tensor(actual), _as_tensor(expected)
     if a.numel() == 0:
         return

@@ -148,7 +148,7 @@ def layer_norm_alone(kit):
                 compare(got, want, t("layer_norm's output"), "(..., D)", tol=kit.tolerance(dtype))
             except Fail as fail:
                 found = kit.name_mistake(args, got, _LN_MISTAKES, run=lambda m: m.impl(*args), tol=kit.tolerance(dtype))
-                raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
+                raise Fail(t("{label}: {fail}", label=label, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "a constant row of x + sublayer_output comes out as beta, not NaN")

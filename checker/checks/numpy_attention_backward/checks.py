@@ -145,7 +145,7 @@ def _compare_all(kit, args, got, expected, label, tol=None):
             compare(u, e, name, legend, tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail.message), found or fail.diagnosis) from None
 
 
 _TRANSPOSES = ("with T_q ≠ T_k and d_k ≠ d_v every transpose must be right: dv = Pᵀ dout (..., T_k, d_v), "
@@ -300,4 +300,5 @@ def values_total(kit):
         except Fail as fail:
             found = kit.name_mistake(args, got)
             raise Fail(t("{label}: {fail}. out = P v and each row of P sums to 1, so Σ_j dv_j = Σ_i dout_i over the "
-                         "queries that see a key; dv = Pᵀ dout", label=c.label, fail=fail), found) from None
+                         "queries that see a key; dv = Pᵀ dout", label=c.label, fail=fail.message),
+                       found or fail.diagnosis) from None

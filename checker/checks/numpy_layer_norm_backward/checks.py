@@ -125,7 +125,7 @@ def _compare_all(kit, args, got, expected, label):
             compare(u, e, name, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail.message), found or fail.diagnosis) from None
 
 
 # ----------------------------------------------------------------------------- checks

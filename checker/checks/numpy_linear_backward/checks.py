@@ -159,7 +159,7 @@ def _verify(kit, args, what, expected) -> None:
             compare(u, e, name, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got)
-        raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+        raise Fail(t("{what}: {fail}", what=what, fail=fail.message), found or fail.diagnosis) from None
 
 
 # ----------------------------------------------------------------------------- checks

@@ -102,7 +102,7 @@ def _values(kit, target, args, expected, mistakes, label):
     except Fail as fail:
         found = kit.name_mistake(args, truth, mistakes, run=lambda m: m.impl(*args).reshape(expected.shape),
                                  same=np.array_equal)
-        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail.message), found or fail.diagnosis) from None
 
 
 def _call(args):

@@ -157,7 +157,7 @@ def _one(kit, target, args, mistakes, label, legend):
         compare(got, expected, t("{target} output", target=target), legend)
     except Fail as fail:
         found = kit.name_mistake(args, got, mistakes, run=lambda m: m.impl(*args)) if isinstance(got, np.ndarray) else None
-        raise Fail(t("{label}: {fail}", label=label, fail=fail), found) from None
+        raise Fail(t("{label}: {fail}", label=label, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("shapes", "split_heads turns (B, T, d_model) into (B, H, T, depth), head h holding features h*depth..")

@@ -152,7 +152,7 @@ def _verify(kit, args, what, tol=None):
         if found is None and isinstance(got, np.ndarray) and got.shape == expected.shape and got.dtype != expected.dtype:
             raise Fail(t("{what}: {fail}", what=what, fail=fail),
                        t(_DTYPE, want=expected.dtype.name, got=got.dtype.name), general=True) from None
-        raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+        raise Fail(t("{what}: {fail}", what=what, fail=fail.message), found or fail.diagnosis) from None
     return got
 
 

@@ -158,7 +158,7 @@ def _verify(kit, args, what, expected=None, tol=None):
         compare(got, expected, "dx", "(same as y)", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
-        raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+        raise Fail(t("{what}: {fail}", what=what, fail=fail.message), found or fail.diagnosis) from None
     return got
 
 
@@ -190,7 +190,7 @@ def default_axis(kit):
             raise Fail(t("{fail}, while axis=-1 passed explicitly is right: the default is axis=-1 "
                          "(def softmax_backward(dy, y, axis=-1))", fail=fail)) from None
         found = kit.name_mistake((dy, y), got, tol=kit.tolerance(str(got.dtype))) if isinstance(got, np.ndarray) else None
-        raise Fail(fail.message, found) from None
+        raise Fail(fail.message, found or fail.diagnosis) from None
 
 
 @check("gradients", "dx equals torch autograd through torch.softmax on every case")

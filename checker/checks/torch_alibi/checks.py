@@ -184,7 +184,7 @@ def _verify(kit, target, args, what, legend, mistakes):
         compare(got, want, what, legend)
     except Fail as fail:
         found = kit.name_mistake(args, got, mistakes)
-        raise Fail(fail.message, found) from None
+        raise Fail(fail.message, found or fail.diagnosis) from None
 
 
 

@@ -201,7 +201,7 @@ def _verify(kit, args, what, tol=None):
         compare(got, want, "loss", "() a scalar", tol=tol)
     except Fail as fail:
         found = kit.name_mistake(args, got, tol=tol) if isinstance(got, torch.Tensor) else None
-        raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+        raise Fail(t("{what}: {fail}", what=what, fail=fail.message), found or fail.diagnosis) from None
     return got
 
 

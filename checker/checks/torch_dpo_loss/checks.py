@@ -188,7 +188,7 @@ def loss_value(kit):
             compare(got[0], kit.reference(args)[0], "loss", "()")
         except Fail as fail:
             found = kit.name_mistake(args, got, same=_loss_only, outputs=OUTPUTS)
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "the implicit rewards are β · (log π(y) - log π_ref(y)) per pair")
@@ -202,7 +202,7 @@ def rewards(kit):
                 compare(u, e, name, legend)
         except Fail as fail:
             found = kit.name_mistake(args, got, MISTAKES + _REWARD_MISTAKES, same=_rewards_only, outputs=OUTPUTS)
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "the default β is 0.1: dpo_loss(...) without beta")
@@ -236,7 +236,7 @@ def large_margins(kit):
             compare(loss, kit.reference(args)[0], "loss", "()", tol=_LARGE_TOL[dtype])
         except Fail as fail:
             found = kit.name_mistake(args, got, same=_loss_only, outputs=OUTPUTS)
-            raise Fail(t("{what}: {fail}", what=what, fail=fail), found) from None
+            raise Fail(t("{what}: {fail}", what=what, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("masking", "log-probabilities at prompt and padding positions (mask False) change nothing")

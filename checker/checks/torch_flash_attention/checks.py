@@ -220,7 +220,7 @@ def block_sizes(kit):
             compare(got, want, "out", "(B, H, T_q, d_v)")
         except Fail as fail:
             found = kit.name_mistake(args, got)
-            raise Fail(t("{label}, block_size={block}: {fail}", label=c.label, block=block, fail=fail), found) from None
+            raise Fail(t("{label}, block_size={block}: {fail}", label=c.label, block=block, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "stable on large scores (up to ~±2000) and on rows whose every score is near -800")
@@ -236,7 +236,7 @@ def large_scores(kit):
                 ordinary = kit.inputs(CASES[0])
                 if matches(_out(kit.user(ordinary), CASES[0]), kit.reference(ordinary)):
                     found = t(why)
-            raise Fail(fail.message, found) from None
+            raise Fail(fail.message, found or fail.diagnosis) from None
 
 
 _OVERFLOW_WHY = ("your output is right on ordinary scores but not on large ones: exp() of a score near 2000 overflows "

@@ -208,7 +208,7 @@ def advantages(kit):
                 compare(got, want, "advantages", "(N,)")
             except Fail as fail:
                 found = kit.name_mistake(args, got, _ADV_MISTAKES) if isinstance(got, torch.Tensor) else None
-                raise Fail(t("{label}, {dtype}: {fail}", label=c.label, dtype=dtype, fail=fail), found) from None
+                raise Fail(t("{label}, {dtype}: {fail}", label=c.label, dtype=dtype, fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "group_advantages: a group whose rewards are all equal gets advantage 0, not NaN")

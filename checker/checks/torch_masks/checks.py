@@ -229,7 +229,7 @@ def _verify(kit, target, cases, make_args, legend, mistakes, accepted=None):
                 followed = True
                 continue
             found = kit.name_mistake(args, got, mistakes)
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message), found or fail.diagnosis) from None
     if followed:
         raise Accepted(t(accepted.explain))
 

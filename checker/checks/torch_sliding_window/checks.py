@@ -42,7 +42,7 @@ def inputs(c, dtype):
 # ----------------------------------------------------------------------------- named mistakes
 
 
-def band(T, window, *, low=None, high=0, symmetric=False, as_float=False, invert=False, four_d=False):
+def band(T, window, *, low=None, high=0, symmetric=False, invert=False, four_d=False):
     """The visible keys as a (T, T) bool mask: low < i - j <= ... with knobs; defaults are right."""
     i = torch.arange(T)
     d = i[:, None] - i[None, :]  # i - j
@@ -50,7 +50,7 @@ def band(T, window, *, low=None, high=0, symmetric=False, as_float=False, invert
     mask = (d.abs() < window) if symmetric else (d >= high) & (d < -low)
     mask = ~mask if invert else mask
     mask = mask.view(1, 1, T, T) if four_d else mask
-    return mask.float() if as_float else mask
+    return mask
 
 
 _MASK_MISTAKES = [
@@ -69,8 +69,6 @@ _MASK_MISTAKES = [
     Mistake("inverted", lambda T, w, device=None: band(T, w, invert=True),
             "your mask is True on the hidden keys (the 1 = masked convention of the NumPy tutorial): here True means "
             "'may attend', so return the band itself"),
-    Mistake("float", lambda T, w, device=None: band(T, w, as_float=True),
-            "your mask is a float 0/1 tensor: return a bool tensor (comparisons and & already give one)"),
     Mistake("(1, 1, T, T)", lambda T, w, device=None: band(T, w, four_d=True),
             "your mask has shape (1, 1, T, T): the contract wants (T, T) (it broadcasts over (B, H) by itself)"),
 ]
@@ -127,7 +125,7 @@ def mask_exact(kit):
             compare(got, want, f"sliding_window_mask(T={c.T}, window={c.window})", "(T, T)", exact=True)
         except Fail as fail:
             found = kit.name_mistake(args, got, _MASK_MISTAKES)
-            raise Fail(fail.message, found) from None
+            raise Fail(fail.message, found or fail.diagnosis) from None
 
 
 

@@ -400,7 +400,7 @@ def padding(kit):
         except Fail as fail:
             found = _named(kit, _PAD_MISTAKES, args, got, _tensors_equal)
             raise Fail(t("{label}, lengths {lengths}: {fail}", label=c.label, lengths=[len(s) for s in args[0]],
-                         fail=fail), found) from None
+                         fail=fail.message), found or fail.diagnosis) from None
 
 
 @check("numerics", "tokenize('...') lowercases English and splits words and punctuation marks")
@@ -555,7 +555,7 @@ def encoding(kit):
             compare(got[i], want[i], t("encode's item {i} (tokens {tokens})", i=i,
                                        tokens=_tokens_shown(args[0][i], limit=6)), "(T_i,)", exact=True)
         except Fail as fail:
-            raise Fail(t("{label}: {fail}", label=c.label, fail=fail), found) from None
+            raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message), found or fail.diagnosis) from None
 
 
 def _empty_why() -> str:
