@@ -102,7 +102,7 @@ def cmd_check(args, console: Console) -> int:
         raise UsageError(t("--case needs exactly one kata"))
     jobs = args.jobs or 1
     if args.jobs is None and len(katas) > 1:
-        from checker.parallel import default_jobs
+        from checker.warm.parallel import default_jobs
 
         jobs = default_jobs()  # one process per core
     if args.case is None and (jobs == 1 or len(katas) == 1):
@@ -154,12 +154,12 @@ def cmd_check(args, console: Console) -> int:
 
 def _checked(targets, args, jobs: int):
     """Each target's result, in the order of targets: one after the other in this process (-j 1, or one
-    kata), else on `jobs` processes at once (checker.parallel), the verdicts the same."""
+    kata), else on `jobs` processes at once (checker.warm.parallel), the verdicts the same."""
     options = {"timeout": args.timeout, "show_weights": args.show_weights, "memory_gb": args.memory,
                "strict": args.strict}
     paths = [SOLUTIONS / target.kata.file if args.solution else target.path for target in targets]
     if jobs > 1 and len(targets) > 1:
-        from checker import parallel
+        from checker.warm import parallel
 
         yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options)
         return
