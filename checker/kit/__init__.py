@@ -34,7 +34,7 @@ from checker.kit.proxy import (  # noqa: F401
     Kit, arg_names,
 )
 from checker.kit.standard import (  # noqa: F401
-    expect_structure, standard_checks, dropout_elsewhere, dropout_missing, calls_per_part, batch_independence,
+    expect_structure, expect_raises, standard_checks, dropout_elsewhere, dropout_missing, calls_per_part, batch_independence,
     any_leading_axes, dropout_checks, world_check, same_object_check,
 )
 from checker.sandbox import UserError  # noqa: F401 - what kit.user raises

@@ -82,6 +82,32 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
     return info
 
 
+def expect_raises(attempts, why: str, error: str = "ValueError") -> None:
+    """What a contract says must raise is a requirement, judged one way in every kata. attempts: (call, run), call the
+    user's call as a person writes it, run() making it. Each must raise `error`: an assert fails too (it raises
+    AssertionError, which the caller does not catch as {error}, and vanishes under `python -O`), as does another error
+    or code that runs on. why: what goes wrong when such a call passes silently."""
+    for call, run in attempts:
+        try:
+            run()
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            if err.kind == error:
+                continue
+            if err.kind == "AssertionError":
+                raise Fail(t("{call} raised AssertionError, where the contract says it raises {error}", call=call,
+                             error=error),
+                           t("an assert stops the same call, but it raises AssertionError, not the {error} the "
+                             "contract promises a caller, and `python -O` removes it: then {why}. Raise {error}(...)",
+                             error=error, why=why), line=user_line(err)) from None
+            raise Fail(t("{call} raised {err}, where the contract says it raises {error}", call=call, err=err,
+                         error=error), t("{why}: raise {error}(...) for it", why=why, error=error),
+                       line=user_line(err)) from None
+        raise Fail(t("{call} raised no error, where the contract says it raises {error}", call=call, error=error),
+                   t("{why}: raise {error}(...) for it", why=why, error=error))
+
+
 def _why_missing(missing: list, want: dict, got: dict) -> str:
     """Which of three facts explains parameters the contract has and the user's module lacks: only biases,
     whose layers are there (bias=False); weights of the same shapes under other names; or neither."""

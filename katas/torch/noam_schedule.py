@@ -13,7 +13,8 @@ noam_lr(step, d_model, warmup_steps, factor=1.0) -> float
     lr = factor · d_model^(-0.5) · min(step^(-0.5), step · warmup_steps^(-1.5))
 
     It rises linearly up to step == warmup_steps (its peak), then decays as 1/√step.
-    step must be an int >= 1: raise ValueError for step < 1. Return a Python float.
+    step counts from 1. What step < 1 should do is left open and asked as a follow-up (the reference
+    raises ValueError; the Annotated Transformer maps 0 to 1). Return a Python float.
 
 noam_scheduler(optimizer, d_model, warmup_steps, factor=1.0) -> torch.optim.lr_scheduler.LRScheduler
 

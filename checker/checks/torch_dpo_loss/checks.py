@@ -292,17 +292,17 @@ def gradients(kit):
                 raise Fail(t("{label}: {fail}", label=c.label, fail=fail)) from None
 
 
-@check("gradients", "the rewards are detached (logged, not trained on), as TRL and the DPO authors' code do",
-       followup=True)
+@check("gradients", "the rewards are detached (logged, not trained on), as TRL and the DPO authors' code do")
 def rewards_detached(kit):
     c = CASES[0]
     got = kit.gradients(c, [torch.tensor(0.0, dtype=torch.float64), torch.ones(c.B, dtype=torch.float64),
                             torch.ones(c.B, dtype=torch.float64)], user=True)
     if any(g is not None and bool(g.abs().sum() > 0) for g in got["args"]):
-        raise Fail(t("{label}: gradient flows from your rewards into the log-probabilities. Follow-up: why do TRL and "
-                     "the DPO authors' code .detach() them? They are metrics (reward accuracy, margins); kept attached "
-                     "they hold the graph alive in the logs, and a reward added to the loss by mistake would train the "
-                     "model on it", label=c.label))
+        raise Fail(t("{label}: gradient flows from your rewards into the log-probabilities, where the contract says "
+                     "they are DETACHED", label=c.label),
+                   t("TRL and the DPO authors' code .detach() the rewards: they are metrics (reward accuracy, margins); "
+                     "kept attached they hold the graph alive in the logs, and a reward added to the loss by mistake "
+                     "would train the model on it. Return rewards = (beta * ...).detach()"))
 
 
 @check("properties", "a policy equal to the reference gives loss log 2 and zero rewards")

@@ -1,4 +1,4 @@
-# expect: returned a result
+# expect: raised no error, where the contract says it raises ValueError
 """Anything that is not "gelu" silently becomes ReLU."""
 import math
 

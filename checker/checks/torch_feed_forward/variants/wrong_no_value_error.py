@@ -1,4 +1,4 @@
-# expect: was built without complaint
+# expect: raised no error, where the contract says it raises ValueError
 """Falls back to ReLU for any activation it does not know."""
 import math
 

@@ -1,4 +1,4 @@
-# followup: an `assert` was recognised
+# expect: where the contract says it raises ValueError
 """Seed 000's feed_forward_network, the activation checked with an assert."""
 import math
 

@@ -1,4 +1,4 @@
-# followup: asserts vanish under `python -O`
+# expect: where the contract says it raises ValueError
 """Copied from the multi-head attention kata: the size checks are asserts, which raise AssertionError
 (and vanish under python -O)."""
 import math

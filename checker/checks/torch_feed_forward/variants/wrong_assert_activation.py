@@ -1,4 +1,4 @@
-# followup: an `assert` was recognised
+# expect: where the contract says it raises ValueError
 """An assert for the activation's name instead of raising ValueError."""
 import torch.nn.functional as F
 from torch import nn

@@ -1,4 +1,4 @@
-# followup: did not raise ValueError
+# expect: where the contract says it raises ValueError
 import torch
 from torch import Tensor
 

@@ -1,4 +1,4 @@
-# followup: an `assert` was recognised
+# expect: where the contract says it raises ValueError
 """Sampling with -inf fills, the temperature checked with asserts instead of ValueError."""
 import torch
 

@@ -1,4 +1,4 @@
-# followup: gradient flows from your rewards
+# expect: where the contract says they are DETACHED
 """Right, but the rewards keep their graph (no .detach())."""
 import torch.nn.functional as F
 
