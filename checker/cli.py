@@ -105,7 +105,9 @@ def cmd_check(args, console: Console) -> int:
         from checker.warm.parallel import default_jobs
 
         jobs = default_jobs()  # one process per core
-    if args.case is None and (jobs == 1 or len(katas) == 1):
+    here = args.case is None and (jobs == 1 or len(katas) == 1)  # checked in this process, or by its server
+    session = _session(args, ws) if here else None
+    if here and session is None:
         from checker import processes
 
         processes.prestart(keep=len(katas) > 1)  # spawn, forkserver: the child imports torch while we do
@@ -121,7 +123,7 @@ def cmd_check(args, console: Console) -> int:
             warn(console, str(err))
     results = []
     shows_progress = args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal  # pipes: no
-    with closing(_checked(targets, args, jobs)) as checked:
+    with closing(_checked(targets, args, jobs, session, ws)) as checked:
         for target in targets:
             if shows_progress:
                 console.print(Text(say(lang, "check.progress", kata=target.kata.id), style="dim"), end="\r")
@@ -152,20 +154,50 @@ def cmd_check(args, console: Console) -> int:
     return status
 
 
-def _checked(targets, args, jobs: int):
-    """Each target's result, in the order of targets: one after the other in this process (-j 1, or one
-    kata), else on `jobs` processes at once (checker.warm.parallel), the verdicts the same."""
-    options = {"timeout": args.timeout, "show_weights": args.show_weights, "memory_gb": args.memory,
-               "strict": args.strict}
+def check_options(args) -> dict:
+    """engine.check_file's keywords from `kata check`'s options (%%kata and check() read them the same way)."""
+    return {"timeout": args.timeout, "show_weights": args.show_weights, "memory_gb": args.memory,
+            "strict": args.strict}
+
+
+def _session(args, ws: Path | None):
+    """The workspace's resident checker (checker.warm), when one answers; else None, and one is started in the
+    background for the next check (it waits for this process to end before it imports torch). Never with
+    --no-server (or KATA_NO_SERVER), --solution, or without a workspace."""
+    from checker.warm import client
+
+    if ws is None or args.solution or not client.wanted(args.no_server):
+        return None
+    session = client.connect(ws)
+    if session is None:
+        client.start(ws, after=os.getpid())
+    return session
+
+
+def _checked(targets, args, jobs: int, session=None, ws: Path | None = None):
+    """Each target's result, in the order of targets: one after the other by the workspace's server (session), or
+    in this process (-j 1, or one kata), else on `jobs` processes at once (checker.warm.parallel), the verdicts the
+    same. What the server does not answer (it was stopped or killed midway) is checked here."""
+    options = check_options(args)
     paths = [SOLUTIONS / target.kata.file if args.solution else target.path for target in targets]
     if jobs > 1 and len(targets) > 1:
         from checker.warm import parallel
 
         yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options)
         return
+    work = list(zip(targets, paths))
+    if session is not None:
+        from checker.lang import spoken
+        from checker.warm import client
+
+        for result in session.check([(target.kata.id, path) for target, path in work], options, spoken()):
+            work.pop(0)
+            yield result
+        if work:  # the server stopped answering: a new one for the next check (none starts while one runs)
+            client.start(ws, after=os.getpid())
     from checker import engine  # torch is imported here, and only here
 
-    for target, path in zip(targets, paths):
+    for target, path in work:
         yield engine.check_file(target.kata, path, **options)
 
 
@@ -223,7 +255,8 @@ COMMANDS = {"init": cmd_init, "list": "checker.listing:cmd_list", "show": cmd_sh
             "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
             "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
             "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
-            "next": "checker.practice:cmd_next", "quiz": "checker.quiz.ask:cmd_quiz", "completion": "checker.completion:cmd_completion"}
+            "next": "checker.practice:cmd_next", "quiz": "checker.quiz.ask:cmd_quiz", "completion": "checker.completion:cmd_completion",
+            "server": "checker.warm.client:cmd_server"}
 
 
 def _command(name: str):
@@ -336,6 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     with_json(p)
     p.add_argument("--format", choices=("text", "json", "problems"), default="text",
                    help=t("problems: one path:line:col: error|warning: stage: message line per problem, for editors"))
+    p.add_argument("--no-server", action="store_true",
+                   help=t("check in this process only: never use or start the workspace's resident checker"))
     with_workspace(p)
     with_lang(p)
 
@@ -402,6 +437,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help=t("check one answer to a question drawn by --json or --print; exit status 0 if right, 1 if not"))
     p.add_argument("--print", action="store_true", help=t("print the questions instead of asking them (notebooks)"))
     p.add_argument("--list", action="store_true", help=t("list the topics and how many questions each has"))
+    with_json(p)
+    with_lang(p)
+    with_workspace(p)
+
+    p = command("server", t("the workspace's resident checker, which keeps torch imported so that a check takes a "
+                            "fraction of a second: start it, see its status, or stop it"))
+    p.add_argument("action", choices=("start", "status", "stop"), help=t("start, status or stop"))
     with_json(p)
     with_lang(p)
     with_workspace(p)

@@ -140,7 +140,7 @@ def check(name: str, obj=None, *, source: str | None = None, lang: str | None = 
         path = kata_file(scratch, kata)
         path.parent.mkdir(parents=True)
         path.write_text(code.text, encoding="utf-8")
-        verdict = _run_check(kata, scratch, lang, options)
+        verdict, _ = _run_check(kata, scratch, lang, options, home)
         _record(verdict, home)  # while the file is there: the history keeps the hash of the code checked
     code.relabel(verdict, str(path))
     return verdict
@@ -160,14 +160,32 @@ def _record(verdict: Verdict, home: Path) -> None:
         print(f"kata: {err}", file=sys.stderr)
 
 
-def _run_check(kata, ws: Path, lang: str, options: list[str]) -> Verdict:
-    proc = _kata(["check", kata.id, "--workspace", str(ws), "--json", "--lang", lang, *options])
+def _run_check(kata, ws: Path, lang: str, options: list[str], home: Path) -> tuple[Verdict, bool]:
+    """kata's file in ws checked as `kata check NAME --workspace ws --json` checks it: by home's resident checker
+    when one answers (True: nothing recorded yet), else by the real command in a fresh process, after which
+    home's checker is started for the next check (False: the command recorded it in ws)."""
+    from checker.warm import client
+
+    args = cell_options(" ".join([kata.id, *map(shlex.quote, options)]))  # None: the command says what is wrong
+    session = client.connect(home) if client.wanted() and args is not None else None
+    if session is not None:
+        from checker import cli, report
+
+        with session:
+            results = list(session.check([(kata.id, kata_file(ws, kata))], cli.check_options(args), lang))
+        if results:  # the document --json prints, read back as the command's is
+            with speaking(lang):
+                doc = json.loads(json.dumps(report.as_json(results[0]), ensure_ascii=False))
+            return Verdict.from_json(doc, lang), True
+    proc = _kata(["check", kata.id, "--workspace", str(ws), "--json", "--lang", lang, "--no-server", *options])
+    if client.wanted():
+        client.start(home)
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise RuntimeError(t("kata check gave no verdict (exit {code}): {error}", code=proc.returncode,
                              error=proc.stderr.strip() or proc.stdout.strip())) from None
-    return Verdict.from_json(doc["katas"][0], lang)
+    return Verdict.from_json(doc["katas"][0], lang), False
 
 
 def _kata(args: list[str]) -> subprocess.CompletedProcess:
@@ -613,7 +631,9 @@ def run_cell(line: str, cell: str, show) -> None:
         return
     options = ["--timeout", str(args.timeout), "--memory", str(args.memory)]
     options += ["--strict"] * args.strict + ["--show-weights"] * args.show_weights
-    verdict = _run_check(kata, ws, lang, options)
+    verdict, warm = _run_check(kata, ws, lang, options, ws)
+    if warm:  # the command records its own checks; the server's, its client does
+        _record(verdict, ws)
     verdict.verbose = args.verbose
     with speaking(lang):
         if args.json or args.format == "json":

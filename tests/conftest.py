@@ -40,6 +40,9 @@ START_METHODS = (FORK, "forkserver", "spawn")
 # A private data folder for the whole test session: a test that falls back to the default
 # workspace must never touch the real one in the user's home.
 _DATA_HOME = tempfile.mkdtemp(prefix="kata-tests-data-")
+# No `kata check` of a test starts a workspace's resident checker (a process that keeps torch imported for 15
+# minutes): tests/commands/test_server.py starts the ones it tests.
+os.environ.setdefault("KATA_NO_SERVER", "1")
 
 
 # The width a test's `kata` draws at when the test does not ask for one: wide enough that no line a test reads is
@@ -86,6 +89,7 @@ def workspace(tmp_path):
 # wrong and one right variant per kata (tests/checks/test_variants.py marks the others by parametrisation), the CLI
 # and the sandbox under this system's first start method; `pytest` (CI) adds what is marked slow here. Each entry is
 # a test file, or a file::test, with why it is slow (figures: `pytest --durations=30` at the end of a CI run).
+_SERVER = "a resident checker of its own, started and ended around a check"
 _ROBUST = "a rare state of the workspace, the terminal or the machine, reproduced around a whole check"
 SLOW = {
     # The mutants and the variants past the first: what a change to a kata's checks must still reject.
@@ -124,6 +128,15 @@ SLOW = {
         "spawn (Windows' start method)",
     "tests/sandbox/test_platforms.py::test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not":
         "spawn (Windows' start method)",
+    # The workspace's resident checker: each of these starts a server of its own (torch imported again).
+    "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_more_katas_in_both_languages":
+        "seven katas checked warm and cold, in two languages",
+    "tests/commands/test_server.py::test_a_server_killed_during_a_check_leaves_a_cold_verdict_and_a_complete_history":
+        _SERVER,
+    "tests/commands/test_server.py::test_the_server_restarts_when_a_file_of_the_package_changes": _SERVER,
+    "tests/commands/test_server.py::test_the_server_exits_when_its_workspace_is_deleted": _SERVER,
+    "tests/commands/test_server.py::test_under_spawn_windows_start_method_a_warm_check_gives_the_cold_verdict":
+        _SERVER,
 }
 
 
