@@ -305,7 +305,7 @@ def standard_checks(spec) -> list:
                              first=first.label, fail=fail.message), t(_KEPT)) from None
 
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
-    if spec.__name__.startswith("checker.checks.torch_") and opts.LOAD_STATE and _module_pairs(spec):
+    if spec.__name__.startswith("checker.checks.torch_") and _module_pairs(spec):
         checks.append(no_state_between_calls)
 
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
@@ -415,11 +415,44 @@ def _objects(args) -> str:
 
 
 def _module_pairs(spec) -> list:
-    """Pairs of cases that build the same module (the same init) for other inputs (other lengths, other masks)."""
+    """Pairs of cases that build the same module (the same init) for other inputs (other lengths, other masks). A kata
+    whose cases all build different modules gets, for its first three cases, the same case with its lengths and batch
+    two longer: the same module called on inputs of another size."""
     make = getattr(spec, "init", None)
     if make is None:
         return []
-    return [(a, b) for i, a in enumerate(spec.CASES) for b in spec.CASES[i + 1:] if make(a) == make(b)]
+    pairs = [(a, b) for i, a in enumerate(spec.CASES) for b in spec.CASES[i + 1:] if _same_init(make(a), make(b))]
+    return pairs or [(c, longer) for c in spec.CASES[:3] for longer in [_longer(spec, c)] if longer is not None]
+
+
+def _same_init(a: dict, b: dict) -> bool:
+    """Two constructors' arguments build the same module: equal values, and given modules (a base layer, a layer to
+    stack) of one type with equal weights."""
+    def same(x, y):
+        if isinstance(x, torch.nn.Module) or isinstance(y, torch.nn.Module):
+            if type(x) is not type(y):
+                return False
+            mine, theirs = x.state_dict(), y.state_dict()
+            return mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
+        return x == y
+
+    return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+
+
+def _longer(spec, c: Case) -> Case | None:
+    """c with every length (T, T_q, T_k, ...) and its batch B two longer, where that builds the same module and the
+    kata can make inputs for it; else None."""
+    grown = {k: v + 2 for k, v in c.dims.items() if k == "B" or k == "T" or k.startswith("T_")}
+    if not grown:
+        return None
+    longer = Case(c.id, {**c.dims, **grown}, c.extra)
+    try:
+        if not _same_init(spec.init(longer), spec.init(c)):
+            return None
+        spec.inputs(longer, "float64")
+    except Exception:  # noqa: BLE001 - sizes the kata's inputs cannot take (a table of max_len rows)
+        return None
+    return longer
 
 
 def dropout_elsewhere() -> str:

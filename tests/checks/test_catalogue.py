@@ -403,3 +403,24 @@ def test_float32_internals_open_no_door_to_a_named_mistake(kata):
             inside = inside and all(matches(w, e, FLOAT32_INSIDE) for w, e in zip(wrong, want))
             caught = caught or not all(matches(w, e, kit.tolerance("float64")) for w, e in zip(wrong, want))
         assert not (inside and caught), f"{mistake.name} lies within float32 internals' tolerance on every case"
+
+
+def test_every_module_kata_calls_one_module_on_inputs_of_other_sizes_and_every_kata_watches_the_callers_world():
+    """The properties every kata shares, from its contract alone (issue 36): a torch module kata calls one module on two
+    inputs of other sizes in both orders (no_state_between_calls); a function kata handed a model or an optimizer calls
+    it twice on the same one; the engine adds the caller's-world check to every kata."""
+    from checker.kit import options, same_object_check, standard_checks
+
+    missing = []
+    for kata in catalogue.all_katas():
+        spec = importlib.import_module(kata.checks_module)
+        opts = options(spec)
+        if opts.OUTPUTS is None or not kata.track == "torch":
+            continue
+        names = {fn.__name__ for fn in standard_checks(spec)}
+        if getattr(spec, "init", None) is not None and "no_state_between_calls" not in names:
+            missing.append(kata.id)
+    assert not missing, f"module katas without the many-calls property: {missing}"
+    assert same_object_check(importlib.import_module(catalogue.find("greedy_decode").checks_module)) is not None
+    source = (PACKAGE / "engine.py").read_text(encoding="utf-8")
+    assert "checks.append(kitmod.world_check(source))" in source  # unconditional: every kata

@@ -6,7 +6,8 @@ from checker.checks.child import load_state
 
 def second_call(user, target: str, init: dict, state: dict, first: tuple, second: tuple):
     module = getattr(user, target)(**init).double()
-    load_state(module, state)
+    if state is not None:  # a module without weights of its own (a positional table) has none to load
+        load_state(module, state)
     module.eval()
     module(*first)
     return module(*second)
