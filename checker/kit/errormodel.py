@@ -19,6 +19,7 @@ import copy
 import io
 import math
 import signal
+import sys
 import threading
 import time
 import types
@@ -752,13 +753,19 @@ def _deadline(seconds: float):
     def stop(signum, frame):
         raise TimeoutError
 
-    previous = signal.signal(signal.SIGALRM, stop)
+    def quiet(unraisable):  # the alarm landed in a weakref or __del__ callback, which cannot raise: not the user's
+        if not isinstance(unraisable.exc_value, TimeoutError):
+            hook(unraisable)
+
+    previous, hook = signal.signal(signal.SIGALRM, stop), sys.unraisablehook
+    sys.unraisablehook = quiet
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook
 
 
 def search(solution, run, cases: list, got: dict, same, budget: float) -> list[list[Rewrite]]:
