@@ -106,7 +106,7 @@ def cmd_check(args, console: Console) -> int:
 
         jobs = default_jobs()  # one process per core
     here = args.case is None and (jobs == 1 or len(katas) == 1)  # checked in this process, or by its server
-    session = _session(args, ws) if here else None
+    session = _session(args, ws, targets) if here else None
     if here and session is None:
         from checker import processes
 
@@ -115,6 +115,8 @@ def cmd_check(args, console: Console) -> int:
         from checker import engine  # torch is imported here, and only here
 
         return _print_case(console, engine, katas[0], args.case, lang)
+    if session is not None:  # drawn while the server checks
+        from checker import report  # noqa: F401
     progress = None
     if ws is not None:
         try:
@@ -160,10 +162,11 @@ def check_options(args) -> dict:
             "strict": args.strict}
 
 
-def _session(args, ws: Path | None):
-    """The workspace's resident checker (checker.warm), when one answers; else None, and one is started in the
-    background for the next check (it waits for this process to end before it imports torch). Never with
-    --no-server (or KATA_NO_SERVER), --solution, or without a workspace."""
+def _session(args, ws: Path | None, targets):
+    """The workspace's resident checker (checker.warm), when one answers, asked for the checks of targets at once;
+    else None, and one is started in the background for the next check (it waits for this process to end before
+    it imports torch). Never with --no-server (or KATA_NO_SERVER), --solution, or without a workspace."""
+    from checker.lang import spoken
     from checker.warm import client
 
     if ws is None or args.solution or not client.wanted(args.no_server):
@@ -171,6 +174,8 @@ def _session(args, ws: Path | None):
     session = client.connect(ws)
     if session is None:
         client.start(ws, after=os.getpid())
+        return None
+    session.send([(target.kata.id, target.path) for target in targets], check_options(args), spoken())
     return session
 
 
@@ -186,11 +191,10 @@ def _checked(targets, args, jobs: int, session=None, ws: Path | None = None):
         yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options)
         return
     work = list(zip(targets, paths))
-    if session is not None:
-        from checker.lang import spoken
+    if session is not None:  # asked already (_session)
         from checker.warm import client
 
-        for result in session.check([(target.kata.id, path) for target, path in work], options, spoken()):
+        for result in session.results():
             work.pop(0)
             yield result
         if work:  # the server stopped answering: a new one for the next check (none starts while one runs)

@@ -179,6 +179,7 @@ class Session:
     def __init__(self, conn):
         self.conn = conn
         self.failed = ""  # why the server stopped answering: "stale" (it exited), "gone", "error"
+        self.asked = 0  # how many checks were sent
 
     def __enter__(self):
         return self
@@ -203,11 +204,23 @@ class Session:
     def check(self, work: list[tuple[str, Path]], options: dict, lang: str):
         """Yield the KataResult of each (kata id, path) of work, in order, as the server sends them; stop at the
         first it does not answer (self.failed says why), for the caller to check the rest cold."""
+        self.send(work, options, lang)
+        return self.results()
+
+    def send(self, work: list[tuple[str, Path]], options: dict, lang: str) -> None:
+        """Ask for the checks of work now (the server starts while this process gets ready to draw them)."""
+        self.asked = len(work)
         request = {"op": "check", "identity": identity(), "lang": lang, "cwd": os.getcwd(), "options": options,
                    "jobs": [(kata_id, str(path)) for kata_id, path in work]}
         try:
             self.conn.send_bytes(dumps(request))
-            for _ in work:
+        except OSError:
+            self.asked, self.failed = 0, "gone"
+
+    def results(self):
+        """The results of what send() asked for, as check() yields them."""
+        try:
+            for _ in range(self.asked):
                 reply = self._reply()
                 if not (isinstance(reply, tuple) and reply[:1] == ("result",)):
                     self.failed = reply[0] if isinstance(reply, tuple) and reply else "gone"

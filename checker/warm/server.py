@@ -37,19 +37,26 @@ def fingerprint(root: Path | None = None) -> str:
     size (compiled files aside)."""
     import checker
 
-    root = root or Path(checker.__file__).resolve().parent
     digest = hashlib.sha256(__version__.encode())
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            digest.update(f"{os.path.relpath(path, root)}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8",
-                                                                                                    "surrogateescape"))
+    _add_files(root or Path(checker.__file__).resolve().parent, "", digest)
     return digest.hexdigest()
+
+
+def _add_files(folder, prefix: str, digest) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _add_files(entry.path, f"{prefix}{entry.name}/", digest)
+                continue
+            st = entry.stat()
+        except OSError:  # gone meanwhile
+            continue
+        digest.update(f"{prefix}{entry.name}\0{st.st_mtime_ns}\0{st.st_size}\n".encode("utf-8", "surrogateescape"))
 
 
 class Server:
