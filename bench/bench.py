@@ -52,6 +52,7 @@ def main() -> int:
     # would charge every run for recompiling kata's own modules).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["NO_COLOR"] = "1"
+    env["KATA_NO_SERVER"] = "1"  # cold figures: no resident checker starts (the warm ones below unset it)
     ws = Path(tempfile.mkdtemp()) / "ws"
     subprocess.run([PY, "-m", "checker", "init", str(ws)], stdout=subprocess.DEVNULL, check=True)
     env["KATA_WORKSPACE"] = str(ws)
@@ -76,6 +77,7 @@ def main() -> int:
     t = wall([PY, "-m", "checker", "check", "attention"], runs, env)
     results.append(report("  the same, a file that makes a tensor (meta-device run)", f"{t:.3f} s vs {torch_base:.3f} s",
                           t / torch_base, 1.3))
+    results += _warm_checks(ws, env, runs, t)
     shutil.copy(ROOT / "solutions" / "torch" / "attention.py", ws / "torch" / "attention.py")
     # Windows' start method: a fresh interpreter imports torch for the child, started ahead, in parallel.
     t = wall([PY, "-m", "checker", "check", "attention"], runs, {**env, "KATA_SANDBOX": "spawn"})
@@ -131,6 +133,42 @@ def main() -> int:
     results.append(_mha_speed(runs))
     results += _error_model_search()
     return 0 if all(results) else 1
+
+
+def _warm_checks(ws: Path, env: dict, runs: int, cold: float) -> list[bool]:
+    """The workspace's resident checker (checker.warm): `kata check` and `--format problems` of the file that makes a
+    tensor, handed to the server, against the cold check of the same file; the notebook's check() warm and cold."""
+    warm_env = {**env, "KATA_NO_SERVER": ""}
+    subprocess.run([PY, "-m", "checker", "server", "start"], stdout=subprocess.DEVNULL, env=warm_env, check=True)
+    found = []
+    try:
+        for what in ([], ["--format", "problems"]):
+            t = wall([PY, "-m", "checker", "check", "attention", *what], runs, warm_env)
+            name = "warm kata check" + (" --format problems" if what else "") + " vs cold, the same file"
+            found.append(report(name, f"{t:.3f} s vs {cold:.3f} s", t / cold, 0.25))
+            found.append(report("  the same in seconds (bound 0.35 s)", f"{t:.3f} s", t / 0.35, 1.0, unit=" of 0.35 s"))
+        source = (ws / "torch" / "attention.py").read_text(encoding="utf-8")
+        found += _notebook_checks(ws, source, runs)
+    finally:
+        subprocess.run([PY, "-m", "checker", "server", "stop"], stdout=subprocess.DEVNULL, env=warm_env, check=False)
+    return found
+
+
+def _notebook_checks(ws: Path, source: str, runs: int) -> list[bool]:
+    """The notebook's check() on the same code, by the server and by a `kata check` of its own (--no-server)."""
+    sys.path.insert(0, str(ROOT))
+    from checker.notebook import check
+
+    times = {}
+    for mode, no_server in (("cold", "1"), ("warm", "")):
+        os.environ["KATA_NO_SERVER"] = no_server
+        check("attention", source=source, workspace=ws)  # as wall(): one run first, untimed
+        times[mode] = statistics.median(
+            _timed(lambda: check("attention", source=source, workspace=ws)) for _ in range(runs))
+    os.environ["KATA_NO_SERVER"] = "1"
+    warm, cold = times["warm"], times["cold"]
+    return [report("notebook check() warm vs cold, the same code", f"{warm:.3f} s vs {cold:.3f} s", warm / cold, 0.25),
+            report("  the same in seconds (bound 0.35 s)", f"{warm:.3f} s", warm / 0.35, 1.0, unit=" of 0.35 s")]
 
 
 def _error_model_search() -> list[bool]:
