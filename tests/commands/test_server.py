@@ -312,3 +312,20 @@ def test_under_spawn_windows_start_method_a_warm_check_gives_the_cold_verdict(tm
     assert _status(ws)["served"] == 1 and warm.returncode == cold.returncode == 1
     assert _verdicts(json.loads(warm.stdout)) == _verdicts(json.loads(cold.stdout))
     run_kata("server", "stop", "--workspace", ws, env=env)
+
+
+def test_the_notebooks_check_and_cell_go_to_the_server_with_the_cold_verdict_and_history(served, monkeypatch, capsys):
+    from checker import notebook
+
+    wrong = variant("torch_attention", "wrong_softmax_axis").read_text(encoding="utf-8")
+    monkeypatch.setenv("KATA_NO_SERVER", "1")
+    cold = notebook.check("attention", source=wrong, workspace=served)
+    monkeypatch.setenv("KATA_NO_SERVER", "")
+    before, recorded = _status(served)["served"], _recorded(served)
+    warm = notebook.check("attention", source=wrong, workspace=served)
+    assert _status(served)["served"] == before + 1 and _recorded(served) == recorded + 1
+    assert warm.status == cold.status == "fail"
+    assert [(c.id, c.passed, c.message) for c in warm.checks] == [(c.id, c.passed, c.message) for c in cold.checks]
+    notebook.run_cell(f"attention --json --workspace {served}", SOLUTION, print)  # %%kata: saved there, checked warm
+    assert json.loads(capsys.readouterr().out)["katas"][0]["status"] == "pass"
+    assert _status(served)["served"] == before + 2 and _recorded(served) == recorded + 2
