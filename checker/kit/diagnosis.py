@@ -59,7 +59,7 @@ def unused_argument(kit, name: str, calls: tuple) -> Fail | None:
         if err.not_implemented:
             raise  # a stub: not started, not passed
         return None  # a call that raises: the other checks say why
-    if not _identical(a, b):
+    if not identical(a, b):
         return None
     return Fail(t("{name}={a} and {name}={b} give exactly the same result, where the reference's differ: your code "
                   "does not use its {name} argument", name=name, a=shown_a, b=shown_b),
@@ -67,9 +67,9 @@ def unused_argument(kit, name: str, calls: tuple) -> Fail | None:
                   "as in BERT, or the default itself) replaces it; use the argument the caller passes", name=name))
 
 
-def _identical(a, b) -> bool:
+def identical(a, b) -> bool:
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape == b.shape and bool(np.array_equal(a, b))
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):

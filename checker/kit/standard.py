@@ -589,7 +589,23 @@ def dropout_checks(spec) -> list:
                              "before they multiply V (self.dropout(weights) @ V)", label=c.label, share=zeroed),
                            t("dropout in the wrong place: on the attention output, not on the weights"))
 
-    return [dropout_eval, dropout_train] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
+    @check("properties", "the dropout rate is the one passed: dropout=0.2 and dropout=0.6 drop differently in training")
+    def dropout_rate_used(kit):
+        from checker.checks.child.calls import seeded_calls
+        from checker.kit.diagnosis import identical
+
+        args, state = kit.inputs(c), kit.state(c, "float64")
+        inits = [{**spec.init(c), "dropout": 0.2}, {**spec.init(c), "dropout": 0.6}]
+        with torch.random.fork_rng(devices=[]):  # the reference runs here: the checker's own generator is left as it was
+            if identical(*seeded_calls(kit.solution, spec.TARGET, inits, state, args)):
+                return  # this case draws nothing the rate decides
+        if identical(*kit.drive(seeded_calls, spec.TARGET, inits, state, args)):
+            raise Fail(t("{label}: dropout=0.2 and dropout=0.6 give exactly the same result in training mode, where "
+                         "the reference's differ: your code does not use its dropout argument", label=c.label),
+                       t("the dropout rate is written into the code (nn.Dropout(0.1)): build the dropout from the "
+                         "argument, nn.Dropout(dropout)"))
+
+    return [dropout_eval, dropout_train, dropout_rate_used] + ([dropout_on_weights] if spec.DROPOUT == "weights" else [])
 
 
 # ----------------------------------------------------------------------------- the caller's world

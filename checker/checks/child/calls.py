@@ -25,3 +25,19 @@ def same_object_twice(user, target: str, first: tuple, second: tuple):
     except Exception as err:  # noqa: BLE001 - the first call's own inputs: the other checks judge them
         return {"first": f"{type(err).__name__}: {err}"}
     return {"value": fn(*second)}
+
+
+def seeded_calls(user, target: str, inits: list, state: dict | None, args: tuple) -> list:
+    """The module built with each init, the same weights loaded, called on args in training mode after the same seed:
+    what each call gives. A rate written into the code gives the same result whatever rate the init passes."""
+    import torch
+
+    out = []
+    for init in inits:
+        module = getattr(user, target)(**init).double()
+        if state is not None:
+            load_state(module, state)
+        module.train()
+        torch.manual_seed(0)
+        out.append(module(*args))
+    return out
