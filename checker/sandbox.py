@@ -428,6 +428,29 @@ def _settled() -> None:
         _warming.join()
 
 
+PARENT_ONLY: set[int] = set()  # descriptors of the checker's process no forked child may keep (a server's lock)
+
+
+def close_inherited(keep: int) -> None:
+    """Close what a forked child inherits that is its parent's business: every socket but its own line to the checker
+    (a resident server's listening socket and its client's connection, the other children's pipes under -j), and the
+    descriptors in PARENT_ONLY (the server's lock, which must end with the server). The user's code could otherwise
+    speak on them, and a child outliving a killed server would hold its lock."""
+    import stat
+
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc (macOS): the lowest numbers, where a process's sockets are
+        fds = range(3, 256)
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                if fd in PARENT_ONLY or stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.close(fd)
+            except OSError:
+                pass
+
+
 def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     """Get ready while nobody waits (a spare child), then serve user files: setup, then requests, until the
     checker releases the child (then, if it is as clean as before, the next file's setup) or goes away.
@@ -438,6 +461,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
     global _memory_gb
     if inherited is not None:
         inherited.close()  # the checker's end (fork): once it is gone, recv() below sees EOF and the child exits
+    close_inherited(conn.fileno())
     # The checks run on the CPU: the user's code sees no GPU. A CUDA context under the child's memory cap
     # fails as "out of memory" (seen on an H100); with none visible, .cuda() says there is no GPU.
     os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = ""

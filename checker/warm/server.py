@@ -274,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # another server is starting or runs for this workspace
     if after:
         wait_for(after)
+    from checker import sandbox  # torch: only once the cold check that started this server is done
+
+    sandbox.PARENT_ONLY.add(lock_fd)  # a sandbox child outliving a killed server must not hold its lock
     os.chdir(ws)
     Server(ws, lock_fd).run()
     return 0

@@ -218,3 +218,31 @@ def test_a_check_killed_midway_leaves_the_database_readable(workspace):
     proc, doc = run_json("list", "--workspace", workspace)
     assert proc.returncode == 0
     assert {k["name"]: k["status"] for k in doc["katas"]}["attention"] == "pass"
+
+
+def test_a_forked_child_keeps_no_socket_but_its_own_line_to_the_checker():
+    """A resident server's socket and its client's connection, or another check's pipe under -j, are inherited by a
+    forked child: the child closes every socket but its own before it runs the user's code."""
+    import os
+    import socket
+
+    from checker.sandbox import close_inherited
+
+    mine, theirs, listening = *socket.socketpair(), socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    read, write = os.pipe()  # not a socket: left alone
+    pid = os.fork()
+    if pid == 0:  # the child: close, then say which are still open
+        close_inherited(mine.fileno())
+        alive = []
+        for fd in (mine.fileno(), theirs.fileno(), listening.fileno(), read):
+            try:
+                os.fstat(fd)
+                alive.append(fd)
+            except OSError:
+                pass
+        os.write(write, repr(alive).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert eval(os.read(read, 100)) == [mine.fileno(), read]  # noqa: S307 - our own child's repr of a list of ints
+    for s in (mine, theirs, listening):
+        s.close()
