@@ -128,7 +128,7 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
                 kit.time(opts.TIMING or opts.CASES[-1])
             except Exception:  # noqa: BLE001 - code that cannot run the timing case simply has no time
                 kit.user_seconds = kit.reference_seconds = None
-        masking_failed = any(c.stage == "masking" and not c.passed and not c.skipped for c in result.checks)
+        masking_failed = any(c.stage == "masking" and c.status == "fail" for c in result.checks)
         if opts.SHOW_WEIGHTS and (show_weights or masking_failed) and result.status != "timeout":
             result.weights = _weights_map(kit, spec)
         result.diagnosis = kit.diagnosis or kit.general_diagnosis  # a named mistake wins over a class of them
@@ -233,7 +233,7 @@ def _one_message_per_mistake(result: KataResult, bare: set = frozenset()) -> Non
             continue
         key, error = _NUMBERS.sub("#", str(c.message)), _error_in(str(c.message))
         if key in said:
-            result.checks[i] = replace(c, skipped=True, line=None, column=None, diagnosis=None,
+            result.checks[i] = replace(c, status="skipped", line=None, column=None, diagnosis=None,
                                        message=t("skipped: it fails as “{check}” does", check=said[key]))
             continue
         said[key] = c.name  # a message: drawn later in the reader's language
@@ -251,12 +251,12 @@ def _one_message_per_mistake(result: KataResult, bare: set = frozenset()) -> Non
         for i in members:
             if i != keeper:
                 c = result.checks[i]
-                result.checks[i] = replace(c, skipped=True, line=None, column=None, diagnosis=None, message=t(
+                result.checks[i] = replace(c, status="skipped", line=None, column=None, diagnosis=None, message=t(
                     "skipped: your code raised the same error as in “{check}”{where}", check=first.name,
                     where=t(" (line {line})", line=c.line) if c.line else ""))
     for i, c in enumerate(result.checks):
         if c.kind != "core" and c.message and not c.skipped:
-            result.checks[i] = replace(c, passed=False, skipped=True, line=None, column=None, diagnosis=None,
+            result.checks[i] = replace(c, status="skipped", line=None, column=None, diagnosis=None,
                                        message=t("not asked until the failures above are fixed"))
 
 
@@ -275,29 +275,30 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
     not_implemented = 0
     abort = None
     crashes: dict = {}  # (error, line) -> the first check it failed: the same crash is shown once
+    noted = "fail" if strict else "followup"  # an accepted variant or a follow-up: --strict fails it
     for fn in checks:
         check_id = kitmod.id_of(fn)
 
-        def add(passed: bool, message: str = "", **fields) -> None:
+        def add(status: str, message: str = "", **fields) -> None:
             """One check's result: its English title as its id, the title and message in the language spoken."""
-            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, passed, message, id=check_id, **fields))
+            result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, status, message, id=check_id, **fields))
 
         if fail_fast and any(not c.passed for c in result.checks):
             break
         if abort or (fn.stage != "structure" and any(not c.passed for c in result.checks if c.stage == "structure")):
-            add(False, abort or t("skipped: fix the structure first"), skipped=True)
+            add("skipped", abort or t("skipped: fix the structure first"))
             continue
         try:
             fn(kit)
-            add(True)
+            add("pass")
         except kitmod.FollowUp as note:
-            add(not strict, note.args[0] if note.args else "", kind=note.kind)  # str() would lose its Message
+            add(noted, note.args[0] if note.args else "", kind=note.kind)  # str() would lose its Message
         except kitmod.Fail as fail:
             if getattr(fn, "followup", False):
-                add(not strict, fail.message, kind="followup", line=fail.line, column=fail.column,
+                add(noted, fail.message, kind="followup", line=fail.line, column=fail.column,
                     diagnosis=fail.diagnosis or None)
                 continue
-            add(False, fail.message, line=fail.line, column=fail.column, diagnosis=fail.diagnosis or None)
+            add("fail", fail.message, line=fail.line, column=fail.column, diagnosis=fail.diagnosis or None)
             if fail.general:
                 kit.general_diagnosis = kit.general_diagnosis or fail.diagnosis
             else:
@@ -308,8 +309,8 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
             not_implemented += err.not_implemented
             where, key = kitmod.at_line(err), (str(err), kitmod.user_line(err))
             if key in crashes:
-                add(False, t("skipped: your code raised the same error as in “{check}”{where}", check=crashes[key],
-                             where=where), skipped=True)
+                add("skipped", t("skipped: your code raised the same error as in “{check}”{where}",
+                                 check=crashes[key], where=where))
                 continue
             crashes[key] = kitmod.title_of(fn)
             text = (t("not written yet (raises NotImplementedError)") if err.not_implemented
@@ -318,20 +319,20 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
                 text = t("your code raised {error} on this edge case", error=err)
             if isinstance(err.case, kitmod.Case) and not err.not_implemented:  # the input that made it raise
                 text = t("{label}: {message}", label=err.case.label, message=text)
-            add(False, text + where, line=kitmod.user_line(err))
+            add("fail", text + where, line=kitmod.user_line(err))
             bare.add(len(result.checks) - 1)
             if not err.not_implemented:
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:
-            add(False, str(err))
+            add("fail", str(err))
             abort, status = t("skipped: the previous check {error}", error=err), "timeout"
         except Crashed as err:
-            add(False, str(err))
+            add("error", str(err))
             abort, status = t("skipped: the process running your code died"), "error"
         except Exception as err:  # noqa: BLE001 - a bug in a check must not hide every other verdict
-            add(False, t("internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__,
+            add("error", t("internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__,
                          error=err))
     if abort:
         return status

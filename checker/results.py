@@ -14,6 +14,11 @@ STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties
 # pass: every check passed; fail: some did; not_started: the stub still raises NotImplementedError;
 # error: the file could not run at all; timeout: a call ran past the time limit.
 STATUSES = ("pass", "fail", "not_started", "error", "timeout")
+# A check's status, one of a closed set (pytest's outcome, Exercism's status). pass: it passed. fail: the user's code
+# is wrong here (it raised, it timed out, it gave another answer). skipped: not judged, an earlier failure says why.
+# followup: accepted, with the note in message (an accepted variant or an interviewer's next question; kind says
+# which). error: the check could not judge (its own bug, or the process running the user's code died).
+CHECK_STATUSES = ("pass", "fail", "skipped", "followup", "error")
 # core: what an interviewer marks wrong, it fails the kata. variant: a convention a primary source uses
 # (the paper's sqrt(d_model) scale, float32 internals, -1e9 for -inf, assert for a size check) was
 # recognised. followup: an edge beyond the textbook answer, raised as the question an interviewer asks
@@ -25,14 +30,22 @@ KINDS = ("core", "variant", "followup")
 class CheckResult:
     name: str
     stage: str
-    passed: bool
+    status: str  # one of CHECK_STATUSES
     message: str = ""
-    skipped: bool = False
-    kind: str = "core"  # one of KINDS; a passed variant or follow-up carries its note in message
+    kind: str = "core"  # one of KINDS; a variant or follow-up carries its note in message
     line: int | None = None  # where in the user's file the problem is, when a check can tell (editors read it)
     column: int | None = None
     id: str = ""  # the check's English title, never translated: "numerics: matches the reference in float64"
     diagnosis: str | None = None  # the mistake this check's failure names, when it names one (not in message)
+
+    @property
+    def passed(self) -> bool:
+        """Read from status: passed, or accepted with a note."""
+        return self.status in ("pass", "followup")
+
+    @property
+    def skipped(self) -> bool:
+        return self.status == "skipped"
 
 
 @dataclass

@@ -42,7 +42,7 @@ def _drawn(result, width=80, verbose=False) -> str:
 
 
 def test_a_report_too_long_says_its_last_failures_in_one_line_and_verbose_lists_them():
-    failures = [CheckResult(f"numerics: property {i}", "numerics", False, f"case {i}: " + "the values differ " * 12)
+    failures = [CheckResult(f"numerics: property {i}", "numerics", "fail", f"case {i}: " + "the values differ " * 12)
                 for i in range(12)]
     result = KataResult("attention", "torch", "/ws/torch/attention.py", "fail", checks=failures,
                         diagnosis="your scores are not scaled")

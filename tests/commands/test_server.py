@@ -232,7 +232,7 @@ def test_a_result_comes_back_without_torch_and_draws_the_same_in_both_languages(
     with speaking("en"):
         message = t("your code raised {error}", error=t("skipped: fix the structure first"))
     result = KataResult("attention", "torch", "x.py", "fail", checks=[CheckResult(t("shapes: output is (B, T_q, D)"),
-                                                                                  "shapes", False, message)])
+                                                                                  "shapes", "fail", message)])
     back = client.loads(client.dumps(client.frozen(result)))
     for lang in ("en", "zh"):
         with speaking(lang):
