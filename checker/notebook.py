@@ -27,12 +27,12 @@ import subprocess
 import symtable
 import sys
 import tempfile
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from checker import catalogue
 from checker.lang import chosen_language, language, speaking, t
-from checker.results import CheckResult, KataResult
+from checker.results import KataResult, from_dict
 from checker.workspace import MARKER, WorkspaceError, kata_file, locate
 
 # ----------------------------------------------------------------------------- the verdict
@@ -63,10 +63,8 @@ class Verdict(KataResult):
 
     @classmethod
     def from_json(cls, doc: dict, lang: str) -> Verdict:
-        names = {f.name for f in fields(KataResult)}
-        values = {k: v for k, v in doc.items() if k in names}
-        values["checks"] = [CheckResult(**_own_message(c, lang)) for c in doc.get("checks", ())]
-        verdict = cls(**values)
+        """One kata of a `kata check --json` document, drawn in lang."""
+        verdict = from_dict(doc, cls)
         verdict.lang = lang
         return verdict
 
@@ -97,17 +95,6 @@ class Verdict(KataResult):
 
     def __str__(self) -> str:
         return self._draw(width=100, color_system=None).file.getvalue()
-
-
-def _own_message(check: dict, lang: str) -> dict:
-    """A check of --json, its message without the diagnosis --json appends to it: the report shows the
-    diagnosis on a line of its own, and would show it twice."""
-    if check.get("diagnosis"):
-        with speaking(lang):
-            tail = str(t("{message}. Diagnosis: {diagnosis}", message="", diagnosis=check["diagnosis"]))
-        if check["message"].endswith(tail):
-            return {**check, "message": check["message"][:-len(tail)]}
-    return check
 
 
 # ----------------------------------------------------------------------------- check()

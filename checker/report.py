@@ -79,8 +79,8 @@ def heatmap(result) -> Table:
 
 
 def sentence(check) -> str:
-    """A check's message with its diagnosis, as one sentence in the language spoken: what --json's message,
-    the problems lines and a follow-up's note say. The panel and the screens show the diagnosis apart."""
+    """A check's message with its diagnosis, as one sentence in the language spoken: what the problems lines and
+    a follow-up's note say. The panel and the screens show the diagnosis apart, --json in a field of its own."""
     if not check.diagnosis:
         return check.message
     return t("{message}. Diagnosis: {diagnosis}", message=check.message, diagnosis=check.diagnosis)
@@ -305,12 +305,12 @@ def screen_middle(result) -> list:
 
 
 def as_json(result) -> dict:
-    """--json: every field of the result; a check's message carries its diagnosis too, as it always has."""
+    """--json: every field of the result, drawn in the language spoken, each its own field (a check's message,
+    diagnosis, line); checker.results.from_json reads it back. followups lists the notes apart, for readers."""
     result = drawn(result)
     document = asdict(result)
-    for check, fields in zip(result.checks, document["checks"]):
-        fields["message"] = sentence(check)
-    document["followups"] = [{"name": c.name, "kind": c.kind, "message": sentence(c)} for c in result.followups()]
+    document["followups"] = [{"name": c.name, "kind": c.kind, "message": c.message, "diagnosis": c.diagnosis}
+                             for c in result.followups()]
     return document
 
 

@@ -7,7 +7,8 @@ reports.py is the model: the result is data in one small module).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 
 # The order a kata is judged in, and the partial credit of a failing run: the last stage passed in full.
 STAGES = ("structure", "shapes", "masking", "numerics", "gradients", "properties", "hygiene")
@@ -75,3 +76,22 @@ class KataResult:
         failed = [own.index(c.stage) for c in self.checks if not c.passed]
         first_failed = min(failed, default=len(own))
         return own[first_failed - 1] if first_failed else None
+
+
+def from_json(text: str) -> list[KataResult]:
+    """The results a `kata check --json` document holds ({"katas": [...]}), read back into the objects it was
+    written from, their sentences as drawn (the language of the document)."""
+    return [from_dict(doc) for doc in json.loads(text)["katas"]]
+
+
+def from_dict(doc: dict, kind: type = KataResult) -> KataResult:
+    """One kata of a --json document as a result (kind: KataResult or a subclass); what is derived from the fields
+    (the list of follow-ups) is left out."""
+    values = {name: doc[name] for name in _fields(kind) if name in doc}
+    values["checks"] = [CheckResult(**{name: c[name] for name in _fields(CheckResult) if name in c})
+                        for c in doc.get("checks", ())]
+    return kind(**values)
+
+
+def _fields(kind: type) -> list[str]:
+    return [f.name for f in fields(kind) if f.init]

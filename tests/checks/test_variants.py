@@ -10,11 +10,12 @@ result is drawn, so the English report holds no Chinese (a sentence glued as tex
 would stay in the language of the check).
 """
 
+import json
 import re
 from pathlib import Path
 
 import pytest
-from checker import catalogue, engine, report
+from checker import catalogue, engine, report, results
 from checker.lang import speaking
 from conftest import variant_files
 
@@ -26,10 +27,13 @@ _CHINESE = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 
 
 def _checked(path: Path, **options):
-    """path's result, checked in Chinese and drawn in English (where every sentence of it must be English)."""
+    """path's result, checked in Chinese and drawn in English (where every sentence of it must be English), and
+    read back from its --json document into the same objects (repr: a NaN of the weights equals itself)."""
     with speaking("zh"):
         result = engine.check_file(_kata(path), path, timed=False, **options)
     result = report.drawn(result)
+    document = json.dumps({"katas": [report.as_json(result)]}, ensure_ascii=False)
+    assert [repr(back) for back in results.from_json(document)] == [repr(result)], "--json lost or changed a field"
     texts = [result.diagnosis or "", result.error] + [s or "" for c in result.checks for s in (c.name, c.message, c.diagnosis)]
     leftover = [text for text in texts if _CHINESE.search(re.sub(r"'[^']*'", "", text))]  # not in quoted data
     assert not leftover, f"drawn in English, still Chinese: {leftover[0]}"

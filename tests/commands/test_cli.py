@@ -21,7 +21,7 @@ def test_fresh_workspace_reports_not_started_with_the_path(workspace):
     assert kata["status"] == "not_started"
     assert kata["file"] == str(workspace / "torch" / "attention.py")
     assert {"name", "track", "file", "status", "seconds", "checks", "diagnosis"} <= set(kata)
-    assert all({"name", "stage", "passed", "message"} <= set(c) for c in kata["checks"])
+    assert all({"name", "stage", "status", "message", "diagnosis", "line"} <= set(c) for c in kata["checks"])
 
 
 def test_reference_pasted_into_the_workspace_passes(workspace):
@@ -55,7 +55,7 @@ def test_each_check_has_an_english_id_in_every_language_and_its_own_diagnosis(wo
         checks = doc["katas"][0]["checks"]
         ids[lang] = [c["id"] for c in checks]
         failed = next(c for c in checks if c["id"] == "numerics: matches the reference in float64")
-        assert failed["status"] not in ("pass", "followup") and failed["diagnosis"] and failed["diagnosis"] in failed["message"]
+        assert failed["status"] not in ("pass", "followup") and failed["diagnosis"] and failed["diagnosis"] not in failed["message"]
         assert all(c["diagnosis"] is None for c in checks if c["status"] in ("pass", "followup"))
     assert ids["en"] == ids["zh"] and all(i.isascii() for i in ids["zh"] if "√" not in i)
     assert ids["zh"] != [c["name"] for c in doc["katas"][0]["checks"]], "names are translated, ids are not"
