@@ -304,7 +304,26 @@ def standard_checks(spec) -> list:
                 raise Fail(t("{label}, called after {first} on the same module: {fail}", label=second.label,
                              first=first.label, fail=fail.message), t(_KEPT)) from None
 
+    @check("properties", "the contract's smallest batch: a batch of 1 gives the reference's result")
+    def smallest_sizes(kit):
+        for c in [small for small in (_resized(spec, c, 1) for c in spec.CASES[:2]) if small is not None]:
+            args = kit.inputs(c)
+            try:
+                want = as_outputs(kit.reference(args, case=c), outputs)
+            except Exception:  # noqa: BLE001 - sizes the reference itself does not take are not the contract's
+                continue
+            got = as_outputs(kit.user(args, case=c), outputs)
+            for (name, legend), u, e in zip(outputs, got, want):
+                try:
+                    compare(u, e, name, legend, tol=kit.tolerance("float64"))
+                except Fail as fail:
+                    raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message),
+                               t("right on the ordinary cases, wrong with a batch of 1: a squeeze() that drops the batch "
+                                 "axis too, or a shape read from the wrong axis")) from None
+
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
+    if _resized(spec, spec.CASES[0], 1) is not None:
+        checks.append(smallest_sizes)
     if spec.__name__.startswith("checker.checks.torch_") and _module_pairs(spec):
         checks.append(no_state_between_calls)
 
@@ -437,6 +456,22 @@ def _same_init(a: dict, b: dict) -> bool:
         return x == y
 
     return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+
+
+def _resized(spec, c: Case, size: int) -> Case | None:
+    """c with its batch B set to size, where that builds the same module (or the kata builds none) and the kata can
+    make inputs for it; else None (c has no batch, or it is that size already). Lengths are left alone: a length of 1
+    with a padding mask hides whole rows, which the katas' conventions judge on their own."""
+    if c.dims.get("B", size) == size:
+        return None
+    small = Case(c.id, {**c.dims, "B": size}, c.extra)
+    try:
+        if getattr(spec, "init", None) is not None and not _same_init(spec.init(small), spec.init(c)):
+            return None
+        spec.inputs(small, "float64")
+    except Exception:  # noqa: BLE001 - sizes the kata's inputs cannot take
+        return None
+    return small
 
 
 def _longer(spec, c: Case) -> Case | None:
