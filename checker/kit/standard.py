@@ -306,7 +306,16 @@ def standard_checks(spec) -> list:
 
     @check("properties", "the contract's smallest batch: a batch of 1 gives the reference's result")
     def smallest_sizes(kit):
-        for c in [small for small in (_resized(spec, c, 1) for c in spec.CASES[:2]) if small is not None]:
+        for original in spec.CASES[:2]:
+            c = _resized(spec, original, 1)
+            try:
+                right = c is not None and all(matches(u, e, kit.tolerance("float64")) for u, e in zip(
+                    as_outputs(kit.user(kit.inputs(original), case=original), outputs),
+                    as_outputs(kit.reference(kit.inputs(original), case=original), outputs)))
+            except Fail:
+                right = False
+            if not right:
+                continue  # wrong on the ordinary case already: the numerics checks say how
             args = kit.inputs(c)
             try:
                 want = as_outputs(kit.reference(args, case=c), outputs)
