@@ -328,7 +328,7 @@ def standard_checks(spec) -> list:
                 except Fail as fail:
                     raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message),
                                t("right on the ordinary cases, wrong with a batch of 1: a squeeze() that drops the batch "
-                                 "axis too, or a shape read from the wrong axis")) from None
+                                 "axis too, or a shape read from the wrong axis"), general=True) from None
 
     checks = [shapes, numerics64, hygiene] + ([numerics32] if opts.FLOAT32 else [])
     if _resized(spec, spec.CASES[0], 1) is not None:
