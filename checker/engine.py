@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +16,7 @@ from checker import boundary, processes, workspace
 from checker import kit as kitmod
 from checker.checks import rules
 from checker.catalogue import Kata
-from checker.lang import joined, read_catalogue, t
+from checker.lang import joined, read_catalogue, reason, t, values
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError, returned_other
@@ -226,12 +225,12 @@ def _one_message_per_mistake(result: KataResult, bare: set = frozenset()) -> Non
     points at the line the others knew. bare: the indices of the checks that say the error alone."""
     if all(c.passed or c.kind != "core" for c in result.checks):
         return
-    said: dict = {}  # the message without its numbers -> the check that said it first
-    crashes: list[list[int]] = []  # the failures of one crash, by index: [(error, line), i, j, ...]
+    said: dict = {}  # the message's reason (checker.lang.reason) -> the check that said it first
+    crashes: list[list[int]] = []  # the failures of one crash, by index: [(error type, line), i, j, ...]
     for i, c in enumerate(result.checks):
         if c.passed or c.skipped or c.kind != "core":
             continue
-        key, error = _NUMBERS.sub("#", str(c.message)), _error_in(str(c.message))
+        key, error = reason(c.message), _error_in(c.message)
         if key in said:
             result.checks[i] = replace(c, status="skipped", line=None, column=None, diagnosis=None,
                                        message=t("skipped: it fails as “{check}” does", check=said[key]))
@@ -260,15 +259,9 @@ def _one_message_per_mistake(result: KataResult, bare: set = frozenset()) -> Non
                                        message=t("not asked until the failures above are fixed"))
 
 
-_NUMBERS = re.compile(r"-?\d[\d.e+-]*")
-# The error a message quotes ("... your code raised RuntimeError: The size of tensor a (4) must match ..."), up to
-# kata's own words after it (its line, "on this edge case", a Chinese sentence), its numbers left out.
-_ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception))(?:: |：)(.*?)(?= \(line \d| on this edge case|[（。；\n]|$)")
-
-
-def _error_in(message: str) -> str | None:
-    found = _ERROR.search(message)
-    return found and _NUMBERS.sub("#", f"{found[1]}: {found[2]}")[:80]
+def _error_in(message) -> str | None:
+    """The type of the error a failure's message quotes (the user's code raised it), read from its values."""
+    return next((value.kind for _, value in values(message) if isinstance(value, UserError)), None)
 
 
 def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare: set) -> str:

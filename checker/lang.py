@@ -446,6 +446,27 @@ def said(text, lang: str | None = None):
     return text.said(lang or _speaking.get()) if hasattr(type(text), "said") else text
 
 
+def reason(text):
+    """What a message says apart from its values: its template and, by name, those of the messages inside it; a value
+    counts by its kind (an error its .reason(), anything else its type). Two failures of one reason say one thing on
+    other numbers, in either language."""
+    if isinstance(text, Message):
+        if text.parts:
+            return tuple(reason(part) for part in text.parts)
+        return (text.english, *((name, reason(value)) for name, value in text.values.items()))
+    own = getattr(text, "reason", None)
+    return own() if callable(own) else type(text).__name__
+
+
+def values(text):
+    """Every value inside a message, depth first, as (name, value): those of the messages in it too."""
+    for part in getattr(text, "parts", ()) or ():
+        yield from values(part)
+    for name, value in (getattr(text, "values", None) or {}).items():
+        yield name, value
+        yield from values(value)
+
+
 def joined(separator: str, items) -> str:
     """separator.join(items), staying a Message when the items are."""
     items = list(items)

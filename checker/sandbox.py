@@ -73,6 +73,10 @@ class UserError(Exception):
     def __reduce__(self):  # a dataclass exception has no args to be rebuilt from: a result crosses -j's pipes
         return (type(self), (self.kind, self.message, self.traceback, self.not_implemented))  # not the kit's Case
 
+    def reason(self) -> tuple:
+        """What the folding of failures (checker.lang.reason) counts of it: its type, not its numbers."""
+        return ("error", self.kind)
+
     def said(self, lang: str) -> str:
         """As str(), its message in lang when it is one of kata's own (a Said error of its stand-in models)."""
         return f"{self.kind}: {said(self.message, lang)}" if self.message else self.kind
