@@ -131,6 +131,7 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
         if opts.SHOW_WEIGHTS and (show_weights or masking_failed) and result.status != "timeout":
             result.weights = _weights_map(kit, spec)
         result.diagnosis = kit.diagnosis or kit.general_diagnosis  # a named mistake wins over a class of them
+        result.line = _line_named(result.diagnosis)
         result.output = sandbox.output()
         result.user_seconds = kit.user_seconds
         result.reference_seconds = kit.reference_seconds
@@ -264,6 +265,11 @@ def _error_in(message) -> str | None:
     return next((value.kind for _, value in values(message) if isinstance(value, UserError)), None)
 
 
+def _line_named(message) -> int | None:
+    """The line of the user's file a message names ("line 18"), read from its values."""
+    return next((value for name, value in values(message) if name == "line" and type(value) is int), None)
+
+
 def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare: set) -> str:
     not_implemented = 0
     abort = None
@@ -274,6 +280,8 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
 
         def add(status: str, message: str = "", **fields) -> None:
             """One check's result: its English title as its id, the title and message in the language spoken."""
+            if status != "skipped":  # a failure is placed where its check places it, else at a line its message names
+                fields["line"] = fields.get("line") or _line_named(message)
             result.checks.append(CheckResult(kitmod.title_of(fn), fn.stage, status, message, id=check_id, **fields))
 
         if fail_fast and any(not c.passed for c in result.checks):

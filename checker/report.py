@@ -328,7 +328,7 @@ def problems(results) -> list[str]:
         if r.error and not r.checks and r.status != "not_started":  # the file could not even be loaded
             lines = re.findall(r"line (\d+)", r.error)
             out.append(f"{r.file}:{lines[-1] if lines else 1}:1: error: structure: {r.error.strip().splitlines()[-1]}")
-        placed = _placed(raw)
+        placed = _placed(r)
         for c, own in zip(r.checks, placed["checks"]):
             if c.skipped or (c.passed and (c.kind == "core" or not c.message)):
                 continue
@@ -343,20 +343,14 @@ def problems(results) -> list[str]:
 
 
 def _placed(result) -> dict:
-    """The line of the user's file each check places its problem on (its own, else one its message names), and
-    the line the report as a whole points at: the diagnosis's, a failure's, or the deepest of the traceback."""
+    """The line of the user's file each check places its problem on, and the line the report as a whole points at:
+    the diagnosis's, a failure's, or the deepest of the traceback."""
     import re
 
-    def named(*texts) -> int | None:  # "line 18" as the English sentence says it, whatever the reader's language
-        text = " ".join(str(said(text, "en") or "") for text in texts)
-        found = re.search(r"\bline (\d+)\b", text) or re.search(r"第 (\d+) 行", text)  # a message drawn already
-        return int(found[1]) if found else None
-
-    checks = [c.line or named(c.message, c.diagnosis) for c in result.checks]
-    failed = [line for c, line in zip(result.checks, checks) if line and not c.passed and not c.skipped]
-    raised = re.findall(r"line (\d+)", result.error or "")
-    report_line = named(result.diagnosis) or (failed[0] if failed else None) or (int(raised[-1]) if raised else None)
-    return {"checks": checks, "report": report_line}
+    failed = [c.line for c in result.checks if c.line and not c.passed and not c.skipped]
+    raised = re.findall(r"line (\d+)", result.error or "")  # Python's traceback, never a message of kata's
+    report_line = result.line or (failed[0] if failed else None) or (int(raised[-1]) if raised else None)
+    return {"checks": [c.line for c in result.checks], "report": report_line}
 
 
 def _first_column(path: str, line: int) -> int:

@@ -58,6 +58,7 @@ class KataResult:
     seconds: float = 0.0
     checks: list[CheckResult] = field(default_factory=list)
     diagnosis: str | None = None
+    line: int | None = None  # the line of the user's file the diagnosis names, when it names one
     stage: str | None = None  # the last stage passed in full: partial credit
     user_seconds: float | None = None
     reference_seconds: float | None = None
