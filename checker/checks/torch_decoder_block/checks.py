@@ -7,7 +7,8 @@ from torch import nn
 
 from checker.checks.child.layers import train_with_only
 from checker.checks.shared import masks
-from checker.kit import Fail, Mistake, case, check, dropout_elsewhere, dropout_missing, expect_structure, matches
+from checker.kit import (Fail, Mistake, UserError, case, check, dropout_elsewhere, dropout_missing, expect_structure,
+                         matches)
 from checker.lang import t
 
 TARGET = "SimpleDecoder"
@@ -227,8 +228,13 @@ def structure(kit):
         expect_structure(kit, TARGET, module=True, init=init(CASES[2]))  # D=10, H=5: nothing hard-coded
     except Fail as fail:
         text, diagnosis = fail.message, fail.diagnosis
-        if "up_proj" in text or "down_proj" in text:
+        # the layer's own FFN against the reference's, read from the layer (never from the drawn message)
+        try:
             params = kit.inspect(TARGET, init(CASES[0]))["parameters"] if kit.inspect(TARGET)["is_module"] else {}
+        except UserError:
+            raise fail from None
+        wanted = {n: list(p.shape) for n, p in getattr(kit.solution, TARGET)(**init(CASES[0])).named_parameters()}
+        if params and any(params.get(n) != wanted[n] for n in wanted if n.startswith(("up_proj.", "down_proj."))):
             D = CASES[0].D
             if params.get("up_proj.weight", [4 * D, D]) != [4 * D, D] \
                     or params.get("down_proj.weight", [D, 4 * D]) != [D, 4 * D]:
