@@ -459,7 +459,10 @@ def reason(text):
 
 
 def values(text):
-    """Every value inside a message, depth first, as (name, value): those of the messages in it too."""
+    """Every value inside a message, depth first, as (name, value): those of the messages in it too. A value that is no
+    message (a dict of a module's settings, a number) holds none."""
+    if not isinstance(text, Message):
+        return
     for part in getattr(text, "parts", ()) or ():
         yield from values(part)
     for name, value in (getattr(text, "values", None) or {}).items():
