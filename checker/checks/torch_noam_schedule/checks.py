@@ -222,6 +222,14 @@ def scheduler(kit):
                        t("the training loop steps a torch scheduler with scheduler.step(): return one, e.g. "
                          "LambdaLR(optimizer, lambda s: ...), not a wrapper of your own"))
         lrs = run["lrs"]
+        for k, (first, second) in enumerate(zip(lrs, run["second"]), start=1):
+            if not _close(second, first):
+                raise Fail(t("{label}, an optimizer with two param groups: during optimizer.step() number {k} the "
+                             "second group's lr is {second}, the first's {first}", label=c.label, k=k,
+                             second=repr(second), first=repr(first)),
+                           t("LambdaLR calls the lambda once per param group and step, so a lambda that counts its "
+                             "own calls, or state kept between them, moves on twice per step with two groups: compute "
+                             "the rate from the step LambdaLR passes"))
         r = lambda k: reference(k, c)  # noqa: E731 - the right rate of step k
         if lrs and all(_close(v, r(max(k - 1, 1))) for k, v in enumerate(lrs, start=1)):
             annotated = True
