@@ -135,6 +135,7 @@ class Options:
     DEVICE: bool | str = False  # torch track: run on the meta device, so tensors made inside must follow the inputs.
     #   "followup": the statement sets no device rule, so a miss passes with the interviewer's question (--strict fails)
     FLOAT32: bool = True  # the float32 check (False for inputs that are not floats)
+    HALF: bool = False  # the contract says the output keeps the input's dtype in half precision too: bfloat16 is tried
     TIMING: Case | None = None  # a larger case to time the user's code and the reference on (default: the last)
     LOAD_STATE: bool = True  # False: do not load the reference's state_dict (the kata computes its buffers)
     SHOW_WEIGHTS: tuple | None = None  # (case index, output index) of the attention map the report draws

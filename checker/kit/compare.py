@@ -21,7 +21,7 @@ RTOL_F64, ATOL_F64 = 1e-9, 1e-10
 # In float32 (eps 1.2e-7) sums over a few dozen terms and an exp() lose a few ulps.
 RTOL_F32, ATOL_F32 = 1e-4, 1e-5
 
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
+DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16}
 # How PyTorch words an operation that mixes devices (checked with torch 2.x on the meta device).
 # ----------------------------------------------------------------------------- comparing
 

@@ -336,7 +336,35 @@ def standard_checks(spec) -> list:
     if spec.__name__.startswith("checker.checks.torch_") and _module_pairs(spec):
         checks.append(no_state_between_calls)
 
+    @check("numerics", "bfloat16 in gives bfloat16 out, as the reference does")
+    def half_precision(kit):
+        c = spec.CASES[0]
+        try:
+            args = kit.inputs(c, "bfloat16")
+            want = as_outputs(kit.reference(args, case=c, dtype="bfloat16"), outputs)
+        except Exception:  # noqa: BLE001 - a kata whose inputs or reference do not take bfloat16 says nothing here
+            return
+        if not any(isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args):
+            return
+        try:
+            got = as_outputs(kit.user(args, case=c, dtype="bfloat16"), outputs)
+        except UserError as err:
+            if err.not_implemented:
+                raise
+            return  # an operation without a bfloat16 kernel on the CPU (complex numbers): the dtype is what is judged
+        for (name, _), u, e in zip(outputs, got, want):
+            if isinstance(u, torch.Tensor) and isinstance(e, torch.Tensor) and e.dtype == torch.bfloat16 \
+                    and u.dtype != e.dtype:
+                raise Fail(t("{label}: bfloat16 inputs gave {name} as {got}, where the reference's is torch.bfloat16",
+                             label=c.label, name=name, got=str(u.dtype)),
+                           t("something made inside is float32 (a table of angles or frequencies, a mask, a constant "
+                             "tensor) and promotes the result: cast what you make to the input's dtype "
+                             "(.to(x.dtype), .type_as(x)), as Hugging Face does after computing in float32"),
+                           general=True)
+
     takes_tensors = any(isinstance(a, torch.Tensor) for c in spec.CASES for a in spec.inputs(c, "float64"))
+    if spec.__name__.startswith("checker.checks.torch_") and opts.HALF and takes_tensors:
+        checks.append(half_precision)
     if spec.__name__.startswith("checker.checks.torch_") and opts.DEVICE and takes_tensors:
         checks.append(device)
     if spec.__name__.startswith("checker.checks.torch_") and opts.GRADIENTS:

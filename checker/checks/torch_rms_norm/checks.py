@@ -7,6 +7,7 @@ from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, 
 from checker.lang import t
 
 TARGET = "RMSNorm"
+HALF = True  # the stub: the result keeps x's dtype, half precision too
 BATCH_INDEPENDENT = True  # the property check: no batch item sees another
 OUTPUTS = [("output", "(..., D)")]
 

@@ -6,6 +6,7 @@ from checker.kit import Fail, Mistake, expect_raises, case, check, compare, desc
 from checker.lang import t
 
 TARGET = "apply_rope"
+HALF = True  # the stub: the result keeps x's dtype, half precision too
 DEVICE = True  # the frequencies and angles are built inside: they must follow x's device
 OUTPUTS = [("output", "(B, H, T, d_k)")]
 
