@@ -496,35 +496,29 @@ def _same_init(a: dict, b: dict) -> bool:
 
 
 def _resized(spec, c: Case, size: int) -> Case | None:
-    """c with its batch B set to size, where that builds the same module (or the kata builds none) and the kata can
-    make inputs for it; else None (c has no batch, or it is that size already). Lengths are left alone: a length of 1
-    with a padding mask hides whole rows, which the katas' conventions judge on their own."""
-    if c.dims.get("B", size) == size:
-        return None
-    small = Case(c.id, {**c.dims, "B": size}, c.extra)
-    try:
-        if getattr(spec, "init", None) is not None and not _same_init(spec.init(small), spec.init(c)):
-            return None
-        spec.inputs(small, "float64")
-    except Exception:  # noqa: BLE001 - sizes the kata's inputs cannot take
-        return None
-    return small
+    """c with its batch B set to size (None where c has no batch, or it is that size already). Lengths are left
+    alone: a length of 1 with a padding mask hides whole rows, which the katas' conventions judge on their own."""
+    return None if c.dims.get("B", size) == size else _sized(spec, c, {"B": size})
 
 
 def _longer(spec, c: Case) -> Case | None:
-    """c with every length (T, T_q, T_k, ...) and its batch B two longer, where that builds the same module and the
-    kata can make inputs for it; else None."""
-    grown = {k: v + 2 for k, v in c.dims.items() if k == "B" or k == "T" or k.startswith("T_")}
-    if not grown:
+    """c with every length (T, T_q, T_k, ...) and its batch B two longer."""
+    return _sized(spec, c, {k: v + 2 for k, v in c.dims.items() if k == "B" or k == "T" or k.startswith("T_")})
+
+
+def _sized(spec, c: Case, sizes: dict) -> Case | None:
+    """c with these sizes, where that builds the same module (or the kata builds none) and the kata can make inputs
+    for it; else None."""
+    if not sizes:
         return None
-    longer = Case(c.id, {**c.dims, **grown}, c.extra)
+    other = Case(c.id, {**c.dims, **sizes}, c.extra)
     try:
-        if not _same_init(spec.init(longer), spec.init(c)):
+        if getattr(spec, "init", None) is not None and not _same_init(spec.init(other), spec.init(c)):
             return None
-        spec.inputs(longer, "float64")
+        spec.inputs(other, "float64")
     except Exception:  # noqa: BLE001 - sizes the kata's inputs cannot take (a table of max_len rows)
         return None
-    return longer
+    return other
 
 
 def dropout_elsewhere() -> str:
