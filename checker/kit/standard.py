@@ -675,7 +675,8 @@ def dropout_checks(spec) -> list:
 
         args, state = kit.inputs(c), kit.state(c, "float64")
         inits = [{**spec.init(c), "dropout": 0.2}, {**spec.init(c), "dropout": 0.6}]
-        with torch.random.fork_rng(devices=[]):  # the reference runs here: the checker's own generator is left as it was
+        with torch.random.fork_rng(devices=[]), torch.no_grad():  # the reference runs here: no graph, no change to
+            # the checker's own generator
             if identical(*seeded_calls(kit.solution, spec.TARGET, inits, state, args)):
                 return  # this case draws nothing the rate decides
         if identical(*kit.drive(seeded_calls, spec.TARGET, inits, state, args)):
