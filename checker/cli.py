@@ -192,17 +192,19 @@ def _checked(targets, args, jobs: int, session=None, ws: Path | None = None):
         return
     work = list(zip(targets, paths))
     if session is not None:  # asked already (_session)
-        from checker.warm import client
-
         for result in session.results():
             work.pop(0)
             yield result
-        if work:  # the server stopped answering: a new one for the next check (none starts while one runs)
-            client.start(ws, after=os.getpid())
     from checker import engine  # torch is imported here, and only here
 
-    for target, path in work:
-        yield engine.check_file(target.kata, path, **options)
+    try:
+        for target, path in work:
+            yield engine.check_file(target.kata, path, **options)
+    finally:  # also when the caller closes this after the last result
+        if session is not None and work:  # the server stopped answering: a new one for the next check
+            from checker.warm import client
+
+            client.start(ws, after=os.getpid(), grace=5.0)
 
 
 def _silence_stdout() -> None:

@@ -254,13 +254,17 @@ def connect(ws: Path) -> Session | None:
         return None
 
 
-def starting_or_running(where: Place) -> bool:
-    """Whether a server holds the workspace's lock (it is starting, or runs)."""
+def starting_or_running(where: Place, grace: float = 0.0) -> bool:
+    """Whether a server holds the workspace's lock (it is starting, or runs). grace: seconds to wait for the lock
+    of a server that just died. Its peer may read the end of the connection before the lock is let go: the
+    system closes a killed process's files in no set order."""
     if not where.folder.is_dir():
         return False
-    held = hold(where.lock)
-    if held is None:
-        return True
+    deadline = time.monotonic() + grace
+    while (held := hold(where.lock)) is None:
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
     release(held)
     return False
 
@@ -287,14 +291,15 @@ def release(fd) -> None:
     os.close(fd)  # closing the file lets go of the lock, on every system
 
 
-def start(ws: Path, after: int | None = None) -> bool:
+def start(ws: Path, after: int | None = None, grace: float = 0.0) -> bool:
     """Start the workspace's server in the background, detached from this process, unless one is starting or
     running. after: a process id the server waits for before importing torch (the cold check it would slow
-    down). False when none was started (one runs, or the workspace's folder cannot hold one)."""
+    down). grace: as starting_or_running's, after a server stopped answering. False when none was started (one
+    runs, or the workspace's folder cannot hold one)."""
     where = place(ws)
     try:
         private_folder(where.folder)
-        if starting_or_running(where):
+        if starting_or_running(where, grace):
             return False
         log = os.open(where.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     except OSError:  # a read-only workspace, someone else's folder: checks stay cold
