@@ -23,7 +23,7 @@ KATAS = _bundled("katas")
 SOLUTIONS = _bundled("solutions")
 
 TRACKS = ("numpy", "torch")
-PARTS = ("seeds", "llm", "llm2")  # the seed tutorials' catalogue, then the modern LLM set, then the second
+PARTS = ("seeds", "llm", "llm2", "llm3")  # the seed tutorials' catalogue, then the modern LLM set, then the second
 DEFAULT_TRACK = "torch"
 
 

@@ -1,6 +1,6 @@
 """Tools for the people who write katas, not for the people who practise them.
 
-    python -m checker.dev new NAME [--track torch|numpy] [--part seeds|llm|llm2]
+    python -m checker.dev new NAME [--track torch|numpy] [--part seeds|llm|llm2|llm3]
         makes a kata's four places: its entry in checker/catalogue.toml, the stub katas/TRACK/NAME.py,
         the reference solutions/TRACK/NAME.py and its folder checker/checks/TRACK_NAME/ (checks, both
         statements, the Chinese catalogue, variants/, the reference test), each a starting point to fill;

@@ -118,6 +118,7 @@ STRINGS: dict[str, str] = {
     "list.track": "{track} track",
     "list.track_llm": "{track} track, beyond the tutorials (modern LLMs)",
     "list.track_llm2": "{track} track, the second LLM set (fine-tuning, RLHF, serving)",
+    "list.track_llm3": "{track} track, the third LLM set (RL, quantisation, serving, scaling)",
     "list.new": "new",
     # the stages of a check, as the report names them
     "stage.structure": "structure",

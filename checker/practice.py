@@ -50,6 +50,7 @@ PRESETS = {
     "rlhf-objectives": Preset("RLHF objectives", 40, ("dpo_loss", "grpo_loss")),
     "training-by-hand": Preset("Training by hand", 40, ("dropout", "batch_norm", "adamw")),
     "efficient-attention": Preset("Efficient attention", 50, ("linear_attention", "flash_attention", "relative_position_bias")),
+    "beyond-the-model": Preset("Beyond the model", 60, ("ppo_loss", "quantize_int8", "attention_merge", "muon")),
 }
 MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of difficulty
 
