@@ -273,10 +273,13 @@ def greedy_decode_calls(user, model, src, bos_id, eos_id, max_new_tokens):
 def train_step_once(user, model, batch, pad_id, lr, seed):
     """One call of the user's train_step, with an SGD optimizer built here and stale gradients planted.
 
-    The stale gradients (seeded noise) must be cleared by train_step before its backward pass.
+    The optimizer has two param groups, as training loops build them: the matrices, and the biases and norms (no
+    weight decay). The stale gradients (seeded noise) must be cleared by train_step before its backward pass.
     Returns the loss it returned, every parameter afterwards, and how the model was called.
     """
-    optimizer = SGD(model.parameters(), lr=lr)  # torch.optim.SGD's update, without importing torch._dynamo
+    params = list(model.parameters())
+    optimizer = SGD([{"params": [p for p in params if p.dim() >= 2]},  # torch.optim.SGD's update, no torch._dynamo
+                     {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}], lr=lr)
     g = torch.Generator().manual_seed(seed)
     for p in model.parameters():
         p.grad = torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype)

@@ -18,6 +18,7 @@ CASES = [
     case(1, B=3, T=7, pad_id="0", padding="right"),
     case(2, B=2, T=5, pad_id="1", padding="right, token 0 is a real word"),
     case(3, B=4, T=6, pad_id="0", padding="left"),
+    case(7, B=1, T=4, pad_id="0", padding="right"),  # the contract's smallest batch: one sequence
 ]
 _CAUSAL_CASES = [case(4, T=5), case(5, T=1), case(6, T=8)]
 
@@ -33,7 +34,7 @@ def inputs(c, dtype=None):
     if "token 0" in c.padding:
         tokens[:, 0] = 0  # a real word whose id is 0
     lengths = torch.randint(1, c.T + 1, (c.B,), generator=g)
-    lengths[0], lengths[1] = c.T, c.T - 2  # one row without padding, one with two PADs
+    lengths[0], lengths[-1] = c.T, c.T - 2  # one row without padding, one with two PADs (alone: two PADs)
     position = torch.arange(c.T)
     pad = position >= lengths[:, None] if c.padding.startswith("right") else position < (c.T - lengths)[:, None]
     return tokens.masked_fill(pad, pad_id).numpy(), pad_id

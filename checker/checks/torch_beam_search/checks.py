@@ -29,6 +29,7 @@ CASES = [
     case(4, V=8, beam=5, max_new=9, bos=3, eos=0, lp=2.0, seed=14, eos_bias=2.5),
     case(5, V=9, beam=6, max_new=4, bos=2, eos=7, lp=0.0, seed=15, eos_bias=1.5),
     case(6, V=10, beam=2, max_new=8, bos=6, eos=9, lp=0.5, seed=36, eos_bias=2.0),
+    case(7, V=6, beam=3, max_new=1, bos=4, eos=5, lp=1.0, seed=37, eos_bias=0.5),  # the contract's least max_new_tokens
 ]
 # beam >= V ** max_new: the beam never prunes, so beam search is exhaustive search.
 _EXHAUSTIVE = [

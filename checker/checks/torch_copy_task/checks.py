@@ -71,10 +71,12 @@ MISTAKES = [
 
 # ----------------------------------------------------------------------------- train_step cases and mistakes
 
-# One optimisation step on a batch with PAD; case 12 uses pad_id = 4 (a hard-coded ignore_index=0 shows).
+# One optimisation step on a batch with PAD; case 12 uses pad_id = 4 (a hard-coded ignore_index=0 shows); case 13
+# is the contract's smallest batch, one sequence (a squeeze() that drops the batch axis shows).
 _STEP_CASES = [
     case(11, B=4, T_s=5, T_t=6, V=10, D=8, H=2, pad_id=0),
     case(12, B=3, T_s=6, T_t=7, V=9, D=12, H=3, pad_id=4),
+    case(13, B=1, T_s=4, T_t=5, V=8, D=8, H=2, pad_id=0),
 ]
 _STEP_LR = 0.5
 

@@ -20,6 +20,7 @@ CASES = [
     case(2, N=9, C=6, ignore_index=-100, eps=0.1),
     case(3, B=3, T=4, C=11, ignore_index=0, eps=0.2),
     case(4, B=2, H=3, T=4, C=5, ignore_index=-100, eps=0.15),
+    case(6, N=5, C=4, ignore_index=-100, eps=1.0),  # the contract's other end: all the mass spread uniformly
 ]
 TIMING = case(5, B=16, T=128, C=1000, ignore_index=-100, eps=0.1)
 _IGNORED = 3  # positions set to ignore_index in every case (besides the targets that happen to equal it)

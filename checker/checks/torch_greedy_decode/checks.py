@@ -29,6 +29,8 @@ CASES = [
     case(3, B=2, T_s=5, max_new=9, T_out=4, pad_id=4, bos_id=0, eos_id=7, eos_at=(2, 1), after_eos="PAD"),
     # the contract's own edge: EOS may be id 0 (`if eos_id and ...` skips it)
     case(5, B=2, T_s=6, max_new=6, T_out=7, pad_id=3, bos_id=1, eos_id=0, eos_at=(2, None), after_eos="PAD"),
+    # the contract's smallest batch: one source (a squeeze() that drops the batch axis shows)
+    case(6, B=1, T_s=5, max_new=6, T_out=5, pad_id=0, bos_id=1, eos_id=2, eos_at=(3,), after_eos="PAD"),
 ]
 # logit_scale: the copy machine's logits times this (the best one 1.44 by default, 0.87 in case 2), so that a
 # number read off the logits' VALUES (the max logit used as a token) differs from case to case; case 2 runs all

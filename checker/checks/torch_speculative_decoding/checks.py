@@ -31,6 +31,9 @@ CASES = [
     case(4, V=8, k=1, max_new=9, prompt_len=4, seed=34, noise=1.0, eos=None),
     case(5, V=10, k=5, max_new=16, prompt_len=2, seed=49, noise=0.5, eos=7, eos_bias=0.0),
     case(6, V=5, k=6, max_new=4, prompt_len=3, seed=36, noise=0.7, eos=None),
+    # the contract's own edges: one token to generate, and an EOS whose id is 0 (`if eos_id and ...` skips it)
+    case(7, V=6, k=3, max_new=1, prompt_len=2, seed=37, noise=0.8, eos=None),
+    case(8, V=7, k=3, max_new=12, prompt_len=2, seed=38, noise=0.6, eos=0, eos_bias=0.3),
 ]
 TIMING = case(9, V=50, k=4, max_new=64, prompt_len=8, seed=39, noise=1.0, eos=None)
 

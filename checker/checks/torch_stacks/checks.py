@@ -35,6 +35,9 @@ _DECODER_CASES = [
     case(11, B=4, T_t=5, T_s=7, D=18, H=6, d_k=3, d_ff=8, N=2, masks="causal tgt_mask, no memory_mask"),
     case(12, B=2, T_t=6, T_s=7, D=20, H=5, d_k=4, d_ff=9, N=3,
          masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
+    # the contract's smallest batch: one sequence
+    case(13, B=1, T_t=4, T_s=5, D=12, H=4, d_k=3, d_ff=6, N=2,
+         masks="causal+padding tgt_mask (B, 1, T_t, T_t), padding memory_mask (B, 1, 1, T_s)"),
 ]
 
 
