@@ -70,7 +70,7 @@ def main() -> int:
     results.append(report("cold kata check attention vs import torch", f"{t:.3f} s vs {torch_base:.3f} s",
                           t / torch_base, 1.25))
     # A file that makes a tensor itself (here its scale) also runs on the meta device, whose kernels the
-    # child imports while the other checks run (about 0.3 s: torch._dynamo left out, checker.checks.child.meta_kernels).
+    # child imports while the other checks run (about 0.3 s: torch._dynamo left out, checker.sandbox.meta_kernels).
     solution = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
     (ws / "torch" / "attention.py").write_text(solution.replace(
         "math.sqrt(d_k)", "torch.tensor(d_k, dtype=Q.dtype, device=Q.device).sqrt()"), encoding="utf-8")
@@ -95,7 +95,7 @@ def main() -> int:
     results.append(report("re-check of attention in a warm process (bound 0.3 s)", f"{recheck:.3f} s",
                           recheck / 0.3, 1.0, unit=" of 0.3 s"))
     # macOS's start method: each child forked from a server that preloaded torch, one kept ready ahead.
-    from checker import processes
+    from checker.sandbox import processes
 
     os.environ["KATA_SANDBOX"] = "forkserver"
     processes.prestart(keep=True)

@@ -108,7 +108,7 @@ def cmd_check(args, console: Console) -> int:
     here = args.case is None and (jobs == 1 or len(katas) == 1)  # checked in this process, or by its server
     session = _session(args, ws, targets) if here else None
     if here and session is None:
-        from checker import processes
+        from checker.sandbox import processes
 
         processes.prestart(keep=len(katas) > 1)  # spawn, forkserver: the child imports torch while we do
     if args.case is not None:

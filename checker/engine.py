@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from checker import boundary, processes, workspace
+from checker import workspace
+from checker.sandbox import boundary, processes, rules
 from checker import kit as kitmod
-from checker.checks import rules
 from checker.catalogue import Kata
 from checker.lang import joined, read_catalogue, reason, t, values
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
 from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError, returned_other
-from checker.sandbox import warm as sandbox_warm
+from checker.sandbox.child import warm as sandbox_warm
 
 # Parent and child stay single-threaded: forking after OpenMP has started threads can hang the
 # child, and one thread each makes the user's time and the reference's time comparable.
@@ -191,7 +191,7 @@ def forbidden_checks(kata: Kata, source: str) -> list:
 
 @kitmod.check("hygiene", "stays inside kata's sandbox")
 def stays_inside(kit):
-    """What the boundary refused (checker.boundary): a process, a signal, native code, kata's own files or the
+    """What the boundary refused (checker.sandbox.boundary): a process, a signal, native code, kata's own files or the
     workspace's history and files. Each attempt already raised PermissionError in the user's code."""
     refused = [boundary.says(kind, detail) for what, kind, detail in kit.boundary() if what == "refused"]
     if refused:

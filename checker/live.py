@@ -225,7 +225,7 @@ class Checker:
     """Runs and records checks. Created once: importing the engine imports torch."""
 
     def __init__(self, progress, args, console: Console):
-        from checker import processes
+        from checker.sandbox import processes
 
         processes.prestart(keep=True)  # spawn, forkserver: the next child is always ready
         from checker import engine  # torch is imported here

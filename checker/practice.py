@@ -144,7 +144,7 @@ def active_drill(progress) -> dict | None:
 
 def _alive(pid: int | None) -> bool:
     """Whether the process pid runs (psutil: os.kill(pid, 0) would send Ctrl-C on Windows)."""
-    from checker import processes  # psutil: only when a drill is looked at
+    from checker.sandbox import processes  # psutil: only when a drill is looked at
 
     return bool(pid) and processes.alive(pid)
 

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from checker import processes
+from checker.sandbox import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = ROOT / "checker" / "checks"  # one folder per kata: TRACK_NAME/

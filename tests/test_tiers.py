@@ -41,6 +41,6 @@ def test_the_sandbox_runs_under_fork_in_the_fast_tier_and_the_other_start_method
         class callspec:
             params = {"method": method}
 
-    from checker import processes
+    from checker.sandbox import processes
 
     assert _slow(Item()) is (slow and not processes.accelerator())

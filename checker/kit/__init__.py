@@ -37,4 +37,4 @@ from checker.kit.standard import (  # noqa: F401
     expect_structure, expect_raises, standard_checks, dropout_elsewhere, dropout_missing, calls_per_part, batch_independence,
     any_leading_axes, dropout_checks, world_check, same_object_check,
 )
-from checker.sandbox import UserError  # noqa: F401 - what kit.user raises
+from checker.errors import UserError  # noqa: F401 - what kit.user raises

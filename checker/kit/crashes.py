@@ -6,7 +6,7 @@ import re
 
 
 from checker.lang import joined, t
-from checker.sandbox import UserError
+from checker.errors import UserError
 from checker.kit.authoring import Case, Fail
 
 DEVICE_MISMATCH = ("same device", "expected device", "device type", "on the expected device", "Expected all tensors")

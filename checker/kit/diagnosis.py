@@ -51,7 +51,7 @@ def unused_argument(kit, name: str, calls: tuple) -> Fail | None:
     shown)), each call the keywords of Kit.user: {"args": ...} for a function, plus "init" and "state" for a
     module built with the argument."""
     from checker.kit.authoring import Fail
-    from checker.sandbox import UserError
+    from checker.errors import UserError
 
     try:
         (a, shown_a), (b, shown_b) = ((kit.user(**call), shown) for call, shown in calls)

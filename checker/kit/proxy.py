@@ -9,8 +9,9 @@ import numpy as np
 import torch
 
 from checker.lang import t
-from checker.sandbox import CHILD_PACKAGE, UserError
-from checker.checks.child.world import World, handed_modules
+from checker.errors import UserError
+from checker.sandbox.child import CHILD_PACKAGE
+from checker.sandbox.world import World, handed_modules
 from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
 from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
 from checker.kit.diagnosis import MEMORY_NAMES, identify
@@ -37,7 +38,7 @@ class Kit:
         self.general_diagnosis: str | None = None  # shown only when no check named the mistake
         self.makes_tensors = makes_tensors
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
-        # (kind, owner) of what the reference changes in its caller's world (checker.checks.child.world): the
+        # (kind, owner) of what the reference changes in its caller's world (checker.sandbox.world): the
         # contract's, so the user's code may change it too (greedy decoding puts the model in eval mode)
         self.contract_changes: set = set()
 
@@ -117,7 +118,7 @@ class Kit:
                                     args=tuple(args), device=device)["value"]
 
     def boundary(self) -> list[tuple]:
-        """What the sandbox's boundary recorded so far (checker.boundary): ("trapped", line, name) for an
+        """What the sandbox's boundary recorded so far (checker.sandbox.boundary): ("trapped", line, name) for an
         off-limits call, ("refused", kind, detail) for what it refused the user's code."""
         return [tuple(entry) for entry in self.sandbox.request("report")["value"]]
 

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from checker.lang import joined, t
-from checker.sandbox import UserError
+from checker.errors import UserError
 from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
 from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches, phrase
 from checker.kit.crashes import DEVICE_MISMATCH, at_line, user_line
@@ -692,7 +692,7 @@ def dropout_checks(spec) -> list:
 
 
 def world_check(source: str):
-    """Every kata: no call of the user's code leaves its caller's world changed (checker.checks.child.world: grad
+    """Every kata: no call of the user's code leaves its caller's world changed (checker.sandbox.world: grad
     mode, the default dtype, torch's thread count, the training flags and requires_grad of the modules it is handed,
     the global generators), except what the reference changes too, which is the contract's. The child puts each
     change back after the call, so the checks after it ran in the world they expected."""

@@ -3,7 +3,7 @@ sandbox child, the results handed back in the order asked.
 
 Each worker runs engine.check_file as a single `kata check` would, so a verdict is the one -j 1 gives; only
 the parent (the `kata` command) records the history and draws the report, in catalogue order. Workers are
-started the way the sandbox's children are (checker.processes: fork, forkserver or spawn), run by name
+started the way the sandbox's children are (checker.sandbox.processes: fork, forkserver or spawn), run by name
 (run_worker), never a closure:
   fork        forked from `kata` once it has imported the engine (torch): ready at once.
   forkserver  forked from the fork server, which preloaded torch; a worker asks the same server for its
@@ -20,7 +20,7 @@ import pickle
 import traceback
 from pathlib import Path
 
-from checker import processes
+from checker.sandbox import processes
 from checker.lang import speak, spoken, t
 
 # A worker needs about this much free memory (torch in it and in its sandbox child, and the check's tensors):
@@ -58,7 +58,7 @@ def check_all(work: list[tuple[str, Path]], jobs: int, options: dict):
         from checker import engine  # noqa: F401 - imported once here, inherited by every worker
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["checker.checks.child.preload"])
+        ctx.set_forkserver_preload(["checker.sandbox.preload"])
     workers = []  # (process, pipe)
     try:
         for _ in range(max(1, min(jobs, len(work)))):

@@ -64,7 +64,8 @@ class Server:
     the main thread that serves one connection at a time."""
 
     def __init__(self, ws: Path, lock_fd: int):
-        from checker import engine, processes  # torch, NumPy and the meta kernels: once, here
+        from checker import engine  # torch, NumPy and the meta kernels: once, here
+        from checker.sandbox import processes
 
         engine.warm_up()
         processes.prestart(keep=True)  # spawn, forkserver: the next sandbox child starts while one is used
@@ -256,7 +257,7 @@ def _file_id(path: str) -> tuple | None:
 
 def wait_for(pid: int, seconds: float = 60.0) -> None:
     """Until process pid has ended (at most seconds): the cold check that started this server runs first."""
-    from checker import processes
+    from checker.sandbox import processes
 
     deadline = time.monotonic() + seconds
     while processes.alive(pid) and time.monotonic() < deadline:
@@ -274,9 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # another server is starting or runs for this workspace
     if after:
         wait_for(after)
-    from checker import sandbox  # torch: only once the cold check that started this server is done
+    from checker.sandbox import child  # torch: only once the cold check that started this server is done
 
-    sandbox.PARENT_ONLY.add(lock_fd)  # a sandbox child outliving a killed server must not hold its lock
+    child.PARENT_ONLY.add(lock_fd)  # a sandbox child outliving a killed server must not hold its lock
     os.chdir(ws)
     Server(ws, lock_fd).run()
     return 0

@@ -136,7 +136,7 @@ def test_a_method_that_hides_one_of_nn_modules_is_named_only_when_torch_cannot_c
 
     import torch
 
-    from checker.checks.child import shadowed
+    from checker.sandbox.modules import shadowed
 
     (tmp_path / "mine.py").write_text(
         "import torch\n"

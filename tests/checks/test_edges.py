@@ -26,7 +26,8 @@ from functools import wraps
 
 import pytest
 
-from checker import catalogue, engine, processes, sandbox
+from checker import catalogue, engine
+from checker.sandbox import child, processes
 from checker.engine import SOLUTIONS
 
 KATAS = [k for k in catalogue.all_katas()]
@@ -125,11 +126,11 @@ def _recorder(fn, log: int):
 
 
 def _recording_load(log: int):
-    load = sandbox._HANDLERS["load"]
+    load = child._HANDLERS["load"]
 
     def recording(req):
         reply = load(req)
-        module = sandbox._user
+        module = child._user
         for name, obj in list(vars(module).items()):
             if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue
@@ -201,7 +202,7 @@ def test_every_edge_value_a_contract_allows_is_drawn_by_some_check(kata, tmp_pat
     log = tmp_path / "calls.jsonl"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     monkeypatch.setenv("KATA_SANDBOX", "fork")
-    monkeypatch.setitem(sandbox._HANDLERS, "load", _recording_load(fd))
+    monkeypatch.setitem(child._HANDLERS, "load", _recording_load(fd))
     try:
         copy = tmp_path / (SOLUTIONS / kata.file).name  # a file of the user's: kata's own are off limits
         copy.write_text((SOLUTIONS / kata.file).read_text(encoding="utf-8"), encoding="utf-8")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from checker.checks.rules import MAKERS, makes_tensors, scan
+from checker.sandbox.rules import MAKERS, makes_tensors, scan
 
 SDPA = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention")
 
@@ -120,7 +120,8 @@ def test_every_file_that_makes_no_tensor_passes_the_device_check_when_run():
 
     from checker import catalogue, engine
     from checker import kit as kitmod
-    from checker.sandbox import Sandbox, UserError
+    from checker.errors import UserError
+    from checker.sandbox import Sandbox
 
     engine.warm_up()  # the meta kernels, imported once here rather than in each of ~100 forked children (1-3 s each)
     ran = 0

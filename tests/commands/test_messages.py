@@ -39,7 +39,7 @@ def _english(path: Path) -> list[str]:
         literal = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         if name == "t" and node.args and isinstance(node.args[0], ast.Constant):
             found.append(node.args[0].value)
-        elif name in ("Preset", "Said") and literal:  # Said: what kata's stand-in models raise (checker/sandbox.py)
+        elif name in ("Preset", "Said") and literal:  # Said: what kata's stand-in models raise (checker/errors.py)
             found.append(literal[0])
         elif name == "check" and len(literal) >= 2:
             found.append(literal[1])

@@ -34,7 +34,7 @@ ATTACKS = {
     "kv_cache": ("import torch.nn.functional as F\n_sdpa = F.scaled_dot_product_attention.__wrapped__\n", "__wrapped__"),
     "grouped_query_attention": ("import torch, torch.nn.functional as F\nq = torch.ones(1, 1, 2, 3)\n"
                                 "getattr(F, 'scaled_dot_product_' + 'attention')(q, q, q)\n"
-                                "from checker.checks import rules\ngetattr(rules, 'TRAPPED', []).clear()\n",
+                                "from checker.sandbox import rules\ngetattr(rules, 'TRAPPED', []).clear()\n",
                                 "called torch.nn.functional.scaled_dot_product_attention"),
     "rms_norm": (WORKSPACE + "import os\nos.remove(ws / '.kata' / 'progress.db')\n", "your history"),
     "swiglu": (WORKSPACE + "(ws / 'torch' / 'bpe.py').write_text('overwritten')\n", "in your workspace"),

@@ -226,7 +226,7 @@ def test_a_forked_child_keeps_no_socket_but_its_own_line_to_the_checker():
     import os
     import socket
 
-    from checker.sandbox import close_inherited
+    from checker.sandbox.child import close_inherited
 
     mine, theirs, listening = *socket.socketpair(), socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     read, write = os.pipe()  # not a socket: left alone

@@ -1,4 +1,4 @@
-"""The device check's meta kernels without torch._dynamo (checker.checks.child.meta_kernels): the same kernels run and
+"""The device check's meta kernels without torch._dynamo (checker.sandbox.meta_kernels): the same kernels run and
 say the same things, and a fresh process pays about 0.3 s for them instead of 1.1 s."""
 
 import subprocess
@@ -36,7 +36,7 @@ def _run(prologue: str) -> subprocess.CompletedProcess:
 
 def test_the_meta_kernels_say_the_same_without_importing_torch_dynamo():
     plain = _run("import sys\n")
-    marked = _run("import sys\nfrom checker import sandbox\nsandbox.warm()\n")
+    marked = _run("import sys\nfrom checker.sandbox import child\nchild.warm()\n")
     assert plain.returncode == 0 and marked.returncode == 0, plain.stderr + marked.stderr
     *said_plain, dynamo_plain = plain.stdout.splitlines()
     *said_marked, dynamo_marked = marked.stdout.splitlines()

@@ -227,7 +227,8 @@ def test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_n
     """A new spawned child imports torch again (seconds): one that comes back as it was serves the next
     file. Traps are taken off in between (layer_norm traps nn.LayerNorm, which add_norm may use); a file
     that replaced a library function, or left a process running, ends its child."""
-    from checker import catalogue, engine, processes
+    from checker import catalogue, engine
+    from checker.sandbox import processes
 
     monkeypatch.setenv("KATA_SANDBOX", "spawn")
     monkeypatch.setattr(processes, "_recycled", None)
@@ -259,7 +260,7 @@ def test_without_a_death_signal_the_child_still_dies_with_the_checker(tmp_path):
     """As on macOS and Windows (no prctl): the child's own watch ends it and what it started."""
     marker = tmp_path / "grandchild.pid"
     child = (f"import os, pathlib, subprocess, sys, time\n"
-             f"from checker import processes\n"
+             f"from checker.sandbox import processes\n"
              f"processes._death_signal = lambda: False\n"
              f"processes.die_with(os.getppid())\n"
              f"g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
@@ -298,7 +299,7 @@ def test_no_sandbox_is_forked_from_a_process_that_ran_backward_with_an_accelerat
 
 
 def test_an_accelerator_build_of_torch_or_a_device_it_reports_rules_out_fork(monkeypatch, tmp_path):
-    from checker import processes
+    from checker.sandbox import processes
 
     monkeypatch.delenv("KATA_SANDBOX", raising=False)
     monkeypatch.setattr(sys, "platform", "linux")
@@ -466,7 +467,7 @@ def _missing(monkeypatch, *names):
 
 
 def test_start_method_follows_the_system_and_kata_sandbox(monkeypatch):
-    from checker import processes
+    from checker.sandbox import processes
 
     monkeypatch.delenv("KATA_SANDBOX", raising=False)
     monkeypatch.setattr(processes, "_accelerator", False)  # a CPU build of torch, as on this machine
@@ -478,7 +479,7 @@ def test_start_method_follows_the_system_and_kata_sandbox(monkeypatch):
 
 
 def test_memory_is_capped_by_the_system_only_where_it_enforces_the_cap(monkeypatch):
-    from checker import processes
+    from checker.sandbox import processes
 
     monkeypatch.setattr(sys, "platform", "darwin")  # accepts RLIMIT_AS and ignores it
     assert processes.cap_memory(1.0) is False

@@ -7,7 +7,7 @@ holding their class.
 
 import torch
 
-from checker.checks.child import load_state
+from checker.sandbox.modules import load_state
 
 
 def batch_norm_run(user, init, state, batches, cotangent, eval_x):

@@ -12,7 +12,7 @@ global cut would otherwise run for minutes.
 import torch
 from torch import Tensor, nn
 
-from checker.sandbox import Said
+from checker.errors import Said
 
 
 class TableModel(nn.Module):

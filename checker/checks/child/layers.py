@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from checker.checks.child import load_state
+from checker.sandbox.modules import load_state
 
 
 class MultiHeadAttention(nn.Module):

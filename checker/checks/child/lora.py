@@ -8,7 +8,7 @@ import copy
 
 import torch
 
-from checker.checks.child import load_state
+from checker.sandbox.modules import load_state
 
 
 def lora_fresh(user, base, r, alpha, x, seed):

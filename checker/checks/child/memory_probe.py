@@ -10,7 +10,7 @@ or a buffer allocated to receive one, is counted. Drivers never judge: the paren
 largest size with the kata's bound.
 
 The probe does not touch Python-level functions, so the sandbox's traps on forbidden calls
-(checker/checks/rules.py) still record a call made during the probed run.
+(checker/sandbox/rules.py) still record a call made during the probed run.
 """
 
 # Fused attention kernels: one ATen op whose intermediates the probe cannot see.

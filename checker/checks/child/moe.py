@@ -6,7 +6,7 @@ the module's outputs; the parent maps the rows back to tokens and judges.
 
 import torch
 
-from checker.checks.child import load_state
+from checker.sandbox.modules import load_state
 
 
 def routed_forward(user, target: str, init: dict, state: dict, x: torch.Tensor) -> dict:

@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from checker.checks.child import load_state
+from checker.sandbox.modules import load_state
 
 
 def recorded_forward(module: torch.nn.Module, parts: tuple, args: tuple, source: str | None = None) -> dict:

@@ -13,7 +13,7 @@ until the time limit.
 import torch
 from torch import Tensor, nn
 
-from checker.sandbox import Said
+from checker.errors import Said
 
 
 class TableLM(nn.Module):

@@ -1,4 +1,4 @@
-"""Driver for the vocab kata, run in the child (see sandbox._drive).
+"""Driver for the vocab kata, run in the child (see sandbox.child._drive).
 
 build_vocab returns idx2word = {index: word}: a dict with int keys, which the sandbox cannot
 carry back (only str-keyed dicts travel). This driver calls the user's build_vocab in the child

@@ -76,7 +76,7 @@ MISTAKES = [
 _STEP_CASES = [
     case(11, B=4, T_s=5, T_t=6, V=10, D=8, H=2, pad_id=0),
     case(12, B=3, T_s=6, T_t=7, V=9, D=12, H=3, pad_id=4),
-    case(13, B=1, T_s=4, T_t=5, V=8, D=8, H=2, pad_id=0),
+    case(13, B=1, T_s=4, T_t=6, V=8, D=8, H=2, pad_id=0),
 ]
 _STEP_LR = 0.5
 

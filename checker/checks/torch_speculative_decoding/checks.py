@@ -192,7 +192,7 @@ def _run(kit, c, draft="noisy"):
     try:
         reply = kit.drive(speculative_run, target, drafter, make_prompt(c), c.max_new, c.k, c.eos, _limit(c))
     except UserError as err:
-        if "must add at least one token" in said(err.message, "en"):  # the model's own sentence (checker.sandbox.Said)
+        if "must add at least one token" in said(err.message, "en"):  # the model's own sentence (checker.errors.Said)
             raise Fail(t("{label}: {message}. Your loop stalls: after the accepted drafts, append the target's own "
                          "token (the correction of the first wrong draft, or the bonus token); without it a round "
                          "whose first draft is wrong adds nothing, and the next round proposes the same draft again",

@@ -177,7 +177,7 @@ def install_traps(forbidden: tuple[str, ...], user_path: str) -> None:
     The call still runs (the user sees their result); the kata fails with the name and line. A function
     is wrapped under every name a loaded module of its package gives it (F.scaled_dot_product_attention
     is also torch._C._nn.scaled_dot_product_attention), and the wrapper keeps no __wrapped__. Each call
-    is told to the sandbox's audit hook (checker.boundary), which keeps the record out of the user's reach.
+    is told to the sandbox's audit hook (checker.sandbox.boundary), which keeps the record out of the user's reach.
     Installed before the user's file is imported, so `from x import f` picks up the wrapper.
     """
     for name in forbidden:

@@ -9,7 +9,7 @@ not start, is the user's code. Refused, with PermissionError and a record the ch
 - reading or writing kata's own files (the reference answers and the checker: checker/, solutions/) or
   a workspace's history (.kata/), and writing, removing or renaming anything inside a workspace.
 The checker's own work in the child raises the same events without a frame of the user's, so it is never refused.
-What it records (refusals, and calls of a kata's off-limits functions, checker.checks.rules) is kept
+What it records (refusals, and calls of a kata's off-limits functions, checker.sandbox.rules) is kept
 where the user's code cannot reach or clear it, and read with report().
 
 Not covered: code the user compiles into a native extension, and a user who edits the installed package.
@@ -77,7 +77,7 @@ def install(checker_dir: str, secret_dirs: list[str], entry) -> None:
         raise PermissionError(says(kind, detail))
 
     def hook(event: str, args: tuple) -> None:
-        if event == "kata.trapped":  # an off-limits call (checker.checks.rules): (line, name)
+        if event == "kata.trapped":  # an off-limits call (checker.sandbox.rules): (line, name)
             entry = ("trapped", int(args[0]), str(args[1]))
             if len(records) < _MAX_RECORDS and entry not in records:
                 records.append(entry)

@@ -5,7 +5,7 @@ Never imports torch: `kata check` starts a spawn child before it imports torch i
 Three start methods, one behaviour (KATA_SANDBOX=fork|forkserver|spawn overrides the default):
   fork        Linux without an accelerator: the child is a copy of the checker, torch already imported.
   forkserver  macOS: forking a process whose numpy/torch/Accelerate threads have run is unsafe
-              there, so a server that imported torch (checker.checks.child.preload) but ran nothing forks
+              there, so a server that imported torch (checker.sandbox.preload) but ran nothing forks
               each child. Linux too where torch may see an accelerator (see accelerator()).
   spawn       Windows (no fork): a fresh interpreter; one is started ahead of time (the spare),
               so the user does not wait for torch to be imported twice in a row.
@@ -106,7 +106,7 @@ def launch():
     method = start_method()
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["checker.checks.child.preload"])
+        ctx.set_forkserver_preload(["checker.sandbox.preload"])
     ours, theirs = ctx.Pipe()
     # Under fork the child inherits our end too; it closes it, so that our death reads as EOF there.
     # A spare of a long-lived process gets warm while it waits (fork: the checker itself is warm).
@@ -187,12 +187,13 @@ def take():
 
 # What the child does once it is set up: named, not imported, as the fork server's preload is. That module
 # imports torch, which the checker starts children before importing, and it uses this one.
-CHILD_WORK = "checker.sandbox:_child"
+CHILD_WORK = "checker.sandbox.child:_child"
 
 
 def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     """The child's entry point, imported by name under every start method."""
-    from checker import boundary, catalogue
+    from checker import catalogue
+    from checker.sandbox import boundary
 
     boundary.install(str(catalogue.PACKAGE), [str(catalogue.SOLUTIONS)], serve.__code__)  # before any code of the user's
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
@@ -274,7 +275,7 @@ def die_with(checker_pid: int) -> None:
             return False
 
     def watch():
-        from checker import boundary
+        from checker.sandbox import boundary
 
         boundary.trust_this_thread()
         while alive():

@@ -1,192 +1,37 @@
-"""Runs the user's code in a child process and carries values back safely.
-
-The parent (the checker) starts one child per kata check (checker.processes: fork on Linux,
-forkserver on macOS, spawn on Windows). The child imports the user's file and serves requests:
-`load`, `inspect`, `call`. Everything the child sends back is a tree of plain values (no classes),
-unpickled with a loader that refuses every global, so nothing the user's code does can reach the
-parent, the references or the comparisons.
-"""
+"""The sandbox's child: it imports the user's file and serves the checker's requests (`load`, `inspect`, `call`,
+`drive`, `trap`, `report`, `world`) until the checker releases it or goes away. What it sends back is encoded by
+checker.sandbox.wire; what the user's code raises is described by its own frames only."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect as pyinspect
-import io
-import multiprocessing
 import os
 import pickle
-import signal
 import sys
-import tempfile
 import time
 import traceback
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from checker import boundary, processes
-from checker.checks.child import load_state, shadowed
-from checker.checks.child.world import World, handed_modules
-from checker.lang import said, speak, spoken, t
+from checker.errors import ReturnedOther, Said
+from checker.lang import speak, t
+from checker.sandbox import boundary, processes
+from checker.sandbox.modules import load_state, shadowed
+from checker.sandbox.wire import encode
+from checker.sandbox.world import World, handed_modules
 
-# Largest value the child sends back whole; beyond this only its shape and dtype travel.
-MAX_ELEMENTS = 20_000_000
-# Memory the user's code may allocate on top of what the child holds after importing torch.
-DEFAULT_MEMORY_GB = 4.0
 # No file the user's code writes (its printed output included) grows past this, where the system can say so.
 MAX_FILE_MB = 256
-# Captured output of the user's code kept for the report.
-MAX_OUTPUT_CHARS = 4_000
 # The only package whose functions the child runs as drivers (see Kit.drive).
 CHILD_PACKAGE = "checker.checks.child"
-# Where the system does not cap the child's memory, the checker looks at it this often.
-MEMORY_CHECK_SECONDS = 0.05
-# A child still importing torch (spawn) may take this long to become ready; no user code runs yet.
-READY_SECONDS = 300
-# A released child says within this time whether it can serve another file; else it is ended.
-RELEASE_SECONDS = 2
-
-
-class Timeout(Exception):
-    """The user's code did not answer within the time limit."""
-
-
-class Crashed(Exception):
-    """The child process died (segfault, os._exit, killed)."""
-
-
-@dataclass
-class UserError(Exception):
-    """The user's code raised: what, where (their own frames), and whether it is an unwritten stub."""
-
-    kind: str
-    message: str
-    traceback: str
-    not_implemented: bool = False
-    case: object = None  # the kit's Case the call ran on, when the kit knows it (for the diagnosis)
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.message}" if self.message else self.kind
-
-    def __reduce__(self):  # a dataclass exception has no args to be rebuilt from: a result crosses -j's pipes
-        return (type(self), (self.kind, self.message, self.traceback, self.not_implemented))  # not the kit's Case
-
-    def reason(self) -> tuple:
-        """What the folding of failures (checker.lang.reason) counts of it: its type, not its numbers."""
-        return ("error", self.kind)
-
-    def said(self, lang: str) -> str:
-        """As str(), its message in lang when it is one of kata's own (a Said error of its stand-in models)."""
-        return f"{self.kind}: {said(self.message, lang)}" if self.message else self.kind
-
-
-class Said(ValueError):
-    """A ValueError that kata's own stand-ins raise at the user's code (a model called the wrong way, or too often).
-    The child sends its English and values with it; the checker says it in the reader's language (checker/zh.toml)."""
-
-    def __init__(self, english: str, **values):
-        super().__init__(english.format(**values))
-        self.english, self.values = english, values
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """A returned value that is neither a tensor, an array, a container nor a plain scalar."""
-
-    type: str
-    repr: str
-
-
-# ----------------------------------------------------------------------------- encoding
-
-
-def encode(value):
-    """Turn a returned value into a tree of str/bytes/int/float/bool/None, lists and dicts."""
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":  # before float: np.float64 subclasses it
-        return {"@": "npscalar", "dtype": str(value.dtype), "value": value.item()}
-    if value is None or type(value) in (bool, int, float, str):  # exact types: a subclass would unpickle as itself
-        return value
-    if isinstance(value, torch.Tensor):
-        t = value.detach()
-        if t.numel() > MAX_ELEMENTS:
-            return {"@": "opaque", "type": f"torch.Tensor{tuple(t.shape)} {t.dtype}", "repr": "too large to compare"}
-        wire = t.to("cpu").contiguous()
-        if wire.dtype == torch.bfloat16:
-            wire = wire.float()
-        return {
-            "@": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-            "wire": str(wire.numpy().dtype), "data": wire.numpy().tobytes(), "device": str(t.device),
-        }
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        if value.size > MAX_ELEMENTS:
-            return {"@": "opaque", "type": f"numpy.ndarray{value.shape} {value.dtype}", "repr": "too large to compare"}
-        a = np.ascontiguousarray(value)
-        return {"@": "ndarray", "dtype": str(a.dtype), "shape": list(a.shape), "data": a.tobytes()}
-    if isinstance(value, (tuple, list)):
-        return {"@": type(value).__name__, "items": [encode(v) for v in value]}
-    if isinstance(value, dict) and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
-        return {"@": "dict", "keys": list(value), "values": [encode(v) for v in value.values()]}
-    return {"@": "opaque", "type": type(value).__qualname__, "repr": _short_repr(value)}
-
-
-def decode(tree):
-    if not isinstance(tree, dict):
-        return tree
-    tag = tree.get("@")
-    if tag == "tensor":
-        array = np.frombuffer(tree["data"], dtype=np.dtype(tree["wire"])).reshape(tree["shape"]).copy()
-        return torch.from_numpy(array).to(getattr(torch, tree["dtype"]))
-    if tag == "ndarray":
-        return np.frombuffer(tree["data"], dtype=np.dtype(tree["dtype"])).reshape(tree["shape"]).copy()
-    if tag == "npscalar":
-        return np.dtype(tree["dtype"]).type(tree["value"])
-    if tag in ("tuple", "list"):
-        items = [decode(v) for v in tree["items"]]
-        return tuple(items) if tag == "tuple" else items
-    if tag == "dict":
-        return {k: decode(v) for k, v in zip(tree["keys"], tree["values"])}
-    return Opaque(tree.get("type", "?"), tree.get("repr", ""))
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module, name):  # nothing but builtin containers and scalars may arrive
-        raise pickle.UnpicklingError(f"refused {module}.{name}")
-
-
-def _safe_loads(data: bytes):
-    return _PlainUnpickler(io.BytesIO(data)).load()
-
-
-def _short_repr(value, limit: int = 200) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # a user object whose __repr__ raises
-        text = f"<{type(value).__qualname__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# ----------------------------------------------------------------------------- child side
 
 _user = None  # the user's module, imported once per child
-_world: list = []  # what calls of the user's code changed in the caller's world (checker.checks.child.world)
+_world: list = []  # what calls of the user's code changed in the caller's world (checker.sandbox.world)
 _user_path = ""
 _memory_gb = 0.0
-
-
-class ReturnedOther(Exception):
-    """Not an error of the user's code: it returned fewer float outputs than the gradient check follows (expected,
-    got). The checker says so in the reader's language (returned_other)."""
-
-
-def returned_other(err: UserError) -> str | None:
-    """The sentence for a ReturnedOther the child reported, or None for an error the user's code raised."""
-    if err.kind != ReturnedOther.__name__:
-        return None
-    expected, got = map(int, err.message.split())
-    return t("the gradient check follows {expected} floating-point output(s) and your code returned {got}: return "
-             "every output the contract lists, each a float tensor", expected=expected, got=got)
 
 
 def _describe(exc: BaseException) -> dict:
@@ -297,7 +142,7 @@ def _watched(watch, target: str) -> None:
 
 
 def _world_report(req):
-    """What calls of the user's code changed in the caller's world so far (checker.checks.child.world)."""
+    """What calls of the user's code changed in the caller's world so far (checker.sandbox.world)."""
     return {"value": encode(list(_world))}
 
 
@@ -373,7 +218,7 @@ def _drive(req):
 
 
 def _trap(req):
-    from checker.checks import rules
+    from checker.sandbox import rules
 
     rules.install_traps(tuple(req["names"]), _user_path)
     return {}
@@ -394,11 +239,11 @@ _warming = None  # the child's thread importing them while the checks run (a sin
 
 def warm() -> None:
     """Import torch's meta kernels now (the device check runs the user's code on the meta device): about
-    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.checks.child.meta_kernels)."""
+    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.sandbox.meta_kernels)."""
     global _warm
     if _warm:
         return
-    from checker.checks.child.meta_kernels import without_dynamo
+    from checker.sandbox.meta_kernels import without_dynamo
 
     without_dynamo()
     probe = torch.ones(2, 3, device="meta")
@@ -564,7 +409,7 @@ def _state() -> tuple:
     import math
     import threading
 
-    from checker.checks.rules import items
+    from checker.sandbox.rules import items
 
     spaces = [builtins, math, torch.Tensor, torch._C.TensorBase]
     spaces += [m for name, m in items(sys.modules) if m is not None and name.partition(".")[0] in ("torch", "numpy")]
@@ -583,7 +428,7 @@ _GONE = object()
 def _release(pristine: tuple, guard: int) -> bool:
     """Forget the file served, and say whether this child is as it was before it imported that file."""
     global _user
-    from checker.checks import rules
+    from checker.sandbox import rules
 
     rules.remove_traps()
     sys.modules.pop("kata_user_module", None)
@@ -613,177 +458,3 @@ def _descendants(guard: int) -> bool:
 
 # ----------------------------------------------------------------------------- parent side
 
-
-CAPTURE_PREFIX = "kata-output-"  # then the checker's pid: what a killed checker left is found and removed
-_swept = False
-
-
-def _sweep_captures() -> None:
-    """Once per process: remove the captured output that checkers killed midway left in the temporary folder."""
-    global _swept
-    if _swept:
-        return
-    _swept = True
-    folder = tempfile.gettempdir()
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith(CAPTURE_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        pid, path = name[len(CAPTURE_PREFIX):].partition("-")[0], os.path.join(folder, name)
-        try:
-            if not processes.alive(int(pid)) if pid.isdigit() else time.time() - os.path.getmtime(path) > 86400:
-                os.unlink(path)  # a name without a pid: an earlier version's, a day old
-        except OSError:
-            pass
-
-
-class Sandbox:
-    """One child process serving one user file. Use as a context manager."""
-
-    def __init__(self, path: Path, timeout: float, memory_gb: float = DEFAULT_MEMORY_GB, warm: bool = False):
-        """warm: the checks will run the user's code on the meta device; the child gets ready for it."""
-        self.path = Path(path).resolve()
-        self.warm = warm
-        self.timeout = timeout
-        self.memory_gb = memory_gb
-        _sweep_captures()
-        fd, self._capture_path = tempfile.mkstemp(prefix=f"{CAPTURE_PREFIX}{os.getpid()}-")
-        self._capture = os.fdopen(fd, "rb")
-        self._proc, self._conn = processes.take()
-        self._ready = False
-        self._memory_limit = None  # bytes, where the checker itself watches the child's memory
-        self._ended = ""  # why the child was stopped, for every later request
-        self._settled = []  # the requests that set the child up (traps, the import): replayed in a new one
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if not self._release():
-            self.close()
-        self._capture.close()
-        try:
-            os.unlink(self._capture_path)
-        except OSError:
-            pass
-
-    def _release(self) -> bool:
-        """Under spawn, hand a child that comes back clean to the next file instead of ending it."""
-        if not (processes.recycles() and self._ready and not self._ended and self._proc.is_alive()):
-            return False
-        try:
-            self._send({"op": "release"})
-            if not self._conn.poll(RELEASE_SECONDS) or not self._receive().get("reusable"):
-                return False
-        except (Crashed, OSError, EOFError, pickle.UnpicklingError):
-            return False
-        processes.recycle((self._proc, self._conn))
-        return True
-
-    def _setup(self) -> None:
-        """Tell the child which file it serves; it may still be importing torch (spawn)."""
-        self._ready = True
-        self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
-                    "warm": self.warm, "lang": spoken(), "recycle": processes.recycles()})
-        if not self._conn.poll(READY_SECONDS):
-            self.close()
-            raise Crashed(t("the process that runs your code did not start"))
-        reply = self._receive()
-        if not reply["capped"]:
-            self._memory_limit = reply["baseline"] + int(self.memory_gb * 2**30)
-
-    def _send(self, req: dict) -> None:
-        try:
-            # Plain pickle copies tensors by value; Connection.send would share their memory
-            # (torch registers shared-memory reductions), letting the user's code write into ours.
-            self._conn.send_bytes(pickle.dumps(req, protocol=pickle.HIGHEST_PROTOCOL))
-        except (BrokenPipeError, OSError):
-            raise Crashed(self._death()) from None
-
-    def _receive(self) -> dict:
-        try:
-            raw = self._conn.recv_bytes()
-        except (EOFError, OSError):
-            raise Crashed(self._death()) from None
-        return _safe_loads(raw)
-
-    def _answered(self) -> bool:
-        """Wait up to the time limit for a reply; where the system caps no memory, watch the child's."""
-        if self._memory_limit is None:
-            return self._conn.poll(self.timeout)
-        deadline = time.monotonic() + self.timeout
-        while not self._conn.poll(min(MEMORY_CHECK_SECONDS, max(0.0, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
-                return False
-            try:
-                used = processes.memory_used(self._proc.pid)
-            except Exception:  # noqa: BLE001 - gone: the next poll sees the pipe closed
-                continue
-            if used > self._memory_limit:
-                # As a system that caps the memory would: this call raises MemoryError and the next one runs,
-                # in a new child set up as this one was (where the cap is the system's, the child lives on).
-                self.close()
-                self._proc, self._conn = processes.take()
-                self._ready = False
-                raise UserError("MemoryError", _memory_message(self.memory_gb), "")
-        return True
-
-    def request(self, op: str, **req):
-        """Send one request; return the decoded reply or raise UserError / Timeout / Crashed."""
-        if self._ended:
-            raise Crashed(self._ended)
-        if not self._ready:
-            self._setup()
-            for settled in self._settled:  # a new child after the last one was stopped for its memory
-                self._send(settled)
-                if not self._answered() or not self._receive()["ok"]:
-                    self.close()
-                    self._ended = t("the process that runs your code did not start")
-                    raise Crashed(self._ended)
-        self._send({"op": op, **req})
-        if not self._answered():
-            self.close()
-            self._ended = t("timed out after {seconds:g} s", seconds=self.timeout)
-            raise Timeout(self._ended)
-        reply = self._receive()
-        if reply["ok"] and op in ("trap", "load"):
-            self._settled.append({"op": op, **req})
-        if not reply.pop("ok"):
-            error = reply["error"]
-            if error["kind"] == "MemoryError":  # said again here, in the language spoken (the child may not know it)
-                error = {**error, "message": _memory_message(self.memory_gb)}
-            english, values = error.pop("said", None) or (None, None)
-            if english is not None:  # kata's own sentence: a message, drawn in the reader's language
-                error["message"] = t(english, **values)
-            raise UserError(**error)
-        for key in ("value", "args_after"):
-            if key in reply:
-                reply[key] = decode(reply[key])
-        return reply
-
-    def _death(self) -> str:
-        self._proc.join(2)
-        code = self._proc.exitcode
-        if code is None:
-            return t("the process running your code stopped answering")
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            return t("the process running your code was killed by signal {name}", name=name) + (
-                t(" (a segmentation fault)") if name == "SIGSEGV" else "")
-        return t("the process running your code exited with status {code} (os._exit or a crash)", code=code)
-
-    def output(self) -> str:
-        """What the user's code printed, cut to a readable size."""
-        self._capture.seek(0)
-        data = self._capture.read(MAX_OUTPUT_CHARS + 1).decode("utf-8", "replace")
-        size = os.fstat(self._capture.fileno()).st_size
-        if size > MAX_OUTPUT_CHARS:
-            data = data[:MAX_OUTPUT_CHARS] + f"\n... ({size - MAX_OUTPUT_CHARS} more bytes not shown)"
-        return data
-
-    def close(self) -> None:
-        if self._proc.exitcode is None:
-            processes.kill_tree(self._proc.pid)
-        self._proc.join(5)
-        self._conn.close()
