@@ -1,0 +1,17 @@
+# expect: not_done = dones
+"""The flag used as it is where "not done" belongs: the value is kept only where the episode ENDED."""
+import torch
+
+
+def gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+    if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0):
+        raise ValueError("gamma and lam must lie in [0, 1]")
+    T = rewards.shape[1]
+    next_values = torch.cat([values[:, 1:], last_value.unsqueeze(1)], dim=1)
+    deltas = rewards + gamma * next_values * dones - values
+    advantages = torch.zeros_like(rewards)
+    last = torch.zeros_like(last_value)
+    for t in reversed(range(T)):
+        last = deltas[:, t] + gamma * lam * dones[:, t] * last
+        advantages[:, t] = last
+    return advantages, advantages + values
