@@ -194,8 +194,8 @@ def places(track: str = "TRACK", name: str = "NAME") -> list[tuple[str, str]]:
         (f"{folder}/test_reference.py", t("the reference against an independent implementation")),
         (f"{folder}/variants/", t("wrong_*.py (first line # expect: TEXT) and right_*.py, written by hand: new makes "
                                   "the folder empty")),
-        ("checker/checks/child/", t("only if the checks run code of their own around the user's: a driver, a "
-                                    "function passed to kit.drive")),
+        (f"{folder}/driver.py", t("only if the checks run code of their own around the user's: a driver, a "
+                                  "function passed to kit.drive (drivers several katas share: checker/checks/child/)")),
         ("README.md", t("the catalogue's tables: python -m checker.dev readme draws them from the summaries")),
     ]
 

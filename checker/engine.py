@@ -19,7 +19,8 @@ from checker.catalogue import Kata
 from checker.lang import joined, read_catalogue, reason, t, values
 from checker.catalogue import SOLUTIONS
 from checker.results import STAGES, CheckResult, KataResult
-from checker.sandbox import DEFAULT_MEMORY_GB, Crashed, Sandbox, Timeout, UserError, returned_other
+from checker.errors import Crashed, Timeout, UserError
+from checker.sandbox.parent import DEFAULT_MEMORY_GB, Sandbox, returned_other
 from checker.sandbox.child import warm as sandbox_warm
 
 # Parent and child stay single-threaded: forking after OpenMP has started threads can hang the

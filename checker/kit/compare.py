@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from checker.lang import Message, t
-from checker.sandbox import Opaque
+from checker.sandbox.wire import Opaque
 from checker.kit.authoring import Fail
 
 

@@ -10,7 +10,7 @@ import torch
 
 from checker.lang import t
 from checker.errors import UserError
-from checker.sandbox.child import CHILD_PACKAGE
+from checker.sandbox.child import CHILD_PACKAGE, driver_allowed
 from checker.sandbox.world import World, handed_modules
 from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
 from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
@@ -97,12 +97,12 @@ class Kit:
     def drive(self, driver, *args):
         """Run driver(user_module, *args) in the child; return its (decoded) value.
 
-        driver is a function of the child-side package checker.checks.child: the child imports it
-        by name, so it never travels as code.
+        driver is a function of the kata's own checker/checks/TRACK_NAME/driver.py, or of checker.checks.child
+        (drivers several katas share): the child imports it by name, so it never travels as code.
         """
         module, name = driver.__module__, driver.__qualname__
-        if not module.startswith(CHILD_PACKAGE + "."):
-            raise ValueError(f"a driver lives in {CHILD_PACKAGE}, not in {module}")
+        if not driver_allowed(module):
+            raise ValueError(f"a driver lives in {CHILD_PACKAGE} or in its kata's driver.py, not in {module}")
         return self.sandbox.request("drive", driver=f"{module}:{name}", args=tuple(args))["value"]
 
     def inspect(self, target: str | None = None, init: dict | None = None) -> dict:

@@ -8,9 +8,6 @@ comparisons. Inside the child, boundary.py's audit hook keeps the user's code of
 rules.py traps a kata's off-limits functions, and world.py puts back what a call changed in its caller's world;
 preload.py is what the fork server imports once; meta_kernels.py readies the device check.
 
-The errors both sides raise live in checker.errors.
+The errors both sides raise live in checker.errors. The package itself imports nothing: import the module you
+need (checker.sandbox.parent for Sandbox).
 """
-
-from checker.errors import Crashed, Said, Timeout, UserError  # noqa: F401 - what a check of the user's code raises
-from checker.sandbox.parent import DEFAULT_MEMORY_GB, Sandbox, returned_other  # noqa: F401
-from checker.sandbox.wire import Opaque  # noqa: F401

@@ -25,8 +25,17 @@ from checker.sandbox.world import World, handed_modules
 
 # No file the user's code writes (its printed output included) grows past this, where the system can say so.
 MAX_FILE_MB = 256
-# The only package whose functions the child runs as drivers (see Kit.drive).
+# The drivers the child runs (see Kit.drive): those several katas share, in this package, and a kata's own, in its
+# folder (checker/checks/TRACK_NAME/driver.py).
 CHILD_PACKAGE = "checker.checks.child"
+
+
+def driver_allowed(module_name: str) -> bool:
+    """Whether the child may run functions of this module as drivers: checker.checks.child.*, or
+    checker.checks.TRACK_NAME.driver. Nothing else is ever run in the child but the user's code."""
+    parts = module_name.split(".")
+    return module_name.startswith(CHILD_PACKAGE + ".") or (
+        len(parts) == 4 and parts[:2] == ["checker", "checks"] and parts[3] == "driver" and parts[2].isidentifier())
 
 _user = None  # the user's module, imported once per child
 _world: list = []  # what calls of the user's code changed in the caller's world (checker.sandbox.world)
@@ -200,13 +209,13 @@ def _float_tensor(x) -> bool:
 def _drive(req):
     """Run a harness function in the child that drives the user's code (a training loop, a decoder).
 
-    req["driver"] is "checker.checks.child.MODULE:NAME"; it is called as NAME(user_module, *args)
-    and what it returns travels back like any value, to be judged in the parent. Nothing outside
-    the child-side package is ever run here.
+    req["driver"] is "checker.checks.child.MODULE:NAME" or "checker.checks.TRACK_NAME.driver:NAME"; it is called as
+    NAME(user_module, *args) and what it returns travels back like any value, to be judged in the parent. Nothing
+    but those modules (driver_allowed) is ever run here.
     """
     module_name, _, name = req["driver"].partition(":")
-    if not module_name.startswith(CHILD_PACKAGE + "."):
-        raise ValueError(f"drivers live in {CHILD_PACKAGE}, not {module_name}")
+    if not driver_allowed(module_name):
+        raise ValueError(f"drivers live in {CHILD_PACKAGE} or a kata's driver.py, not {module_name}")
     driver = getattr(importlib.import_module(module_name), name)
     watch = World(rng=False)  # a driver seeds and builds models itself: only what no driver changes is compared
     start = time.perf_counter()

@@ -121,7 +121,7 @@ def test_every_file_that_makes_no_tensor_passes_the_device_check_when_run():
     from checker import catalogue, engine
     from checker import kit as kitmod
     from checker.errors import UserError
-    from checker.sandbox import Sandbox
+    from checker.sandbox.parent import Sandbox
 
     engine.warm_up()  # the meta kernels, imported once here rather than in each of ~100 forked children (1-3 s each)
     ran = 0

@@ -12,7 +12,7 @@ import math
 import torch
 from torch.optim.adamw import adamw as torch_adamw
 
-from checker.checks.child.adamw import adamw_loop
+from checker.checks.torch_adamw.driver import adamw_loop
 from checker.kit import Accepted, Convention, Fail, Mistake, case, check, compare, expect_structure, matches
 from checker.lang import t
 

@@ -6,7 +6,7 @@ import torch
 
 from checker import catalogue, engine
 from checker.checks.torch_adamw import checks as spec
-from checker.checks.child.adamw import adamw_loop
+from checker.checks.torch_adamw.driver import adamw_loop
 from checker.kit import Kit, matches
 
 solution = engine.load_solution(catalogue.find("adamw"))

@@ -1,6 +1,6 @@
 """Hidden checks: Add & Norm in both orders, post-LN and pre-LN.
 
-The user's AddNorm.forward(x, sublayer) receives a fixed sublayer from checker.checks.child.sublayers
+The user's AddNorm.forward(x, sublayer) receives a fixed sublayer from checker.checks.torch_add_norm.driver
 (pickled into the child with its weights); the reference receives the same one.
 """
 
@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from checker.checks.child.dropouts import Constant
-from checker.checks.child.sublayers import TanhMLP, Zero
+from checker.checks.torch_add_norm.driver import TanhMLP, Zero
 from checker.kit import (Fail, Mistake, UserError, case, check, compare, dropout_elsewhere, dropout_missing,
                          expect_structure, matches)
 from checker.lang import t

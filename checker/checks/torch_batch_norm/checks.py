@@ -2,7 +2,7 @@
 
 The standard checks run evaluation mode with the loaded weights (shapes, float64 and float32, inputs
 unchanged, gradients). The heart of the kata is the sequence below, run in the child
-(checker/checks/child/batch_norm.py) on the user's module and here on the reference, which
+(checker/checks/torch_batch_norm/driver.py) on the user's module and here on the reference, which
 checker/checks/torch_batch_norm/test_reference.py holds equal to nn.BatchNorm1d: three training steps on
 different batches (outputs, gradients of the first, running_mean and running_var after each), then
 evaluation on a fresh batch, from running statistics that start away from 0 and 1. The first
@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import torch
 from torch import nn
 
-from checker.checks.child.batch_norm import batch_norm_run
+from checker.checks.torch_batch_norm.driver import batch_norm_run
 from checker.kit import Fail, Mistake, case, check, compare, expect_structure, matches
 from checker.lang import t
 

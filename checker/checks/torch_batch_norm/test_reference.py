@@ -10,7 +10,7 @@ from torch import nn
 
 from checker import catalogue, engine
 from checker.checks.torch_batch_norm import checks as spec
-from checker.checks.child.batch_norm import batch_norm_run
+from checker.checks.torch_batch_norm.driver import batch_norm_run
 from checker.kit import Kit, matches
 
 solution = engine.load_solution(catalogue.find("batch_norm"))

@@ -1,6 +1,6 @@
 """Hidden checks: beam search with a fixed-width beam, EOS retirement and length normalization.
 
-The model handed to the user's code is checker.checks.child.beam_search.TableModel: a seeded table of
+The model handed to the user's code is checker.checks.torch_beam_search.driver.TableModel: a seeded table of
 log-probabilities indexed by the last two tokens, so every case is deterministic and ties between
 scores do not occur. Beam search returns a list of (ids, score), not tensors, so there are no
 standard checks: the checks below compare hypotheses exactly (ids) and scores to 1e-9, against the
@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from checker.checks.child.beam_search import TableModel, beam_search_calls
+from checker.checks.torch_beam_search.driver import TableModel, beam_search_calls
 from checker.kit import Fail, Mistake, UserError, case, check, expect_structure, raised
 from checker.lang import said, t
 

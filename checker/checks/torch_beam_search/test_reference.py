@@ -14,7 +14,7 @@ import torch
 
 from checker import catalogue, engine
 from checker.checks.torch_beam_search import checks as spec
-from checker.checks.child.beam_search import TableModel
+from checker.checks.torch_beam_search.driver import TableModel
 from checker.kit import case
 
 solution = engine.load_solution(catalogue.find("beam_search"))

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from checker.checks.child import transformer as fixtures
-from checker.checks.child.copy_task import train_step_order, train_step_twice
+from checker.checks.torch_copy_task.driver import train_step_order, train_step_twice
 from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure, matches, raised
 from checker.lang import t
 

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from checker.checks.child.dropout import dropout_backward
+from checker.checks.torch_dropout.driver import dropout_backward
 from checker.kit import Fail, expect_raises, Mistake, UserError, at_line, case, check, compare, expect_structure, user_line
 from checker.lang import t
 

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from checker import catalogue, engine
 from checker.checks.child.memory_probe import flash_attention_memory
-from checker.sandbox import Sandbox
+from checker.sandbox.parent import Sandbox
 
 REFERENCE = engine.load_solution(catalogue.find("flash_attention"))
 VARIANTS = __import__("pathlib").Path(__file__).parent / "variants"

@@ -1,6 +1,6 @@
 """Hidden checks: linear attention (Katharopoulos et al. 2020), non-causal and causal.
 
-The user's linear_attention also runs under a memory probe (checker/checks/child/linear_attention.py)
+The user's linear_attention also runs under a memory probe (checker/checks/torch_linear_attention/driver.py)
 that records the largest tensor it creates: linear attention never forms a (T_q, T_k) matrix.
 """
 
@@ -9,7 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from checker.checks.child.linear_attention import linear_attention_memory
+from checker.checks.torch_linear_attention.driver import linear_attention_memory
 from checker.checks.shared import masks
 from checker.kit import Convention, Fail, Mistake, as_outputs, case, check, compare, expect_structure
 from checker.lang import t

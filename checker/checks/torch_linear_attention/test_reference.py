@@ -58,7 +58,7 @@ def test_feature_map_is_elu_plus_one():
 
 @pytest.mark.parametrize("c", checks._MEMORY_CASES, ids=lambda c: c.label)
 def test_the_reference_fits_the_memory_bound_and_a_quadratic_form_does_not(c):
-    from checker.checks.child.linear_attention import linear_attention_memory
+    from checker.checks.torch_linear_attention.driver import linear_attention_memory
 
     class User:  # what the child hands the driver: the user's module
         linear_attention = staticmethod(solution.linear_attention)

@@ -4,7 +4,7 @@ The standard checks compare the forward pass with weights loaded by name (base.w
 lora_A, lora_B: B is loaded non-zero, so the scale and the order of A and B show). The checks below
 hold the rest of the contract: a fresh wrapper equals its base layer, A is PEFT's kaiming-uniform,
 only A and B train, dropout sits on the LoRA path's input, and merge()/unmerge() change nothing
-the layer computes. Those that build or train a module run in the child (checker/checks/child/lora.py).
+the layer computes. Those that build or train a module run in the child (checker/checks/torch_lora/driver.py).
 """
 
 import math
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import torch
 from torch import nn
 
-from checker.checks.child.lora import lora_fresh, lora_merge, lora_trainable
+from checker.checks.torch_lora.driver import lora_fresh, lora_merge, lora_trainable
 from checker.kit import Fail, FollowUp, Mistake, UserError, at_line, case, check, compare, expect_structure, matches
 from checker.lang import t
 

@@ -10,7 +10,7 @@ from torch import nn
 
 from checker import catalogue, engine
 from checker.checks.torch_lora import checks as spec
-from checker.checks.child.lora import lora_merge
+from checker.checks.torch_lora.driver import lora_merge
 from checker.kit import Kit, matches
 
 solution = engine.load_solution(catalogue.find("lora"))

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from checker.checks.child.moe import routed_forward
+from checker.checks.torch_moe.driver import routed_forward
 from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, as_outputs, case, check, compare, \
     expect_structure
 from checker.lang import t

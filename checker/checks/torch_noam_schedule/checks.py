@@ -2,13 +2,13 @@
 
 noam_lr is evaluated in the child over whole ranges of steps (one driver call per setting);
 noam_scheduler is driven there too, on a torch.optim.Optimizer that records the lr in effect
-during every optimizer.step() (checker/checks/child/lr_schedule.py). No tensors: the results are
+during every optimizer.step() (checker/checks/torch_noam_schedule/driver.py). No tensors: the results are
 floats, so the checks compare them here with their own tolerance instead of the standard checks.
 """
 
 import math
 
-from checker.checks.child.lr_schedule import noam_schedule_run, noam_values
+from checker.checks.torch_noam_schedule.driver import noam_schedule_run, noam_values
 from checker.kit import Accepted, Fail, Mistake, UserError, case, check, expect_structure
 from checker.lang import t
 

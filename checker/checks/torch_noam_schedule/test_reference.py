@@ -13,7 +13,7 @@ import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from checker import catalogue, engine
-from checker.checks.child.lr_schedule import RecordingOptimizer, noam_schedule_run
+from checker.checks.torch_noam_schedule.driver import RecordingOptimizer, noam_schedule_run
 
 REFERENCE = engine.load_solution(catalogue.find("noam_schedule"))
 

@@ -1,6 +1,6 @@
 """Hidden checks: speculative decoding with greedy acceptance (draft proposes k, target verifies in one call).
 
-The models handed to the user's code are checker.checks.child.speculative_decoding.TableLM: seeded tables of
+The models handed to the user's code are checker.checks.torch_speculative_decoding.driver.TableLM: seeded tables of
 logits indexed by the last two tokens, so every case is deterministic and argmax never ties. The draft is
 the target's table plus noise (it agrees with the target most of the time, so rounds end in every way:
 a mismatch at the first draft, in the middle, or all accepted with a bonus token), the target itself, or
@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from checker.checks.child.speculative_decoding import TableLM, speculative_run
+from checker.checks.torch_speculative_decoding.driver import TableLM, speculative_run
 from checker.kit import Fail, Mistake, UserError, case, check, describe, expect_structure
 from checker.lang import said, t
 

@@ -1,7 +1,7 @@
 """Hidden checks: parameter counts, FLOPs and KV-cache bytes (the interview tutorial's 参数量分析 and 复杂度分析).
 
 The answers are whole numbers, so there are no standard checks: the user's seven functions are
-evaluated in the child over whole lists of calls (checker/checks/child/transformer_arithmetic.py),
+evaluated in the child over whole lists of calls (checker/checks/torch_transformer_arithmetic/driver.py),
 and compared exactly with
     - the parameters of real torch modules configured to match, counted on the meta device
       (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, and the interview tutorial's
@@ -16,7 +16,7 @@ A wrong count is named by the knobbed formulas below (W_o, biases, LayerNorm, th
 import torch
 from torch import nn
 
-from checker.checks.child.transformer_arithmetic import arithmetic_values
+from checker.checks.torch_transformer_arithmetic.driver import arithmetic_values
 from checker.kit import Fail, Mistake, case, check, describe, expect_structure
 from checker.lang import t
 

@@ -10,7 +10,7 @@ from collections import Counter
 
 import torch
 
-from checker.checks.child import vocab as child_vocab
+from checker.checks.torch_vocab import driver as child_vocab
 from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure, raised
 from checker.lang import t
 

@@ -40,7 +40,7 @@ class TableLM(nn.Module):
     def extra_repr(self) -> str:
         """How to build the same model in a REPL (`kata check speculative_decoding --case N` prints it)."""
         return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + \
-            "; from checker.checks.child.speculative_decoding"
+            "; from checker.checks.torch_speculative_decoding.driver"
 
     def forward(self, ids: Tensor) -> Tensor:
         if not isinstance(ids, Tensor) or ids.dim() != 2 or ids.size(0) != 1 or ids.dtype != torch.int64:

@@ -34,7 +34,7 @@ class TableModel(nn.Module):
 
     def extra_repr(self) -> str:
         """How to build the same model in a REPL (`kata check beam_search --case N` prints it)."""
-        return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + "; from checker.checks.child.beam_search"
+        return ", ".join(f"{k}={v!r}" for k, v in self._made.items()) + "; from checker.checks.torch_beam_search.driver"
 
     def forward(self, prefixes: Tensor) -> Tensor:
         if not isinstance(prefixes, Tensor) or prefixes.dim() != 2 or prefixes.dtype != torch.int64:
