@@ -1,0 +1,32 @@
+# expect: padded length T
+"""Per sequence, each row divided by the padded length T ((x * mask).mean(1)) instead of its own token count."""
+import torch
+
+
+def masked_mean(values, mask, axis=None):
+    m = mask.to(values.dtype)
+    if axis is not None:
+        return (values * m).sum(axis=axis) / m.sum(axis=axis)
+    return (values * m).sum() / m.sum()
+
+
+def reduce(x, mask, reduction):
+    if reduction not in ("token", "sequence"):
+        raise ValueError(reduction)
+    return masked_mean(x, mask) if reduction == "token" else masked_mean(x, mask, axis=1).mean()
+
+
+def ppo_loss(logprobs, old_logprobs, advantages, values, old_values, returns, logits, mask, clip_eps=0.2,
+             clip_value=0.2, vf_coef=0.1, ent_coef=0.01, reduction="token"):
+    def red(x):
+        if reduction not in ('token', 'sequence'):
+            raise ValueError(reduction)
+        return masked_mean(x, mask) if reduction == 'token' else (x * mask).mean(dim=1).mean()
+    ratio = torch.exp(logprobs - old_logprobs)
+    pg_loss = red(torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)))
+    vpredclipped = torch.clamp(values, old_values - clip_value, old_values + clip_value)
+    vf_loss = 0.5 * red(torch.max((values - returns) ** 2, (vpredclipped - returns) ** 2))
+    prob_dist = torch.softmax(logits, dim=-1)
+    entropy = red(torch.logsumexp(logits, dim=-1) - torch.sum(prob_dist * logits, dim=-1))
+    loss = pg_loss + vf_coef * vf_loss - ent_coef * entropy
+    return loss, pg_loss, vf_loss, entropy
