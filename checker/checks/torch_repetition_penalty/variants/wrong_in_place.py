@@ -1,0 +1,13 @@
+# expect: in-place
+"""Writes the penalised logits into the caller's tensor (scatter_, -=): the sampler's logits change under it."""
+import torch
+
+
+def apply_penalties(logits, generated, penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0):
+    score = logits.gather(1, generated)
+    score = torch.where(score > 0, score / penalty, score * penalty)
+    out = logits.scatter_(1, generated, score)
+    counts = torch.zeros_like(logits).scatter_add(1, generated, torch.ones_like(score))
+    out -= counts * frequency_penalty
+    out = out - (counts > 0).to(out.dtype) * presence_penalty
+    return out

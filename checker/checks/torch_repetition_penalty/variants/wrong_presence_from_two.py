@@ -1,0 +1,13 @@
+# expect: 1
+"""Present only from the second occurrence on (counts > 1): a token seen once escapes the presence penalty."""
+import torch
+
+
+def apply_penalties(logits, generated, penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0):
+    score = logits.gather(1, generated)
+    score = torch.where(score > 0, score / penalty, score * penalty)
+    out = logits.scatter(1, generated, score)
+    counts = torch.zeros_like(logits).scatter_add(1, generated, torch.ones_like(score))
+    out = out - counts * frequency_penalty
+    out = out - (counts > 1).to(out.dtype) * presence_penalty
+    return out

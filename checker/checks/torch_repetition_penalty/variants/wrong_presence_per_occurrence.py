@@ -1,0 +1,13 @@
+# expect: counts
+"""The presence penalty multiplied by the count: it becomes a second frequency penalty."""
+import torch
+
+
+def apply_penalties(logits, generated, penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0):
+    score = logits.gather(1, generated)
+    score = torch.where(score > 0, score / penalty, score * penalty)
+    out = logits.scatter(1, generated, score)
+    counts = torch.zeros_like(logits).scatter_add(1, generated, torch.ones_like(score))
+    out = out - counts * frequency_penalty
+    out = out - counts * presence_penalty
+    return out
