@@ -1,5 +1,5 @@
-"""The `kata` command (`python -m checker` too): checker.cli, or a clear word about the environment when one of
-kata's dependencies cannot be imported (checker.environment, standard library only)."""
+"""The `kata` command (`python -m checker` too): checker.app.cli, or a clear word about the environment when one of
+kata's dependencies cannot be imported (checker.app.environment, standard library only)."""
 
 import sys
 
@@ -9,9 +9,9 @@ from checker.errors import EXIT_USAGE
 def main() -> None:
     _stacks_on_sigusr1()
     try:
-        from checker import cli
+        from checker.app import cli
     except Exception as err:  # noqa: BLE001 - said below when it is a dependency's; else raised as it is
-        from checker import environment
+        from checker.app import environment
 
         if environment.broken_dependency(err) is None:
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -38,7 +39,7 @@ class Kata:
     order: int
     part: str = "seeds"
     title_zh: str = ""
-    summary: str = ""  # what the user writes, one line: the README's catalogue tables (python -m checker.dev readme)
+    summary: str = ""  # what the user writes, one line: the README's catalogue tables (python -m checker.app.dev readme)
 
     def title_in(self, lang: str) -> str:
         """The title in lang (Chinese where the registry has it, else English)."""
@@ -169,3 +170,11 @@ def find(name: str) -> Kata:
     close += [i for i in ids if wanted and wanted in i and i not in close]
     raise UnknownKata(name, close[:4])
 
+
+def load_solution(kata: Kata):
+    """Import the reference answer from solutions/ (never from the user's workspace)."""
+    path = SOLUTIONS / kata.file
+    spec = importlib.util.spec_from_file_location(f"kata_solution_{kata.track}_{kata.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from checker import workspace
+from checker.state import workspace
 from checker.sandbox import boundary, processes, rules
 from checker import kit as kitmod
 from checker.catalogue import Kata
 from checker.lang import joined, read_catalogue, reason, t, values
-from checker.catalogue import SOLUTIONS
+from checker.catalogue import SOLUTIONS, load_solution  # noqa: F401 - load_solution: engine.load_solution for tests
 from checker.results import STAGES, CheckResult, KataResult
 from checker.errors import Crashed, Timeout, UserError
 from checker.sandbox.parent import DEFAULT_MEMORY_GB, Sandbox, returned_other
@@ -43,15 +43,6 @@ def warm_up() -> None:
     sandbox_warm()
 
 
-def load_solution(kata: Kata):
-    """Import the reference answer from solutions/ (never from the user's workspace)."""
-    path = SOLUTIONS / kata.file
-    spec = importlib.util.spec_from_file_location(f"kata_solution_{kata.track}_{kata.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show_weights: bool = False,
                memory_gb: float = DEFAULT_MEMORY_GB, fail_fast: bool = False, strict: bool = False,
                timed: bool = True) -> KataResult:
@@ -62,7 +53,7 @@ def check_file(kata: Kata, path: Path, *, timeout: float = DEFAULT_TIMEOUT, show
     strict: accepted variants and follow-up questions fail, as core checks do (the full contract).
     timed: time the user's code and the reference on the kata's timing case (a third of a check's time; the
     project's tests of verdicts leave it out).
-    The result's titles and messages are messages (checker.lang.Message): checker.report draws them in the
+    The result's titles and messages are messages (checker.lang.Message): checker.app.report draws them in the
     reader's language. As text they read in the language spoken while checking.
     """
     read_catalogue(kata.checks_module)

@@ -272,7 +272,7 @@ def kata_sentences(folder: Path) -> set[str]:
     return found
 
 
-_STEP = re.compile(r"#\s*\d+\)\s*(.+)")  # a reference's numbered step, as checker.statement.STEP reads it
+_STEP = re.compile(r"#\s*\d+\)\s*(.+)")  # a reference's numbered step, as checker.app.statement.STEP reads it
 
 
 def _strings(source: str) -> set[str]:

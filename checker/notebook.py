@@ -33,7 +33,7 @@ from pathlib import Path
 from checker import catalogue
 from checker.lang import chosen_language, language, speaking, t
 from checker.results import KataResult, from_dict
-from checker.workspace import MARKER, WorkspaceError, kata_file, locate
+from checker.state.workspace import MARKER, WorkspaceError, kata_file, locate
 
 # ----------------------------------------------------------------------------- the verdict
 
@@ -72,7 +72,7 @@ class Verdict(KataResult):
         """A console that has drawn the report (kata_panel, as `kata check` draws it) in the verdict's language."""
         from rich.console import Console
 
-        from checker.report import kata_panel
+        from checker.app.report import kata_panel
 
         # force_jupyter=False: in a kernel rich would otherwise show the panel itself, a second output
         console = Console(file=io.StringIO(), force_jupyter=False, highlight=False, **console_options)
@@ -135,7 +135,7 @@ def check(name: str, obj=None, *, source: str | None = None, lang: str | None = 
 
 def _record(verdict: Verdict, home: Path) -> None:
     """Into the workspace's history, as `kata check` records a check: `kata stats` and `kata next` count it."""
-    from checker.progress import ProgressError, open_progress
+    from checker.state.progress import ProgressError, open_progress
 
     try:
         progress = open_progress(home)
@@ -156,7 +156,7 @@ def _run_check(kata, ws: Path, lang: str, options: list[str], home: Path) -> tup
     args = cell_options(" ".join([kata.id, *map(shlex.quote, options)]))  # None: the command says what is wrong
     session = client.connect(home) if client.wanted() and args is not None else None
     if session is not None:
-        from checker import cli, report
+        from checker.app import cli, report
 
         with session:
             results = list(session.check([(kata.id, kata_file(ws, kata))], cli.check_options(args), lang))
@@ -557,7 +557,7 @@ def save_cell(name: str, code: str, workspace: str | None = None) -> Path:
     ws = locate(workspace, announce=lambda message: None)
     path = kata_file(ws, kata)
     if path.is_file() and path.read_text(encoding="utf-8") != code:
-        from checker.practice import fresh_folder  # the folder `kata reset` keeps its backups in, never reused
+        from checker.app.practice import fresh_folder  # the folder `kata reset` keeps its backups in, never reused
 
         backup = kata_file(fresh_folder(ws / "backups"), kata)
         backup.parent.mkdir(parents=True, exist_ok=True)
@@ -572,7 +572,7 @@ def cell_options(line: str):
     --lang zh), the same errors. None when the parser has said why it refused (or printed --help)."""
     import argparse
 
-    from checker.cli import _argparse_speaking, build_parser
+    from checker.app.cli import _argparse_speaking, build_parser
 
     words = shlex.split(line)
     with speaking(chosen_language(words)), _argparse_speaking():
@@ -589,7 +589,7 @@ def cell_options(line: str):
 
 def run_cell(line: str, cell: str, show) -> None:
     """%%kata NAME [options]: the cell becomes kata NAME's file in the workspace, checked as `kata check` would."""
-    from checker import report
+    from checker.app import report
     from checker.catalogue import UnknownKata
     from checker.errors import UsageError
 

@@ -1,6 +1,6 @@
 """What a check run produces, as plain data: no torch, no drawing.
 
-The engine fills these; checker.report draws every view of them (the terminal panel, `--json`, the
+The engine fills these; checker.app.report draws every view of them (the terminal panel, `--json`, the
 problems lines, the watch and drill screens, the notebook), and the history records them (pytest's
 reports.py is the model: the result is data in one small module).
 """

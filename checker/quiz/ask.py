@@ -2,7 +2,7 @@
 
 Asked in a terminal, one question at a time (answers are read line by line, so a pipe can answer too);
 --print and --json show questions without asking; --answer checks one answer, from anywhere. Every answer is
-recorded in the workspace as it is given, and checker.history schedules the next time a question comes back.
+recorded in the workspace as it is given, and checker.state.history schedules the next time a question comes back.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from checker import catalogue, history, quiz
+from checker import catalogue, quiz
+from checker.state import history
 from checker.catalogue import UnknownKata
 from checker.errors import EXIT_NOT_PASSED, EXIT_OK, UsageError
 from checker.lang import language, say, speaking, t
-from checker.progress import ProgressError, open_progress
-from checker.terminal import Hanging, Wrapped, marks, print_json, warn
-from checker.workspace import open_workspace
+from checker.state.progress import ProgressError, open_progress
+from checker.app.terminal import Hanging, Wrapped, marks, print_json, warn
+from checker.app.terminal import open_workspace
 
 QUIT = {"q", "quit", "exit", "退出"}
 REVEAL = {"?", "s", "skip", "跳过"}  # shows the answer; recorded as not known

@@ -23,7 +23,7 @@ import sysconfig
 import threading
 
 from checker.lang import t
-from checker.workspace import MARKER as _MARKER
+from checker.state.workspace import MARKER as _MARKER
 
 _PROCESS = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
             "os.startfile", "pty.spawn", "_winapi.CreateProcess", "_posixsubprocess.fork_exec"}

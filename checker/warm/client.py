@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker import __version__
-from checker.errors import EXIT_OK, UsageError
+from checker.errors import UsageError
 from checker.lang import LANGUAGES, t
-from checker.workspace import MARKER
+from checker.state.workspace import MARKER
 
 IDLE_MINUTES = 15  # a server nobody asked for this long exits
 START_SECONDS = 180  # `kata server start` waits this long for a new server to answer
@@ -330,19 +330,6 @@ def detached() -> dict:
 # ----------------------------------------------------------------------------- kata server
 
 
-def cmd_server(args, console) -> int:
-    from checker.terminal import Wrapped, print_json
-    from checker.workspace import open_workspace
-
-    ws = open_workspace(args, console)
-    status = _ACTIONS[args.action](ws)
-    if args.json:
-        print_json(status)
-    else:
-        console.print(Wrapped(status.pop("said")))
-    return EXIT_OK
-
-
 def _status(ws: Path) -> dict:
     session = connect(ws)
     reply = session.ask({"op": "status"}) if session else None
@@ -393,7 +380,7 @@ def _stop(ws: Path) -> dict:
             "said": t("The checker of {workspace} stopped (pid {pid}).", workspace=ws, pid=reply[1])}
 
 
-_ACTIONS = {"start": _start, "status": _status, "stop": _stop}
+ACTIONS = {"start": _start, "status": _status, "stop": _stop}  # kata server ACTION (checker.app.cli.cmd_server)
 
 
 def read_info(ws: Path) -> dict:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import catalogue, engine, report, statement
+from checker import catalogue, engine
+from checker.app import report, statement
 from checker.catalogue import KATAS, PACKAGE, SOLUTIONS
 from checker.lang import speaking
 from conftest import checker_modules
@@ -77,7 +78,7 @@ def test_a_kata_registered_with_nothing_behind_it_is_missing_every_place():
 
 
 def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_write(tmp_path):
-    """python -m checker.dev new, in a copy of the repository: the four places exist, the kata is
+    """python -m checker.app.dev new, in a copy of the repository: the four places exist, the kata is
     registered, through the real CLI its placeholder reference passes and its stub is not_started, and
     what is left to write is the variants alone."""
     import shutil
@@ -89,10 +90,10 @@ def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_w
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "variants"))
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
     for track in ("torch", "numpy"):
-        made = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--track", track, "--root",
+        made = subprocess.run([sys.executable, "-m", "checker.app.dev", "new", "ghost", "--track", track, "--root",
                                tmp_path], capture_output=True, text=True, env=env, cwd=tmp_path)
         assert made.returncode == 0, made.stderr
-        from checker import dev
+        from checker.app import dev
 
         listed = {path for path, _ in dev.places(track, "ghost")}
         written = {line.strip() for line in made.stdout.splitlines() if line.startswith("  ")}
@@ -115,7 +116,7 @@ def test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_w
             status = json.loads(checked.stdout)["katas"][0]["status"]
             assert (checked.returncode, status) == ((0, "pass") if flag == "--solution" else (1, "not_started")), \
                 checked.stdout
-    again = subprocess.run([sys.executable, "-m", "checker.dev", "new", "ghost", "--root", tmp_path],
+    again = subprocess.run([sys.executable, "-m", "checker.app.dev", "new", "ghost", "--root", tmp_path],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert again.returncode == 2 and "exists already" in again.stderr
 
@@ -200,9 +201,9 @@ def test_dev_new_help_lists_every_place_the_scaffold_writes():
     import subprocess
     import sys
 
-    from checker import dev
+    from checker.app import dev
 
-    text = subprocess.run([sys.executable, "-m", "checker.dev", "new", "--help"], capture_output=True, text=True,
+    text = subprocess.run([sys.executable, "-m", "checker.app.dev", "new", "--help"], capture_output=True, text=True,
                           env={**__import__("os").environ, "COLUMNS": "1000"}).stdout
     listed = [path for path, _ in dev.places()]
     assert all(path in text for path in listed), text
@@ -215,11 +216,11 @@ def test_dev_new_help_lists_every_place_the_scaffold_writes():
 
 
 def test_the_readme_tables_are_drawn_from_the_catalogue():
-    from checker import dev
+    from checker.app import dev
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert text.count("<!-- catalogue: ") == len(catalogue.PARTS)
-    assert dev.readme_with_tables(text, KATAS_ALL) == text, "run `python -m checker.dev readme`"
+    assert dev.readme_with_tables(text, KATAS_ALL) == text, "run `python -m checker.app.dev readme`"
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)
@@ -322,16 +323,16 @@ class SimpleModule:
     TARGET, CASES = "X", ()
 
 
-def test_the_package_top_level_keeps_only_the_app_and_the_engine():
-    """At most 25 modules beside the checks wing and the kit (boundary.py, the child's audit hook, environment.py,
-    what is said when a dependency is missing, errors.py, the exit statuses at the bottom of the imports,
-    listing.py, `kata list` out of the command line's module, and completion.py, the three shells' scripts drawn
-    from the parser, are the last five rooms), and no per-kata support file."""
-    top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top) <= 25, f"{len(top)} top-level modules: {top}"
+def test_the_package_top_level_shows_the_architecture_in_at_most_15_names():
+    """checker/ holds at most 15 modules and packages (issue 37): the registry, the language, the verdict as data, the
+    engine, the errors and the notebook's entry point, then the app, the workspace's state, the sandbox, the kit, the
+    checks, the quiz and the resident checker as packages; and no per-kata support file."""
+    top = sorted(p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and (
+        p.suffix == ".py" or p.is_dir() and (p / "__init__.py").exists()))
+    assert len(top) <= 15, f"{len(top)} top-level modules and packages: {top}"
     kata_names = {k.name for k in KATAS_ALL}
     per_kata = [name for name in top if any(kata in name for kata in kata_names) or name.startswith(("fixtures", "drivers"))]
-    assert not per_kata, f"per-kata support files belong in checker/checks/child or shared: {per_kata}"
+    assert not per_kata, f"per-kata support files belong in the kata's folder (driver.py) or checks/child: {per_kata}"
 
 
 def _imports_of_kata(path: Path, modules: set[str]) -> set[str]:
@@ -377,6 +378,38 @@ def test_no_circle_of_imports_among_the_checkers_modules():
         if name not in state:
             circle = circle_from(name, [name])
             assert circle is None, "a circle of imports: " + " -> ".join(circle)
+
+
+# The layers of the package, bottom first: a module imports only from its own layer or the ones below it.
+LAYERS = (
+    ("checker", "checker.errors"),  # the version; the exit statuses and the errors both sides of the sandbox raise
+    ("checker.lang",),  # every sentence, in both languages
+    ("checker.results", "checker.catalogue", "checker.state", "checker.quiz"),  # the verdict as data, the registry,
+    # what the workspace keeps, the quiz's questions
+    ("checker.sandbox",),  # the child that runs the user's code, and the parent's side of it
+    ("checker.kit", "checker.checks.child", "checker.checks.shared"),  # what checks are written with, drivers shared
+    ("checker.checks",),  # the katas' checks and their own drivers
+    ("checker.engine",),  # one file checked
+    ("checker.warm",),  # the resident checker
+    ("checker.app", "checker.notebook", "checker.quiz.ask", "checker.__main__"),  # the command, its views, the notebook
+)
+
+
+def _layer(module: str) -> int:
+    best = max((len(prefix), i) for i, names in enumerate(LAYERS) for prefix in names
+               if module == prefix or module.startswith(prefix + "."))
+    return best[1]
+
+
+def test_no_import_arrow_runs_back_up_lazy_ones_included():
+    """The package's own __init__ aside: `%load_ext checker` and checker.check() reach the notebook through it, lazily,
+    and every module reads its __version__."""
+    files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in checker_modules()}
+    upward = [f"{name} ({_layer(name)}) imports {other} ({_layer(other)})"
+              for name, path in sorted(files.items()) if name != "checker"
+              for other in sorted(_imports_of_kata(path, set(files))) if _layer(other) > _layer(name)]
+    assert not upward, "imports that run up the layers:\n" + "\n".join(upward)
 
 
 @pytest.mark.parametrize("kata", KATAS_ALL, ids=IDS)

@@ -5,7 +5,8 @@ modified in place names the in-place write. A named mistake still wins over such
 import pytest
 from conftest import ROOT
 
-from checker import catalogue, engine, report
+from checker import catalogue, engine
+from checker.app import report
 from checker.lang import speaking
 
 pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)

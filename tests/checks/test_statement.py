@@ -3,8 +3,9 @@
 import pytest
 from rich.console import Console
 
-from checker import catalogue, statement
-from checker.statement import render
+from checker import catalogue
+from checker.app import statement
+from checker.app.statement import render
 
 STATEMENTS = [(k, lang) for k in catalogue.all_katas() for lang in catalogue.LANGUAGES]
 

@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 
 import pytest
-from checker import catalogue, engine, report, results
+from checker import catalogue, engine, results
+from checker.app import report
 from checker.lang import speaking
 from conftest import variant_files
 

@@ -242,7 +242,8 @@ def rendered(path: Path, width: int = 80) -> dict[str, str]:
     once, in Chinese)."""
     from rich.console import Console
 
-    from checker import engine, report
+    from checker import engine
+    from checker.app import report
     from checker.lang import speaking
 
     with speaking("zh"):

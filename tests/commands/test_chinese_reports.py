@@ -17,7 +17,7 @@ from conftest import run_kata
 from report_reading import english_in, panels, wrong_variants
 
 from checker import catalogue
-from checker.report import MOST_LINES
+from checker.app.report import MOST_LINES
 
 SAMPLES = {"first": lambda variants: variants[0], "last": lambda variants: variants[-1]}
 

@@ -157,7 +157,7 @@ def test_list_shows_the_path_and_records_progress(workspace):
 
 
 def test_show_prints_the_statement_but_not_the_hint_ladder(workspace):
-    from checker.statement import hints
+    from checker.app.statement import hints
 
     near_code = hints(catalogue.find("attention"), "en")[-1][:40]
     proc = run_kata("show", "attention", "--lang", "en", "--workspace", workspace)
@@ -303,7 +303,7 @@ def test_every_help_string_of_every_command_has_chinese():
     import argparse
     import re
 
-    from checker.cli import _argparse_speaking, build_parser
+    from checker.app.cli import _argparse_speaking, build_parser
     from checker.lang import speaking
 
     with speaking("zh"), _argparse_speaking():

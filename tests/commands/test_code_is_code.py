@@ -14,7 +14,8 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from checker import catalogue, cli, statement
+from checker import catalogue
+from checker.app import cli, statement
 
 WIDTHS = (40, 60, 80, 120)
 KATAS = [(k, lang) for k in catalogue.all_katas() for lang in catalogue.LANGUAGES]

@@ -224,7 +224,7 @@ def test_english_is_spoken_without_reading_a_catalogue():
     import subprocess
     import sys
 
-    code = ("import checker.cli, checker.lang as l; from checker.lang import t; t('x');"
+    code = ("import checker.app.cli, checker.lang as l; from checker.lang import t; t('x');"
             "assert not l._read, 'read at import'")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
 

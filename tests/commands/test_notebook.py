@@ -10,8 +10,8 @@ import pytest
 from conftest import ROOT, run_json, run_kata, variant
 
 import checker
-from checker import report
-from checker.progress import open_progress
+from checker.app import report
+from checker.state.progress import open_progress
 
 WRONG = (variant("torch_attention", "wrong_missing_scale")).read_text(encoding="utf-8")
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")

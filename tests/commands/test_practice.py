@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from rich.cells import cell_len
 
-from checker.progress import MIGRATIONS
+from checker.state.progress import MIGRATIONS
 from conftest import ROOT, run_json, run_kata
 
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
@@ -212,7 +212,8 @@ def test_drill_presets_are_listed(workspace):
 
 
 def test_every_preset_names_only_katas_of_the_catalogue():
-    from checker import catalogue, practice
+    from checker import catalogue
+    from checker.app import practice
 
     known = {k.id for k in catalogue.all_katas()}
     for name, preset in practice.PRESETS.items():
@@ -276,7 +277,7 @@ def _drill(id, katas, minutes_ago, end_reason=None, preset="attention-core"):
 
 
 def test_a_round_starts_at_a_reset_a_drill_or_the_first_check_and_times_green_from_there():
-    from checker.history import Records, rounds
+    from checker.state.history import Records, rounds
 
     records = Records(
         checks=[_check("attention", 110, "fail", "shapes"),  # before any reset: the round starts here
@@ -292,7 +293,7 @@ def test_a_round_starts_at_a_reset_a_drill_or_the_first_check_and_times_green_fr
 
 
 def test_a_drill_without_an_end_is_killed_unless_it_is_running_and_scores_what_it_recorded():
-    from checker.history import Records, drill_report
+    from checker.state.history import Records, drill_report
 
     checks = [_check("attention", 50, "pass", "hygiene", drill=1, elapsed=900.0),
               _check("attention", 15, "fail", "masking", drill=2, elapsed=300.0)]
@@ -305,7 +306,7 @@ def test_a_drill_without_an_end_is_killed_unless_it_is_running_and_scores_what_i
 
 def test_suggestions_are_work_in_progress_then_due_reviews_then_new_katas_then_reviews_not_due():
     from checker.catalogue import Kata
-    from checker.history import Records, suggestions
+    from checker.state.history import Records, suggestions
 
     katas = tuple(Kata(name, "torch", name.title(), 1, (), (), i) for i, name in enumerate("abcde"))
     day = 24 * 60
@@ -322,13 +323,13 @@ def test_suggestions_are_work_in_progress_then_due_reviews_then_new_katas_then_r
 def test_the_history_model_imports_no_drawing_and_no_torch():
     import subprocess
 
-    code = "import sys, checker.history; print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'torch', 'numpy'}))"
+    code = "import sys, checker.state.history; print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'torch', 'numpy'}))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
 
 
 def test_a_green_kata_with_open_follow_ups_scores_slightly_below_a_clean_one():
-    from checker.history import FOLLOWUP_COST, Records, drill_report
+    from checker.state.history import FOLLOWUP_COST, Records, drill_report
 
     clean = _check("attention", 50, "pass", "hygiene", drill=1, elapsed=900.0)
     asked = {**_check("attention", 20, "pass", "hygiene", drill=2, elapsed=900.0), "followups": 1}
@@ -414,8 +415,8 @@ def test_the_drill_report_fits_80_columns_and_speaks_the_language_of_the_drill(l
 
     from rich.console import Console
 
-    from checker.history import Records, drill_report
-    from checker.practice import print_drill_report
+    from checker.state.history import Records, drill_report
+    from checker.app.practice import print_drill_report
 
     names = "numpy/multi_head_attention numpy/positional_encoding grouped_query_attention"
     checks = [_check("numpy/multi_head_attention", 50, "pass", "hygiene", drill=1, elapsed=900.0),

@@ -17,7 +17,7 @@ from report_reading import kata_of, rendered, wrong_variants
 from rich.console import Console
 
 from checker import catalogue
-from checker.report import MOST_LINES, _traceback, kata_panel
+from checker.app.report import MOST_LINES, _traceback, kata_panel
 from checker.results import CheckResult, KataResult
 
 pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)

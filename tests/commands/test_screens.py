@@ -10,8 +10,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from checker.live import Screen, _key_names
-from checker.terminal import Wrapped, wrap
+from checker.app.live import Screen, _key_names
+from checker.app.terminal import Wrapped, wrap
 
 MESSAGE = ("第 1 组输入（B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6, mask=none）：训练模式下 dropout=0.5 的结果和没有 "
            "dropout 时一样；请在约定的位置使用 self.dropout")

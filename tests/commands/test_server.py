@@ -227,7 +227,7 @@ def test_a_result_comes_back_without_torch_and_draws_the_same_in_both_languages(
 
     from checker.lang import speaking, t
     from checker.results import CheckResult, KataResult
-    from checker import report
+    from checker.app import report
 
     with speaking("en"):
         message = t("your code raised {error}", error=t("skipped: fix the structure first"))

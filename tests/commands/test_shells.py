@@ -23,7 +23,8 @@ SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="u
 def drill_file(workspace):
     """A drill's copy of attention, laid out by the drill's own code, holding the reference; the workspace's own
     attention.py stays a stub, so a pass says which file was checked."""
-    from checker import catalogue, practice
+    from checker import catalogue
+    from checker.app import practice
 
     folder = practice.make_drill_folder(workspace, [catalogue.find("attention")])
     path = folder / "torch" / "attention.py"
@@ -311,7 +312,7 @@ def test_the_wheel_holds_exactly_the_packages_files_and_no_editor_or_notebook_de
                 expected.add(f"{inside}/{relative.as_posix()}")
     assert not [n for n in names if _debris(Path(n))], sorted(n for n in names if _debris(Path(n)))
     assert names == expected, (sorted(names - expected)[:20], sorted(expected - names)[:20])
-    assert {"checker/_katas/torch/attention.py", "checker/_solutions/numpy/softmax.py", "checker/cli.py",
+    assert {"checker/_katas/torch/attention.py", "checker/_solutions/numpy/softmax.py", "checker/app/cli.py",
             "checker/zh.toml", "checker/checks/torch_attention/statement.zh.md"} <= names
 
     installed = tmp_path / "installed"

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from conftest import run_json, run_kata
 
-from checker import history, quiz
+from checker import quiz
+from checker.state import history
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

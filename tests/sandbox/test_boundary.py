@@ -306,7 +306,7 @@ def test_a_thousand_odd_command_lines_never_end_in_an_internal_error(workspace, 
     import contextlib
     import io
 
-    from checker import cli
+    from checker.app import cli
 
     monkeypatch.setenv("KATA_WORKSPACE", str(workspace))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

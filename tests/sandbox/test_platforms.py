@@ -490,7 +490,7 @@ def test_memory_is_capped_by_the_system_only_where_it_enforces_the_cap(monkeypat
 
 
 def test_keys_come_from_msvcrt_on_windows_and_termios_elsewhere(monkeypatch):
-    from checker import live
+    from checker.app import live
 
     class FakeMsvcrt:
         pending = list("q")
@@ -521,7 +521,7 @@ def test_keys_come_from_msvcrt_on_windows_and_termios_elsewhere(monkeypatch):
 def test_only_the_signals_a_system_has_end_a_watch(monkeypatch):
     import signal as signals
 
-    from checker import live
+    from checker.app import live
 
     monkeypatch.delattr(signals, "SIGHUP")  # as on Windows
     monkeypatch.setattr(signals, "SIGBREAK", signals.SIGUSR1, raising=False)
@@ -534,7 +534,7 @@ def test_only_the_signals_a_system_has_end_a_watch(monkeypatch):
 
 @pytest.mark.parametrize("events", [True, False], ids=["watchfiles", "polling"])
 def test_a_save_is_noticed_with_file_events_and_without(tmp_path, monkeypatch, events):
-    from checker import live
+    from checker.app import live
 
     if not events:
         _missing(monkeypatch, "watchfiles")  # no native events: the stat comparison alone
@@ -554,7 +554,7 @@ def test_a_save_is_noticed_with_file_events_and_without(tmp_path, monkeypatch, e
 
 
 def test_a_running_drill_is_found_through_psutil(monkeypatch):
-    from checker import practice
+    from checker.app import practice
 
     monkeypatch.setattr(os, "kill", None)  # os.kill(pid, 0) is Ctrl-C on Windows: never used
     assert practice._alive(os.getpid())
@@ -590,7 +590,7 @@ def test_the_language_comes_from_kata_lang_then_the_locale_then_windows(monkeypa
 def test_the_default_workspace_is_in_the_platforms_data_folder(monkeypatch, tmp_path):
     import platformdirs
 
-    from checker import workspace
+    from checker.state import workspace
 
     monkeypatch.setattr(platformdirs, "user_data_dir", lambda name, appauthor=None: str(tmp_path / "AppData" / name))
     assert workspace.default_location() == tmp_path / "AppData" / "kata" / "workspace"

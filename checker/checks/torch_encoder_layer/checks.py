@@ -9,7 +9,7 @@ import torch
 from checker.catalogue import find
 from checker.checks.child.layers import train_without_given_dropouts
 from checker.checks.shared import masks
-from checker.engine import load_solution
+from checker.catalogue import load_solution
 from checker.kit import (Fail, Mistake, UserError, case, check, dropout_elsewhere, dropout_missing, expect_structure,
                          matches)
 from checker.lang import t

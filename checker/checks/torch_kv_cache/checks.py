@@ -150,10 +150,10 @@ MISTAKES = [
 def _full_forward(kit, c, x):
     """What every call must reproduce: the multi-head attention kata's reference, causal, over the whole x,
     with this case's weights; and K, V of every position, split into heads (B, H, T, d_k)."""
-    from checker import catalogue, engine
+    from checker import catalogue
 
     w = kit.state(c, "float64")
-    mha = engine.load_solution(catalogue.find("multi_head_attention")).MultiHeadAttention(c.D, c.H).double()
+    mha = catalogue.load_solution(catalogue.find("multi_head_attention")).MultiHeadAttention(c.D, c.H).double()
     mha.load_state_dict(w)
     T = x.size(1)
     causal = torch.ones(T, T, dtype=torch.bool).tril().view(1, 1, T, T)

@@ -27,14 +27,17 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
-from checker import catalogue, practice, workspace
+from checker import catalogue
+from checker.app import practice
+from checker.state import workspace
 from checker.lang import language, say, speak, t
-from checker.progress import NotRecorded, ProgressError
-from checker.report import diagnosis, kata_panel, screen_middle, screen_top
+from checker.state.progress import NotRecorded, ProgressError
+from checker.app.report import diagnosis, kata_panel, screen_middle, screen_top
 from checker.errors import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError
-from checker.progress import open_progress
-from checker.terminal import Wrapped, print_json, status_text, warn
-from checker.workspace import open_workspace, writable
+from checker.state.progress import open_progress
+from checker.app.terminal import Wrapped, print_json, status_text, warn
+from checker.app.terminal import open_workspace
+from checker.state.workspace import writable
 
 POLL_SECONDS = 0.25  # the fallback's period, and how often the drill's countdown is redrawn
 SETTLE_SECONDS = 0.03  # after a change is seen, wait this long for a save still being written to finish

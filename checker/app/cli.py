@@ -1,8 +1,8 @@
 """The `kata` command. main(argv) -> exit status; one function per command (COMMANDS).
 
 Only `check`, `watch` and `drill` import torch (lazily); every other command and `--help` stay fast.
-The practice commands live in checker.practice (hint, solution, reset, stats, next) and
-checker.live (watch, drill); what all commands share is in checker.terminal.
+The practice commands live in checker.app.practice (hint, solution, reset, stats, next) and
+checker.app.live (watch, drill); what all commands share is in checker.app.terminal.
 """
 
 from __future__ import annotations
@@ -19,15 +19,17 @@ from rich.console import Console
 from rich.cells import cell_len
 from rich.text import Text
 
-from checker import __version__, catalogue, environment, workspace
+from checker import __version__, catalogue
+from checker.app import environment
+from checker.state import workspace
 from checker.catalogue import UnknownKata
 from checker.lang import LANGUAGES, chosen_language, language, say, speaking, t
 from checker.catalogue import SOLUTIONS
-from checker.progress import ProgressError
+from checker.state.progress import ProgressError
 from checker.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError
-from checker.progress import open_progress
-from checker.terminal import KataConsole, Wrapped, print_json, safe_streams, warn
-from checker.workspace import WorkspaceError, open_workspace
+from checker.state.progress import open_progress
+from checker.app.terminal import KataConsole, Wrapped, open_workspace, print_json, safe_streams, warn
+from checker.state.workspace import WorkspaceError
 
 EPILOG = """\
 exit status:
@@ -63,7 +65,7 @@ def cmd_init(args, console: Console) -> int:
 
 def cmd_show(args, console: Console) -> int:
     kata = catalogue.find(args.name)
-    from checker.statement import HINTS, hints, numbered, read, render, without
+    from checker.app.statement import HINTS, hints, numbered, read, render, without
 
     lang = language(args.lang)
     text, shown = read(kata, lang)
@@ -116,7 +118,7 @@ def cmd_check(args, console: Console) -> int:
 
         return _print_case(console, engine, katas[0], args.case, lang)
     if session is not None:  # drawn while the server checks
-        from checker import report  # noqa: F401
+        from checker.app import report  # noqa: F401
     progress = None
     if ws is not None:
         try:
@@ -140,7 +142,7 @@ def cmd_check(args, console: Console) -> int:
                     warn(console, str(err))
                     progress = None
     status = EXIT_OK if all(r.status == "pass" for r in results) else EXIT_NOT_PASSED
-    from checker import report
+    from checker.app import report
 
     try:
         with speaking(lang):
@@ -253,16 +255,29 @@ def _print_case(console: Console, engine, kata, number: int, lang: str) -> int:
     return EXIT_OK
 
 
+def cmd_server(args, console) -> int:
+    """kata server start|status|stop: the workspace's resident checker (checker.warm)."""
+    from checker.warm import client
+
+    ws = open_workspace(args, console)
+    status = client.ACTIONS[args.action](ws)
+    if args.json:
+        print_json(status)
+    else:
+        console.print(Wrapped(status.pop("said")))
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------------------- parser
 
 
 # A command is a function, or "module:function" for one imported only when that command runs.
-COMMANDS = {"init": cmd_init, "list": "checker.listing:cmd_list", "show": cmd_show, "check": cmd_check,
-            "watch": "checker.live:cmd_watch", "drill": "checker.live:cmd_drill",
-            "hint": "checker.practice:cmd_hint", "solution": "checker.practice:cmd_solution",
-            "reset": "checker.practice:cmd_reset", "stats": "checker.practice:cmd_stats",
-            "next": "checker.practice:cmd_next", "quiz": "checker.quiz.ask:cmd_quiz", "completion": "checker.completion:cmd_completion",
-            "server": "checker.warm.client:cmd_server"}
+COMMANDS = {"init": cmd_init, "list": "checker.app.listing:cmd_list", "show": cmd_show, "check": cmd_check,
+            "watch": "checker.app.live:cmd_watch", "drill": "checker.app.live:cmd_drill",
+            "hint": "checker.app.practice:cmd_hint", "solution": "checker.app.practice:cmd_solution",
+            "reset": "checker.app.practice:cmd_reset", "stats": "checker.app.practice:cmd_stats",
+            "next": "checker.app.practice:cmd_next", "quiz": "checker.quiz.ask:cmd_quiz", "completion": "checker.app.completion:cmd_completion",
+            "server": cmd_server}
 
 
 def _command(name: str):
@@ -300,7 +315,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
     spaces only, and so let a Chinese help line run far past the edge."""
 
     def _split_lines(self, text: str, width: int) -> list[str]:
-        from checker.terminal import wrap
+        from checker.app.terminal import wrap
 
         return [line.plain for line in wrap(Text(" ".join(text.split())), width)]
 
@@ -570,7 +585,7 @@ def run() -> None:
     code = main()
     if "torch" not in sys.modules:
         sys.exit(code)
-    from checker.progress import close_all
+    from checker.state.progress import close_all
 
     close_all()
     for stream in (sys.stdout, sys.stderr):

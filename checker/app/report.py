@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from checker.lang import said, say, spoken, t
-from checker.terminal import NO_BREAK, STATUS_STYLE, Wrapped, duration, marks, status_text
+from checker.app.terminal import NO_BREAK, STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 
 
@@ -88,7 +88,7 @@ def sentence(check) -> str:
 
 def where(path: str, line: int) -> str:
     """'→ line 18: out = x + sublayer(h)': the line of the user's file a failed check points at."""
-    from checker.workspace import WorkspaceError, read_source
+    from checker.state.workspace import WorkspaceError, read_source
 
     try:
         lines = read_source(Path(path)).decode("utf-8", errors="replace").splitlines()
@@ -355,7 +355,7 @@ def _placed(result) -> dict:
 
 def _first_column(path: str, line: int) -> int:
     """Where the code of a line of the user's file begins (1 where the file cannot be read)."""
-    from checker.workspace import WorkspaceError, read_source
+    from checker.state.workspace import WorkspaceError, read_source
 
     try:
         lines = read_source(Path(path)).decode("utf-8", errors="replace").splitlines()

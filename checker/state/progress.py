@@ -94,7 +94,7 @@ class NotRecorded(ProgressError):
 
 def file_hash(path) -> str | None:
     """sha256 of the file's bytes; None if there is no such file."""
-    from checker.workspace import WorkspaceError, read_source
+    from checker.state.workspace import WorkspaceError, read_source
 
     try:
         return hashlib.sha256(read_source(Path(path))).hexdigest()
@@ -190,7 +190,7 @@ class Progress:
             with self.db:
                 return self.db.execute(sql, values).lastrowid
         except sqlite3.Error as err:
-            from checker.workspace import unwritable
+            from checker.state.workspace import unwritable
 
             why = unwritable(self.path.parent.parent)  # read-only or full since it was opened: said as such
             if why:
@@ -281,7 +281,7 @@ def open_progress(ws: Path) -> Progress:
     In a workspace that cannot be written (read-only, a full disk) the history is still read;
     recording then raises NotRecorded, whose message says so.
     """
-    from checker import workspace
+    from checker.state import workspace
 
     try:
         return Progress(workspace.database(ws))

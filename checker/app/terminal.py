@@ -10,6 +10,7 @@ import json
 import re
 import sys
 import unicodedata
+from pathlib import Path
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -253,3 +254,11 @@ def duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
     return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
+
+
+def open_workspace(args, console, near: tuple[Path, ...] = ()) -> Path:
+    """The workspace a command works in (--workspace, KATA_WORKSPACE, the one holding a file named, the current
+    folder, the default); where it was found is said on stderr, so that --json stays one document."""
+    from checker.state.workspace import locate
+
+    return locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"), near=near)

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from checker.catalogue import Kata
 from checker.lang import read_catalogue, speaking, t
-from checker.terminal import Code, Hanging, Wrapped, code_span
+from checker.app.terminal import Code, Hanging, Wrapped, code_span
 
 # ----------------------------------------------------------------------------- reading
 

@@ -250,14 +250,6 @@ def target(arg: str, ws: Path | None) -> Target:
     return Target(kata, path, unrecorded=why)
 
 
-def open_workspace(args, console, near: tuple[Path, ...] = ()) -> Path:
-    """The workspace a command works in (--workspace, KATA_WORKSPACE, the one holding a file named, the current
-    folder, the default); where it was found is said on stderr, so that --json stays one document."""
-    from checker.terminal import warn
-
-    return locate(args.workspace, announce=lambda msg: warn(console, msg, style="cyan"), near=near)
-
-
 def writable(ws: Path, command: str) -> None:
     """Refuse (exit status 2, the real cause) a command that must write in a workspace that cannot be written."""
     why = unwritable(ws)

@@ -1,4 +1,4 @@
-"""`kata completion bash|zsh|fish`: a completion script, read from the parser itself (checker.cli.build_parser).
+"""`kata completion bash|zsh|fish`: a completion script, read from the parser itself (checker.app.cli.build_parser).
 
 What completes, in the three shells alike: the commands; each command's options; the values of an option
 that takes fixed ones (--lang en|zh, --format text|json|problems), folders after --workspace and `init`,
@@ -55,8 +55,8 @@ def _option(action: argparse.Action) -> Option | None:
 
 def model() -> tuple[list[Option], list[Command]]:
     """The top level's options, and each command with its options and the words that follow it."""
-    from checker.cli import build_parser
-    from checker.practice import PRESETS
+    from checker.app.cli import build_parser
+    from checker.app.practice import PRESETS
 
     lang = language()
     katas = [(k.id, k.title_in(lang)) for k in catalogue.all_katas()]

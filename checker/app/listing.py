@@ -13,19 +13,20 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from checker import catalogue, workspace
+from checker import catalogue
+from checker.state import workspace
 from checker.errors import EXIT_OK
 from checker.lang import language, say, speaking, t
-from checker.progress import ProgressError, open_progress
-from checker.terminal import print_json, warn
-from checker.workspace import open_workspace
+from checker.state.progress import ProgressError, open_progress
+from checker.app.terminal import print_json, warn
+from checker.app.terminal import open_workspace
 
 
 def cmd_list(args, console: Console) -> int:
     ws = open_workspace(args, console)
     summary = _summary(ws, console)
     lang = language(args.lang)
-    from checker.progress import file_hash
+    from checker.state.progress import file_hash
 
     rows = []
     for k in catalogue.all_katas():
@@ -39,7 +40,7 @@ def cmd_list(args, console: Console) -> int:
     if args.json:
         print_json({"katas": rows})
         return EXIT_OK
-    from checker.terminal import duration, status_text
+    from checker.app.terminal import duration, status_text
 
     with speaking(lang):
         statuses = [status_text(r["status"]) if r["attempts"] else Text(say(lang, "list.new"), style="dim")
@@ -65,7 +66,7 @@ def cmd_list(args, console: Console) -> int:
     run_head = f"{' ' * (run_w - cell_len(heads['run']))}{heads['run']}" if shows_runs else ""
     columns = (f" #  {pad(heads['kata'], name_w)}  {pad(heads['level'], level_w)}  {pad(heads['status'], status_w)}"
                f"{run_head}  {heads['title']}")
-    from checker.terminal import Wrapped, wrap
+    from checker.app.terminal import Wrapped, wrap
 
     for part, track in groups:
         heading = say(lang, "list.track" if part == "seeds" else f"list.track_{part}", track=track)

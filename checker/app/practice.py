@@ -1,7 +1,7 @@
 """hint, solution, reset, stats and next, plus what drills keep: presets, folders, the drill report.
 
 The commands read the progress database and draw; what the history means (rounds, scores, stats,
-what to practise next) is computed by checker.history from the rows read here. Never imports torch.
+what to practise next) is computed by checker.state.history from the rows read here. Never imports torch.
 """
 
 from __future__ import annotations
@@ -19,15 +19,18 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from checker import catalogue, history, statement, workspace
+from checker import catalogue
+from checker.app import statement
+from checker.state import history, workspace
 from checker.catalogue import Kata
 from checker.lang import language, say, speaking, t
 from checker.catalogue import KATAS, SOLUTIONS
-from checker.progress import NotRecorded
+from checker.state.progress import NotRecorded
 from checker.errors import EXIT_OK, UsageError
-from checker.progress import open_progress
-from checker.terminal import Wrapped, confirm, print_json, status_text, warn
-from checker.workspace import open_workspace, writable
+from checker.state.progress import open_progress
+from checker.app.terminal import Wrapped, confirm, print_json, status_text, warn
+from checker.app.terminal import open_workspace
+from checker.state.workspace import writable
 
 # ----------------------------------------------------------------------------- drill presets
 
@@ -164,12 +167,12 @@ def records(progress) -> history.Records:
 
 
 def drill_report(progress, drill_id: int) -> dict:
-    """One drill's summary and the earlier scores it compares with (checker.history.drill_report)."""
+    """One drill's summary and the earlier scores it compares with (checker.state.history.drill_report)."""
     return history.drill_report(records(progress), drill_id)
 
 
 def suggestions(progress, lang: str) -> list[dict]:
-    """What to practise now, best first (checker.history.suggestions)."""
+    """What to practise now, best first (checker.state.history.suggestions)."""
     return history.suggestions(records(progress), catalogue.all_katas(), lang, datetime.now(timezone.utc))
 
 

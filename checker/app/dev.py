@@ -1,10 +1,10 @@
 """Tools for the people who write katas, not for the people who practise them.
 
-    python -m checker.dev new NAME [--track torch|numpy] [--part seeds|llm|llm2|llm3]
+    python -m checker.app.dev new NAME [--track torch|numpy] [--part seeds|llm|llm2|llm3]
         makes a kata's four places: its entry in checker/catalogue.toml, the stub katas/TRACK/NAME.py,
         the reference solutions/TRACK/NAME.py and its folder checker/checks/TRACK_NAME/ (checks, both
         statements, the Chinese catalogue, variants/, the reference test), each a starting point to fill;
-    python -m checker.dev readme
+    python -m checker.app.dev readme
         writes the catalogue's tables in README.md from checker/catalogue.toml (each kata's summary).
 
 tests/checks/test_catalogue.py names whatever a kata still lacks; run it after `new`.
@@ -196,7 +196,7 @@ def places(track: str = "TRACK", name: str = "NAME") -> list[tuple[str, str]]:
                                   "the folder empty")),
         (f"{folder}/driver.py", t("only if the checks run code of their own around the user's: a driver, a "
                                   "function passed to kit.drive (drivers several katas share: checker/checks/child/)")),
-        ("README.md", t("the catalogue's tables: python -m checker.dev readme draws them from the summaries")),
+        ("README.md", t("the catalogue's tables: python -m checker.app.dev readme draws them from the summaries")),
     ]
 
 
@@ -252,7 +252,7 @@ def cmd_new(root: Path, name: str, track: str, part: str) -> int:
         print(f"  {path.relative_to(root)}")
     code = f"{track}_{name}"
     print(f"Next: fill each of them in, add checker/checks/{code}/variants/wrong_*.py (first line "
-          f"'# expect: TEXT') and right_*.py, then `python -m checker.dev readme` and "
+          f"'# expect: TEXT') and right_*.py, then `python -m checker.app.dev readme` and "
           f"`python -m pytest tests/checks/test_catalogue.py -k {name}`, which names whatever is still missing.")
     return 0
 
@@ -266,7 +266,7 @@ def main(argv=None) -> int:
 def _main(argv: list[str]) -> int:
     from checker.errors import EXIT_USAGE, UsageError
 
-    parser = argparse.ArgumentParser(prog="python -m checker.dev", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m checker.app.dev", description=__doc__.splitlines()[0])
     parser.add_argument("--lang", choices=LANGUAGES, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     new = sub.add_parser("new", help=t("make a new kata: every place it touches"), epilog=places_text(),
@@ -282,7 +282,7 @@ def _main(argv: list[str]) -> int:
             return cmd_new(args.root, args.name, args.track, args.part)
         return cmd_readme()
     except UsageError as err:
-        print(f"python -m checker.dev: {err}", file=sys.stderr)
+        print(f"python -m checker.app.dev: {err}", file=sys.stderr)
         return EXIT_USAGE
 
 

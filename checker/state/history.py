@@ -27,7 +27,7 @@ class Records:
     events: list[dict]
     drills: list[dict]
     running: int | None = None
-    answers: list[dict] = field(default_factory=list)  # quiz answers (checker.progress, table answers)
+    answers: list[dict] = field(default_factory=list)  # quiz answers (checker.state.progress, table answers)
 
 
 @dataclass
