@@ -768,14 +768,16 @@ def _deadline(seconds: float):
         sys.unraisablehook = hook
 
 
-def search(solution, run, cases: list, got: dict, same, budget: float) -> list[list[Rewrite]]:
+def search(solution, run, cases: list, got: dict, same, budget: float, key=None) -> list[list[Rewrite]]:
     """The changes to the reference (one rewrite, or else two) whose outputs equal the user's on every case where
     the user's are wrong and the reference's where the user's are right.
 
     run(module, case) -> outputs: the rewritten reference called as the check calls it; got: case id -> the user's
     outputs (a case the user's code could not run is left out); same(a, b) -> bool: the check's comparison; cases:
     the failing one first. Single rewrites first; then pairs of the singles that came closest to the user's
-    outputs on the failing case, while the budget (seconds of CPU) lasts."""
+    outputs on the failing case, while the budget (seconds of CPU) lasts. key: what run computes, where that depends
+    on the rewrite and the case alone (a check module's own numerics): its outputs are then kept (OUTPUTS) for the
+    next file of the same kata, a re-check in watch or the server, and the next search of this one."""
     path = getattr(solution, "__file__", None)
     first = cases[0]
     if not path or not _evidence(got[first.id]) or sum(_evidence(got[c.id]) for c in cases if c.id in got) < EVIDENCE:
@@ -785,19 +787,27 @@ def search(solution, run, cases: list, got: dict, same, budget: float) -> list[l
     others = [c for c in cases[1:] if c.id in got and c.id != first.id]
     name = f"{solution.__name__}_rewrite"
 
-    def fits_everywhere(ks) -> bool:
+    def outputs(ks, case):
+        kept = (key, path, ks, case.id, repr(case.dims), repr(case.extra))  # a case resized keeps its id
+        if key is not None and kept in OUTPUTS:
+            return OUTPUTS[kept]
         module = rewrites.module(ks, name)
-        return module is not None and all(_fits(run, module, c, got, same)[0] for c in [first, *others])
+        value = _FAILED if module is None else _ran(run, module, case)
+        if key is not None:
+            if len(OUTPUTS) >= MAX_KEPT:
+                OUTPUTS.clear()
+            OUTPUTS[kept] = value
+        return value
+
+    def fits_everywhere(ks) -> bool:
+        return all(_fits(outputs(ks, c), c, got, same)[0] for c in [first, *others])
 
     budget *= 0.9  # checked between rewrites: the last one may run past it
     for k in range(len(rewrites)):
         if time.process_time() - start > budget:
             return _distinct([[rewrites.describe(k)] for k in fits])
-        module = rewrites.module(k, name)
-        if module is None:
-            continue
-        ok, distance = _fits(run, module, first, got, same)
-        if ok and all(_fits(run, module, c, got, same)[0] for c in others):
+        ok, distance = _fits(outputs(k, first), first, got, same)
+        if ok and all(_fits(outputs(k, c), c, got, same)[0] for c in others):
             fits.append(k)
         elif distance is not None:
             near.append((distance, k))
@@ -839,19 +849,32 @@ def _evidence(value) -> int:
     return 0
 
 
-def _fits(run, module, case, got, same) -> tuple[bool, float | None]:
-    """(whether the rewritten reference gives the user's outputs on case, how far it is from them)."""
+# The outputs of the rewrites searched with a key, by (key, reference file, rewrite(s), case id): a kata's rewrites
+# give the same outputs whoever's file is checked. A few MB for the largest kata; emptied past MAX_KEPT entries.
+OUTPUTS: dict = {}
+MAX_KEPT = 50_000
+_FAILED = object()  # a rewrite that does not compile or cannot run on the case
+
+
+def _ran(run, module, case):
+    """The rewritten reference's outputs on case, or _FAILED."""
     import torch
 
     grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     try:
         with np.errstate(all="ignore"), _deadline(MUTANT_SECONDS), contextlib.redirect_stdout(io.StringIO()):
-            value = run(module, case)
+            return run(module, case)
     except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
-        return False, None
+        return _FAILED
     finally:  # the deadline may stop a rewrite inside torch.no_grad()'s exit: the check's world is put back
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
+
+
+def _fits(value, case, got, same) -> tuple[bool, float | None]:
+    """(whether the rewritten reference's value on case is the user's outputs, how far it is from them)."""
+    if value is _FAILED:
+        return False, None
     if same(got[case.id], value):
         return True, 0.0
     return False, _distance(got[case.id], value)

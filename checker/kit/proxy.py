@@ -270,7 +270,8 @@ class Kit:
             return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
 
         budget = errormodel.BUDGET["composite" if self.options.PARTS else "single"]
-        return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget))
+        key = (self.spec.__name__, outputs and tuple(outputs))  # run depends on the rewrite and the case alone
+        return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget, key))
 
     def _said(self, fits: list) -> str | None:
         """The error model's sentence for what fits, kept as the diagnosis with the user's line that holds it."""
