@@ -1,0 +1,19 @@
+# expect: logsigmoid
+"""-log(sigmoid(z)): right for moderate differences, inf once σ(z) rounds to 0."""
+import torch
+import torch.nn.functional as F
+
+
+def reward_model_loss(chosen_scores, chosen_mask, rejected_scores, rejected_mask, margin=None):
+    if margin is not None and margin.shape != (chosen_scores.shape[0],):
+        raise ValueError("margin must have shape (B,)")
+    def pick(scores, mask):
+        last = (torch.arange(scores.shape[1]) * mask).argmax(dim=1)
+        return scores[torch.arange(scores.shape[0]), last]
+
+    rewards_chosen = pick(chosen_scores, chosen_mask)
+    rewards_rejected = pick(rejected_scores, rejected_mask)
+    diff = rewards_chosen - rewards_rejected
+    if margin is not None:
+        diff = diff - margin
+    return -torch.log(torch.sigmoid(diff)).mean(), rewards_chosen, rewards_rejected
