@@ -32,8 +32,9 @@ def inputs(c, dtype):
     return param.to(d), grad.to(d), buf.to(d), c.lr, c.momentum, c.nesterov, c.ns_steps
 
 
-# newton_schulz on its own: wide, tall and square matrices of unit-scale entries, five steps and two.
-_NS_CASES = [case(11, rows=5, cols=9, steps=5), case(12, rows=10, cols=4, steps=5), case(13, rows=6, cols=6, steps=2)]
+# newton_schulz on its own: wide, tall and square matrices of unit-scale entries; five steps, two and none.
+_NS_CASES = [case(11, rows=5, cols=9, steps=5), case(12, rows=10, cols=4, steps=5), case(13, rows=6, cols=6, steps=2),
+              case(14, rows=3, cols=8, steps=0)]  # no iteration: the normalised matrix
 
 
 def _ns_inputs(c, dtype):
