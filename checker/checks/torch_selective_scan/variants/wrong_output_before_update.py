@@ -1,0 +1,25 @@
+# expect: h
+"""y_t is read from the state BEFORE this step's update (C_t · h_{t-1}): every output lags one token, and the
+current input reaches y only through D."""
+import torch
+import torch.nn.functional as F
+
+
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias[:, None]
+    if delta_softplus:
+        delta = F.softplus(delta)
+    dA = torch.exp(torch.einsum("bdl,dn->bdln", delta, A))
+    dBu = torch.einsum("bdl,bnl,bdl->bdln", delta, B, u)
+    h = u.new_zeros(u.shape[0], u.shape[1], A.shape[1])
+    ys = []
+    for t in range(u.shape[2]):
+        ys.append(torch.einsum("bdn,bn->bd", h, C[:, :, t]))
+        h = dA[:, :, t] * h + dBu[:, :, t]
+    y = torch.stack(ys, dim=-1)
+    if D is not None:
+        y = y + u * D[:, None]
+    if z is not None:
+        y = y * F.silu(z)
+    return y
