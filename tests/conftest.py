@@ -100,6 +100,10 @@ SLOW = {
         "every named mistake of every kata, on every case",
     "tests/checks/test_catalogue.py::test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_write":
         "dev new in a copy of the repository, then four checks there",
+    "tests/commands/test_parallel.py::test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing":
+        "every kata's reference checked twice, on one core and on two (each also runs alone in the fast tier)",
+    "tests/commands/test_parallel.py::test_the_history_of_a_parallel_check_is_the_history_of_one_check_at_a_time":
+        "a dozen katas checked twice, in parallel and one at a time",
     "tests/checks/test_edges.py::test_every_edge_value_a_contract_allows_is_drawn_by_some_check":
         "every kata's whole check on its reference, each call of the user's code written down",
     "tests/checks/test_rules.py::test_every_file_that_makes_no_tensor_passes_the_device_check_when_run":
