@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `clip_loss`."""

@@ -1,0 +1,19 @@
+# expect: scale
+"""The scale read as a temperature and divided by: logits / exp(t), where exp(t) = 1/τ already multiplies."""
+import torch
+import torch.nn.functional as F
+
+
+def clip_loss(image_embeds, text_embeds, logit_scale, max_scale=100.0):
+    if image_embeds.shape != text_embeds.shape:
+        raise ValueError("image_embeds and text_embeds must both be (N, D)")
+    image_features = F.normalize(image_embeds, dim=-1)
+    text_features = F.normalize(text_embeds, dim=-1)
+    scale = logit_scale.exp()
+    if max_scale is not None:
+        scale = scale.clamp(max=max_scale)
+    logits_per_image = image_features @ text_features.T / scale
+    logits_per_text = text_features @ image_features.T / scale
+    labels = torch.arange(logits_per_image.shape[0])
+    loss = (F.cross_entropy(logits_per_image, labels) + F.cross_entropy(logits_per_text, labels)) / 2
+    return loss, logits_per_image
