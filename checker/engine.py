@@ -122,7 +122,9 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
         masking_failed = any(c.stage == "masking" and c.status == "fail" for c in result.checks)
         if opts.SHOW_WEIGHTS and (show_weights or masking_failed) and result.status != "timeout":
             result.weights = _weights_map(kit, spec)
-        result.diagnosis = kit.diagnosis or kit.general_diagnosis  # a named mistake wins over a class of them
+        # A named mistake wins over a class of them. A file that passes names none: the error model may have run on a
+        # comparison before the file was found to follow an accepted convention (AWQ's range beside GPTQ's).
+        result.diagnosis = None if result.status == "pass" else kit.diagnosis or kit.general_diagnosis
         result.line = _line_named(result.diagnosis)
         result.output = sandbox.output()
         result.user_seconds = kit.user_seconds

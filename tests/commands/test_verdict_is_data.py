@@ -78,3 +78,15 @@ def test_the_scan_finds_what_it_forbids(tmp_path):
                       "    return 'overflow' in err.message\n", encoding="utf-8")
     assert [p.split(": ", 1)[1] for p in _problems(sample)] == [
         "a pattern holds Chinese", "a regular expression over a message", "text looked for inside a message"]
+
+
+def test_a_file_that_passes_names_no_mistake():
+    """A file that follows an accepted convention (AWQ's unstretched range beside GPTQ's) passes; the error model may
+    have run on a comparison before the convention was settled, and its sentence must not reach the verdict."""
+    from checker import catalogue, engine
+
+    from conftest import CHECKS
+
+    kata = catalogue.find("quantize_int4")
+    result = engine.check_file(kata, CHECKS / "torch_quantize_int4" / "variants" / "right_awq.py", timed=False)
+    assert result.status == "pass" and result.diagnosis is None, result.diagnosis
