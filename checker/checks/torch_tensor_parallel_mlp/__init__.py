@@ -1,0 +1,1 @@
+"""The hidden parts of the kata `tensor_parallel_mlp`."""
