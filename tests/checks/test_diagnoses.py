@@ -2,6 +2,7 @@
 mismatch names the sizes in the error after the case's dimensions, at the user's line; an input
 modified in place names the in-place write. A named mistake still wins over such a diagnosis."""
 
+import sys
 import pytest
 from conftest import ROOT
 
@@ -139,7 +140,7 @@ def test_a_method_that_hides_one_of_nn_modules_is_named_only_when_torch_cannot_c
 
     from checker.sandbox.modules import shadowed
 
-    (tmp_path / "mine.py").write_text(
+    (tmp_path / "shadowing.py").write_text(
         "import torch\n"
         "class Broken(torch.nn.Linear):\n"
         "    def _apply(self, x):\n        return x\n"
@@ -148,8 +149,9 @@ def test_a_method_that_hides_one_of_nn_modules_is_named_only_when_torch_cannot_c
         "    def train(self, mode=True):\n        return super().train(mode)\n"
         "    def project(self, x):\n        return x\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    mine = importlib.import_module("mine")
-    assert [(h["name"], h["line"], h["got"], h["want"]) for h in shadowed(mine.Broken, "mine")] == [
+    monkeypatch.delitem(sys.modules, "shadowing", raising=False)  # a module of its own name: no other test's
+    mine = importlib.import_module("shadowing")
+    assert [(h["name"], h["line"], h["got"], h["want"]) for h in shadowed(mine.Broken, "shadowing")] == [
         ("_apply", 3, ["x"], ["fn", "recurse"]), ("train", 6, ["x", "y"], ["mode"])]
-    assert shadowed(mine.Fine, "mine") == []
+    assert shadowed(mine.Fine, "shadowing") == []
     assert shadowed(torch.nn.Linear, "torch.nn.modules.linear") == []

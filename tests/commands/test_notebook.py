@@ -57,6 +57,7 @@ def test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone(tmp_pa
     monkeypatch.setenv("KATA_WORKSPACE", str(workspace))
     (tmp_path / "mine.py").write_text(WRONG, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "mine", raising=False)  # another test's mine.py may be imported in this worker
     from mine import ScaledDotProductAttention
 
     before = torch.get_num_threads()
