@@ -128,7 +128,10 @@ class _Starting(threading.Thread):
         self.start()
 
     def run(self):
-        self.child = launch()
+        try:
+            self.child = launch()
+        except Exception:  # noqa: BLE001 - a fork server that cannot start (torch missing) or a process at its
+            self.child = None  # exit: take() launches in the caller's thread, where the error is said as a verdict
 
 
 def prestart(keep: bool = False) -> None:
