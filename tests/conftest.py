@@ -135,8 +135,8 @@ SLOW = {
     "tests/sandbox/test_platforms.py::test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not":
         "spawn (Windows' start method)",
     # The workspace's resident checker: each of these starts a server of its own (torch imported again).
-    "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_more_katas_in_both_languages":
-        "seven katas checked warm and cold, in two languages",
+    "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata":
+        "every kata checked warm and cold, its reference and a wrong file",
     "tests/commands/test_server.py::test_a_server_killed_during_a_check_leaves_a_cold_verdict_and_a_complete_history":
         _SERVER,
     "tests/commands/test_server.py::test_the_server_restarts_when_a_file_of_the_package_changes": _SERVER,

@@ -130,6 +130,8 @@ class Options:
     DROPOUT: bool | str = False  # modules taking `dropout`: train-vs-eval checks; "weights": also where it acts
     DRAWS: bool = False  # the contract draws random numbers, from the global generator when it is given none
     #   (dropout's generator=None): the caller's-world check leaves the global random state to it
+    WRITES: dict = field(default_factory=dict)  # {function: (argument number from 1, ...)}: what the contract lets
+    #   a function write into (append's pools, as vLLM writes its cache): the caller's-world check leaves those alone
     BATCH_INDEPENDENT: bool = False  # changing batch item 0 leaves the others unchanged (cases need B)
     GRADIENTS: bool = True  # torch track: the gradient check (False for integer outputs)
     DEVICE: bool | str = False  # torch track: run on the meta device, so tensors made inside must follow the inputs.

@@ -11,9 +11,9 @@ import torch
 from checker.lang import t
 from checker.errors import UserError
 from checker.sandbox.child import CHILD_PACKAGE, driver_allowed
-from checker.sandbox.world import World, handed_modules
+from checker.sandbox.world import World, handed_modules, world_key
 from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
-from checker.kit.compare import DTYPES, float_tensor, as_outputs, matches
+from checker.kit.compare import DTYPES, float_tensor, as_outputs, compare, matches
 from checker.kit.diagnosis import MEMORY_NAMES, identify
 
 # ----------------------------------------------------------------------------- the user proxy
@@ -150,12 +150,12 @@ class Kit:
         with torch.no_grad():
             if impl is not None:  # a named mistake or a rewrite: nothing of it is the contract's, and it runs often
                 return fn(*args, **(kwargs or {}))
-            watch = World(handed_modules(args, module), salt=False)
+            watch = World(handed_modules(args, module), salt=False, args=args)
             try:
                 return fn(*args, **(kwargs or {}))
             finally:
                 if impl is None:  # what the reference changes for its caller is the contract's (kit.world_check)
-                    self.contract_changes |= {(c["kind"], c["owner"]) for c in watch.changes()}
+                    self.contract_changes |= {world_key(c, target or self.spec.TARGET) for c in watch.changes()}
                 watch.restore()
 
     def _reference_callable(self, *, case=None, dtype="float64", target=None, init=None, state=None, impl=None):
@@ -218,6 +218,31 @@ class Kit:
                 self.convention = convention
                 return convention
         return None
+
+    def outputs(self, args: tuple, **how) -> tuple | None:
+        """The user's TARGET on args (how: as user()), split into the kata's OUTPUTS; None when what came back has
+        another form, which the shapes check reports."""
+        try:
+            return as_outputs(self.user(args, **how), self.spec.OUTPUTS)
+        except Fail:
+            return None
+
+    def judge(self, label, args: tuple, got, want, outputs: list, *, target: str | None = None,
+              dtype: str = "float64", what="") -> None:
+        """A check's own call, judged as the standard numerics judge theirs: each of outputs compared with the
+        reference's (want); on a difference, Fail with label and what (the case's label, then how it was called)
+        and, in float64, the named mistake or the error model's one change that gives got on these args."""
+        split = None
+        try:
+            split = as_outputs(got, outputs)
+            for (name, legend), u, e in zip(outputs, split, as_outputs(want, outputs)):
+                compare(u, e, name, legend, tol=self.tolerance(dtype))
+        except Fail as fail:
+            found = None
+            if dtype == "float64" and split is not None and all(isinstance(x, torch.Tensor) for x in split):
+                found = self.name_mistake(args, split, target=target, outputs=outputs, tol=self.tolerance(dtype))
+            raise Fail(t("{label}{what}: {fail}", label=label, what=what, fail=fail.message),
+                       found or fail.diagnosis) from None
 
     def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
         """Name the known mistake whose result on this case equals the user's outputs, if any; else the error

@@ -12,6 +12,7 @@ from checker.kit.authoring import Accepted, Case, Fail, FollowUp, check, options
 from checker.kit.compare import dtype_diagnosis, float_tensor, floating, as_outputs, compare, matches, phrase
 from checker.kit.crashes import DEVICE_MISMATCH, at_line, user_line
 from checker.kit.proxy import Kit, arg_names, conventions
+from checker.sandbox.world import world_key
 
 # ----------------------------------------------------------------------------- standard checks
 
@@ -698,7 +699,7 @@ def world_check(source: str):
     change back after the call, so the checks after it ran in the world they expected."""
 
     @check("hygiene", "leaves the caller's world as it was (grad mode, default dtype, threads, training flags, "
-                      "requires_grad, the global random state)")
+                      "requires_grad, the global random state, the tensors it is handed)")
     def caller_world(kit):
         spec = kit.spec
         if getattr(spec, "OUTPUTS", None) is not None:
@@ -708,8 +709,10 @@ def world_check(source: str):
                 except Exception:  # noqa: BLE001 - a kata whose checks call its target in other ways
                     pass
         changed = [c for c in kit.sandbox.request("world")["value"]
-                   if (c["kind"], c["owner"]) not in kit.contract_changes
-                   and not (c["kind"] == "rng" and kit.options.DRAWS)]
+                   if world_key(c, c["target"]) not in kit.contract_changes
+                   and not (c["kind"] == "rng" and kit.options.DRAWS)
+                   and not (c["kind"] == "inputs" and c["owner"] in kit.options.WRITES.get(c["target"], ()))
+                   and not (c["kind"] == "inputs" and c["target"] == spec.TARGET and spec.OUTPUTS is not None)]
         if not changed:
             return
         lines = [_world_line(source, c["kind"]) for c in changed]
@@ -742,7 +745,13 @@ def _world_line(source: str, kind: str) -> tuple[int, str] | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    names, lines = _WORLD_NAMES[kind], source.splitlines()
+    names, lines = _WORLD_NAMES.get(kind, ()), source.splitlines()
+    parameters = {a.arg for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.Lambda)) for a in f.args.args}
+    for loop in [n for n in ast.walk(tree) if isinstance(n, ast.For)]:  # for s in lses, for o, s in zip(outs, lses)
+        over = loop.iter.args if isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
+            loop.iter.func.id in ("zip", "enumerate", "reversed") else [loop.iter]
+        if any(isinstance(e, ast.Name) and e.id in parameters for e in over):
+            parameters |= {e.id for e in ast.walk(loop.target) if isinstance(e, ast.Name)}
     found = []
     for node in ast.walk(tree):
         name = None
@@ -752,14 +761,36 @@ def _world_line(source: str, kind: str) -> tuple[int, str] | None:
         elif kind == "requires_grad" and isinstance(node, ast.Assign):
             name = next((a.attr for a in node.targets if isinstance(a, ast.Attribute)), None)
         if name in names:
-            found.append(node.lineno)
+            found.append((0, node.lineno))
+        elif kind == "inputs" and _writes_into_a_parameter(node, parameters):  # x -= m: an int parameter's too
+            found.append((int(isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)), node.lineno))
     if not found:
         return None
-    line = min(found)
+    line = min(found)[1]
     node = min((n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line), key=lambda n: n.col_offset,
                default=None)
     code = ast.get_source_segment(source, node) if node is not None else None  # the statement, not its comment
     return line, (code or lines[line - 1]).splitlines()[0].strip() if 0 < line <= len(lines) else ""
+
+
+def _writes_into_a_parameter(node, parameters: set) -> bool:
+    """x -= ..., x[i] = ..., x[i] += ..., x.add_(...), x[i].masked_fill_(...) where x is a function's parameter: a
+    write into what the caller handed over (a local of the same name in another function may be met too)."""
+    import ast
+
+    def handed(e):
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return isinstance(e, ast.Name) and e.id in parameters
+
+    if isinstance(node, ast.AugAssign):
+        return handed(node.target)
+    if isinstance(node, ast.Assign):
+        return any(isinstance(a, ast.Subscript) and handed(a) for a in node.targets)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        attr = node.func.attr
+        return attr.endswith("_") and not attr.startswith("_") and attr != "requires_grad_" and handed(node.func.value)
+    return False
 
 
 def _world_change(change: dict, line) -> str:
@@ -781,6 +812,10 @@ def _world_change(change: dict, line) -> str:
         return t("the call of {target} moved {generator}'s global random state, which this kata's contract never "
                  "draws from{where}", target=target, generator=generator, where=where)
     owner, name = change["owner"], change["name"]
+    if kind == "inputs":
+        return t("the call of {target} wrote into argument {number}{item}, a tensor of its caller's{where}",
+                 target=target, number=owner, item=t(" (item {index} of the list)", index=name) if name else "",
+                 where=where)
     if owner == 0:
         what = t("the module {name}", name=name) if name else t("the module")
     else:
@@ -809,4 +844,7 @@ def _world_advice(kind: str) -> str:
                            "as the contract says, never in a call"),
         "rng": t("seeding or drawing from the global generator changes what the caller's next random numbers are: "
                  "draw from the generator you are given (generator=...), or from none if the contract draws nothing"),
+        "inputs": t("an in-place operation (x -= m, x[...] = ..., masked_fill_, a list's tensor changed) writes into "
+                    "the caller's tensor, which the caller may use again: compute a new one instead (x = x - m, "
+                    "torch.stack of the list, masked_fill)"),
     }[kind]

@@ -134,8 +134,9 @@ def _call(req):
         fn = obj
     args, kwargs = req.get("args", ()), req.get("kwargs", {})
     # The caller's world (grad mode, dtype, threads, the flags of the modules handed over, the generators unless
-    # training mode's dropout may draw from them) is compared after the call, recorded if changed, and put back.
-    watch = World(handed_modules(args, module), rng=not req.get("train"))
+    # training mode's dropout may draw from them, the tensors handed over) is compared after the call, recorded if
+    # changed, and put back (the tensors are the child's copies, and stay as the call left them).
+    watch = World(handed_modules(args, module), rng=not req.get("train"), args=args)
     try:
         return _called(req, fn, args, kwargs, device, module)
     finally:

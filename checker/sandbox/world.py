@@ -1,5 +1,6 @@
 """The caller's world around one call of code under test: grad mode, the default dtype, torch's thread count,
-the global random generators, and the training flags and requires_grad of the modules the call was handed.
+the global random generators, the training flags and requires_grad of the modules the call was handed, and the
+tensors and arrays it was handed (as arguments, or in a list or tuple that is one).
 
 Taken before the call and compared after it, in the child around the user's code (checker.sandbox) and in the
 parent around the reference (checker.kit.proxy): what the reference changes too is the contract's (greedy
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 # The kinds of change, in the order a report names them.
-KINDS = ("grad", "dtype", "threads", "training", "requires_grad", "rng")
+KINDS = ("grad", "dtype", "threads", "training", "requires_grad", "rng", "inputs")
 
 
 class World:
@@ -28,9 +29,10 @@ class World:
     by contract (dropout in training mode) or where the checker draws around the call itself (a driver).
     salt: draw once from each first (the child), so that seeding again with the seed last set is seen too; the
     parent's reference runs without (its checks' own draws stay where they were).
+    args: the call's arguments, whose tensors and arrays are copied now and compared after the call.
     """
 
-    def __init__(self, modules=(), *, rng: bool = True, salt: bool = True):
+    def __init__(self, modules=(), *, rng: bool = True, salt: bool = True, args=()):
         self.grad = torch.is_grad_enabled()
         self.dtype = torch.get_default_dtype()
         self.threads = torch.get_num_threads()
@@ -40,11 +42,13 @@ class World:
         if rng and salt:  # one draw first: a call that seeds again with the seed last set would leave the state as it was
             torch.rand(1), np.random.random(), random.random()
         self.rng = (torch.get_rng_state(), np.random.get_state(), random.getstate()) if rng else None
+        self.inputs = [(number, name, x, _copy(x)) for number, name, x in _handed_arrays(args)]
 
     def changes(self) -> list[dict]:
         """{kind, owner, name, before, after} for each thing that is no longer as it was, in plain values.
-        owner: None for the process, 0 for the module under test, i for the i-th argument (a model handed in);
-        name: the submodule or parameter (training, requires_grad) or the generator (rng)."""
+        owner: None for the process, 0 for the module under test, i for the i-th argument (a model handed in, a
+        tensor changed in place); name: the submodule or parameter (training, requires_grad), the generator (rng), or
+        where in the argument the changed tensor is ("" for the argument itself, "j" for its j-th item)."""
         found = []
 
         def change(kind, before, after, owner=None, name=""):
@@ -73,6 +77,9 @@ class World:
                 change("rng", "", "", None, "numpy")
             if random.getstate() != python_state:
                 change("rng", "", "", None, "random")
+        for number, name, x, before in self.inputs:
+            if not _same(x, before):
+                change("inputs", "", "", number, name)
         return found
 
     def restore(self) -> None:
@@ -92,12 +99,46 @@ class World:
                     p.requires_grad_(was)
 
 
+def world_key(change: dict, target: str) -> tuple:
+    """What a change is known by when the parent asks whether the contract makes it: its kind and owner, and for a
+    tensor handed in, the function too (argument 1 of one function is not argument 1 of another)."""
+    return (change["kind"], change["owner"], target) if change["kind"] == "inputs" else (change["kind"], change["owner"])
+
+
 def handed_modules(args, module=None) -> list[tuple[int, torch.nn.Module]]:
     """The modules a call is handed: (0, the module under test), then (i, the i-th argument) for each argument
     that is a module (a model handed to a function)."""
     found = [(0, module)] if isinstance(module, torch.nn.Module) else []
     found += [(i + 1, a) for i, a in enumerate(args) if isinstance(a, torch.nn.Module)]
     return found
+
+
+def _handed_arrays(args):
+    """(argument number from 1, "" or "j", the tensor or array) for each one a call is handed, in a list or tuple
+    too (flash-decoding's merge takes lists of tensors). A module's own parameters are not among them."""
+    for i, a in enumerate(args):
+        for name, x in [("", a)] if _array(a) else [(str(j), x) for j, x in enumerate(a)] if isinstance(
+                a, (list, tuple)) and len(a) <= 64 else []:
+            if _array(x):
+                yield i + 1, name, x
+
+
+def _array(x) -> bool:
+    return (isinstance(x, torch.Tensor) and x.device.type != "meta") or isinstance(x, np.ndarray)
+
+
+def _copy(x):
+    return x.detach().clone() if isinstance(x, torch.Tensor) else x.copy()
+
+
+def _same(now, before) -> bool:
+    """The same values (NaN where NaN was), shape and dtype: nothing written into it."""
+    if isinstance(now, np.ndarray):
+        return now.shape == before.shape and now.dtype == before.dtype and np.array_equal(
+            now, before, equal_nan=now.dtype.kind in "fc")
+    now = now.detach()
+    return now.shape == before.shape and now.dtype == before.dtype and bool(torch.equal(now, before) or (
+        now.is_floating_point() and ((now == before) | (now.isnan() & before.isnan())).all()))
 
 
 def _dtype(dtype: torch.dtype) -> str:

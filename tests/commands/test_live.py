@@ -275,6 +275,27 @@ def test_a_drill_in_chinese_at_80x24_and_a_save_just_before_q_counts(term, works
     assert drill["end"] == "quit" and drill["green"] == 1 and drill["score"] > 0
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_third_llm_sets_drill_at_80x24_names_its_mistake_and_ends_green_in_both_languages(term, workspace, lang):
+    """The beyond-the-model preset (issue 39): its four katas on the screen, a wrong PPO loss diagnosed by the error
+    model within 80×24, then the reference, and q keeps the score."""
+    term.start("drill", "beyond-the-model", "--minutes", "5", "--workspace", workspace, "--lang", lang,
+               width=80, height=24)
+    names = ("ppo_loss", "quantize_int8", "attention_merge", "muon")
+    term.wait_for(*names, "未开始" if lang == "zh" else "NOT STARTED", "q 结束练习" if lang == "zh" else "q end the drill")
+    mine = _drill_folder(workspace) / "torch" / "ppo_loss.py"
+    mine.write_text(variant("torch_ppo_loss", "wrong_clip_range_written_in").read_text(encoding="utf-8"))
+    said = ("诊断：" if lang == "zh" else "Diagnosis:")
+    lines = _fits(term, "ppo_loss · 未通过" if lang == "zh" else "ppo_loss · FAIL", said)
+    assert lines[0].startswith("kata drill · beyond-the-model")
+    mine.write_text((ROOT / "solutions" / "torch" / "ppo_loss.py").read_text(encoding="utf-8"))
+    _fits(term, "ppo_loss · 通过" if lang == "zh" else "ppo_loss · PASS")
+    term.keys("q")
+    term.wait_for("练习结束。" if lang == "zh" else "Drill ended.", "EXIT=1", history=True)
+    (drill,) = _stats(workspace)["drills"]
+    assert drill["preset"] == "beyond-the-model" and drill["end"] == "quit" and drill["green"] == 1
+
+
 def test_closing_the_window_ends_a_drill_recorded_and_without_an_internal_error(term, workspace, tmp_path):
     status = tmp_path / "status"
     term.start("drill", "attention-core", "--minutes", "5", "--workspace", workspace, width=80, height=24,

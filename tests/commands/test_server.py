@@ -15,6 +15,7 @@ import psutil
 import pytest
 from conftest import ROOT, run_kata, variant
 
+from checker import catalogue
 from checker.warm import client
 
 WARM = {"KATA_NO_SERVER": ""}
@@ -77,9 +78,10 @@ def served(tmp_path_factory):
 def _same_warm_and_cold(ws, files: dict, names: list[str], *extra) -> None:
     _write(ws, files)
     before, recorded = _status(ws)["served"], _recorded(ws)
-    warm = run_kata("check", *names, "-j", "1", "--json", "--workspace", ws, *extra, env=WARM)
+    warm = run_kata("check", *names, "-j", "1", "--json", "--workspace", ws, *extra, env=WARM, timeout=900)
     assert _status(ws)["served"] == before + len(names), "checked by the server"
-    cold = run_kata("check", *names, "-j", "1", "--json", "--workspace", ws, "--no-server", *extra, env=WARM)
+    cold = run_kata("check", *names, "-j", "1", "--json", "--workspace", ws, "--no-server", *extra, env=WARM,
+                    timeout=900)
     assert warm.returncode == cold.returncode, warm.stderr + cold.stderr
     assert warm.stderr == cold.stderr
     assert _verdicts(json.loads(warm.stdout)) == _verdicts(json.loads(cold.stdout))
@@ -97,21 +99,22 @@ def test_a_warm_check_gives_the_cold_verdict_report_exit_status_and_history(serv
     _same_warm_and_cold(served, FAST, ["attention", "numpy/softmax", "layer_norm"])
 
 
-SLOW_FILES = {
-    "torch/attention.py": variant("torch_attention", "wrong_fill_on_cpu"),
-    "torch/multi_head_attention.py": ROOT / "solutions" / "torch" / "multi_head_attention.py",
-    "numpy/attention.py": variant("numpy_attention", "wrong_softmax_axis"),
-    "torch/masks.py": next(iter(sorted((ROOT / "checker/checks/torch_masks/variants").glob("wrong_*.py")))),
-    "torch/decoder_block.py": ROOT / "solutions" / "torch" / "decoder_block.py",
-    "torch/cross_entropy.py": next(iter(sorted((ROOT / "checker/checks/torch_cross_entropy/variants").glob("wrong_*.py")))),
-    "numpy/layer_norm.py": ROOT / "solutions" / "numpy" / "layer_norm.py",
-}
+def _every_kata(kind: str) -> dict:
+    """Each kata's file in the workspace, holding its reference (kind "solution") or its first wrong variant."""
+    files = {}
+    for kata in catalogue.all_katas():
+        wrong = sorted((ROOT / "checker" / "checks" / f"{kata.track}_{kata.name}" / "variants").glob("wrong_*.py"))
+        source = ROOT / "solutions" / kata.file if kind == "solution" else wrong[0]
+        files[kata.file] = source.read_text(encoding="utf-8")
+    return files
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_warm_and_cold_verdicts_agree_on_more_katas_in_both_languages(served, lang):
-    files = {relative: path.read_text(encoding="utf-8") for relative, path in SLOW_FILES.items()}
-    names = [relative.removesuffix(".py").replace("torch/", "") for relative in files]
+@pytest.mark.parametrize("kind, lang", [("solution", "en"), ("wrong", "zh")])
+def test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata(served, kind, lang):
+    """Issue 38: every kata's reference (in English) and one wrong variant of every kata (in Chinese, diagnoses and
+    the error model included), checked by the server and cold: the same verdicts, reports, exit status, history."""
+    files = _every_kata(kind)
+    names = [kata.id for kata in catalogue.all_katas()]
     _same_warm_and_cold(served, files, names, "--lang", lang)
 
 
@@ -338,7 +341,8 @@ def test_a_dead_servers_lock_is_waited_for_a_moment_before_one_is_said_to_run(tm
     where = client.place(tmp_path)
     client.private_folder(where.folder)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from checker.warm import client; fd = client.hold(sys.argv[1]); print(fd is not None, "
+        "import sys, time; from checker import catalogue
+from checker.warm import client; fd = client.hold(sys.argv[1]); print(fd is not None, "
         "flush=True); time.sleep(1)"), str(where.lock)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert holder.stdout.readline().strip() == "True"
     assert client.starting_or_running(where)  # held: no waiting by default

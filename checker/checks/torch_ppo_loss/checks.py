@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Fail, Mistake, UserError, as_outputs, case, check, compare, expect_raises, expect_structure, matches
+from checker.kit import Fail, Mistake, UserError, case, check, compare, expect_raises, expect_structure, matches
 from checker.lang import t
 
 TARGET = "ppo_loss"
@@ -108,21 +108,6 @@ MISTAKES = [
 ]
 
 
-def _named(kit, c, args, got):
-    """The named mistake or the error model's rewrite that gives the user's outputs on case c's own inputs."""
-    try:
-        return kit.diagnose(c, "float64", as_outputs(got, OUTPUTS))
-    except Fail:
-        return None
-
-
-def _outputs(kit, c, args):
-    try:
-        return as_outputs(kit.user(args, case=c), OUTPUTS)
-    except Fail:
-        return None  # the shapes check reports it
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -138,14 +123,14 @@ def structure(kit):
 def defaults(kit):
     c = CASES[1]
     args = kit.inputs(c)[:8]
-    got, want = _outputs(kit, c, args), kit.reference(args, case=c)
+    got, want = kit.outputs(args, case=c), kit.reference(args, case=c)
     if got is None:
         return
     try:
         for (name, legend), u, e in zip(OUTPUTS, got, want):
             compare(u, e, name, legend)
     except Fail as fail:
-        explicit = _outputs(kit, c, args + (0.2, 0.2, 0.1, 0.01, "token"))
+        explicit = kit.outputs(args + (0.2, 0.2, 0.1, 0.01, "token"), case=c)
         if explicit is None or not all(matches(u, e) for u, e in zip(explicit, want)):
             raise Fail(t("{label}, called with the eight tensors only: {fail}; with the defaults passed explicitly it "
                          "differs too, so the defaults are not the cause", label=c.label, fail=fail.message)) from None
@@ -159,7 +144,7 @@ def padding_unused(kit):
     for c in (CASES[0], CASES[1]):
         args = kit.inputs(c)
         mask = args[7]
-        before = _outputs(kit, c, args)
+        before = kit.outputs(args, case=c)
         if before is None:
             return
         g = c.generator(salt=9)
@@ -167,7 +152,7 @@ def padding_unused(kit):
         for x in args[:7]:
             hidden = ~mask.unsqueeze(-1) if x.ndim == 3 else ~mask
             noisy.append(torch.where(hidden, 3.0 * torch.randn(x.shape, generator=g, dtype=x.dtype) - 2.0, x))
-        after = _outputs(kit, c, (*noisy, *args[7:]))
+        after = kit.outputs((*noisy, *args[7:]), case=c)
         if after is None:
             return
         for (name, _), b, a in zip(OUTPUTS, before, after):
@@ -175,7 +160,7 @@ def padding_unused(kit):
                 raise Fail(t("{label}: changing the numbers where the mask is False changed the {name} "
                              "from {before:.6g} to {after:.6g}", label=c.label, name=name,
                              before=b.item(), after=a.item()),
-                           _named(kit, c, args, before) or t(
+                           kit.diagnose(c, "float64", before) or t(
                                "a per-token term is not masked: only the response tokens count, in the sum and in the "
                                "count divided by, (x * mask).sum() / mask.sum() (per sequence: along dim 1, then the "
                                "mean over the rows); padding holds numbers too, not zeros"))
@@ -212,7 +197,7 @@ def first_step(kit):
     c = CASES[2]
     args = list(kit.inputs(c))
     args[1] = args[0].clone()
-    got = _outputs(kit, c, tuple(args))
+    got = kit.outputs(tuple(args), case=c)
     if got is None:
         return
     m = args[7].to(torch.float64)

@@ -2,7 +2,7 @@
 
 import torch
 
-from checker.kit import Fail, Mistake, as_outputs, case, check, compare, expect_raises, expect_structure, matches
+from checker.kit import Fail, Mistake, case, check, compare, expect_raises, expect_structure, matches
 from checker.lang import t
 
 TARGET = "reward_model_loss"
@@ -88,21 +88,6 @@ MISTAKES = [
 ]
 
 
-def _named(kit, c, got):
-    """The named mistake or the error model's rewrite that gives the user's outputs on case c's own inputs."""
-    try:
-        return kit.diagnose(c, "float64", as_outputs(got, OUTPUTS))
-    except Fail:
-        return None
-
-
-def _outputs(kit, c, args):
-    try:
-        return as_outputs(kit.user(args, case=c), OUTPUTS)
-    except Fail:
-        return None  # the shapes check reports it
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -117,7 +102,7 @@ def structure(kit):
 def last_token_only(kit):
     for c in (CASES[1], CASES[2]):
         args = kit.inputs(c)
-        before = _outputs(kit, c, args)
+        before = kit.outputs(args, case=c)
         if before is None:
             return
         g = c.generator(salt=9)
@@ -126,14 +111,14 @@ def last_token_only(kit):
             keep = torch.zeros_like(mask)
             keep[torch.arange(c.B), _last(mask)] = True
             changed.append(torch.where(keep, scores, 5.0 * torch.randn(scores.shape, generator=g, dtype=scores.dtype)))
-        after = _outputs(kit, c, (changed[0], args[1], changed[1], args[3], args[4]))
+        after = kit.outputs((changed[0], args[1], changed[1], args[3], args[4]), case=c)
         if after is None:
             return
         for (name, _), b, a in zip(OUTPUTS, before, after):
             if not matches(a, b):
                 raise Fail(t("{label}: changing every score except each sequence's last real token's changed the {name}",
                              label=c.label, name=name),
-                           _named(kit, c, before) or t(
+                           kit.diagnose(c, "float64", before) or t(
                                "a sequence's reward is ONE score, at its last real token, the rightmost True of its "
                                "attention mask: not a mean over the tokens, not the first token, not a fixed column. "
                                "torch.where(mask, torch.arange(T), -1).argmax(dim=1) finds it under left and right padding"))
@@ -143,13 +128,13 @@ def last_token_only(kit):
 def default_margin(kit):
     c = CASES[0]
     args = kit.inputs(c)[:4]
-    got, want = _outputs(kit, c, args), kit.reference(args)
+    got, want = kit.outputs(args, case=c), kit.reference(args)
     if got is None:
         return
     try:
         compare(got[0], want[0], "loss", "()")
     except Fail as fail:
-        if not matches(_outputs(kit, c, args + (None,))[0], want[0]):
+        if not matches(kit.outputs(args + (None,), case=c)[0], want[0]):
             raise Fail(t("{label}, called without margin: {fail}; with margin=None passed explicitly it differs too, "
                          "so the default is not the cause", label=c.label, fail=fail.message)) from None
         raise Fail(t("{label}, called without margin: {fail}; the default is margin=None, no margin",
@@ -162,7 +147,7 @@ def large_differences(kit):
     c = CASES[1]
     for dtype in ("float64", "float32"):
         args = inputs(c, dtype, scale=_HUGE)
-        got = _outputs(kit, c, args)
+        got = kit.outputs(args, case=c)
         if got is None:
             return
         what = t("{label}, {dtype}, scores × {scale:g}", label=c.label, dtype=dtype, scale=_HUGE)
@@ -181,7 +166,7 @@ def large_differences(kit):
 def equal_rewards(kit):
     c = CASES[2]
     chosen, chosen_mask, _, _, _ = kit.inputs(c)
-    got = _outputs(kit, c, (chosen, chosen_mask, chosen.clone(), chosen_mask.clone(), None))
+    got = kit.outputs((chosen, chosen_mask, chosen.clone(), chosen_mask.clone(), None), case=c)
     if got is None:
         return
     compare(got[0], torch.log(torch.tensor(2.0, dtype=torch.float64)),

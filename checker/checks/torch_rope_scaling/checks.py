@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from checker.kit import Fail, Mistake, UserError, case, check, expect_raises, expect_structure
+from checker.kit import Fail, Mistake, case, check, expect_raises, expect_structure
 from checker.lang import t
 
 TARGET = "rope_inv_freq"

@@ -8,7 +8,7 @@ GELUs, and a bias added on every rank moves the output by (N - 1)·b2.
 import torch
 import torch.nn.functional as F
 
-from checker.kit import Convention, Fail, Mistake, UserError, case, check, compare, expect_raises, \
+from checker.kit import Convention, Fail, Mistake, case, check, compare, expect_raises, \
     expect_structure
 from checker.lang import t
 

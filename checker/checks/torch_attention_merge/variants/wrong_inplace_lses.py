@@ -1,4 +1,4 @@
-# expect: in place
+# expect: wrote into argument 2
 """The merge subtracts the max from the caller's lse tensors in place (lse.sub_), so the caller's chunks are
 changed: merging them again, or caching them, gives other numbers."""
 import math
