@@ -18,11 +18,13 @@ import contextlib
 import copy
 import io
 import math
+import os
 import signal
 import sys
 import threading
 import time
 import types
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,16 @@ from checker.lang import t
 
 # Seconds the search may take: one part, or a composite (a layer, a model). The issue's bound on a 2-core machine.
 BUDGET = {"single": 1.0, "composite": 3.0}
+
+
+def budget(kind: str) -> float:
+    """BUDGET[kind], times KATA_SEARCH_SCALE if it is set (a number): a search cut by its budget may say less on a
+    slower or busier machine, so a slow laptop, or a test that compares two checks of one file, can give it more."""
+    try:
+        scale = float(os.environ.get("KATA_SEARCH_SCALE") or 1.0)
+    except ValueError:
+        scale = 1.0
+    return BUDGET[kind] * (scale if math.isfinite(scale) and scale > 0 else 1.0)
 MUTANT_SECONDS = 0.5  # a rewrite that runs longer than this on one case is dropped (a loop that no longer ends)
 MAX_FITS = 2  # more kinds of rewrite than this fit: the outputs do not single one out, so none is said
 
@@ -862,7 +874,9 @@ def _ran(run, module, case):
 
     grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     try:
-        with np.errstate(all="ignore"), _deadline(MUTANT_SECONDS), contextlib.redirect_stdout(io.StringIO()):
+        with np.errstate(all="ignore"), _deadline(MUTANT_SECONDS), contextlib.redirect_stdout(io.StringIO()), \
+                warnings.catch_warnings():  # a rewrite's warning (a Linear of zero features) is not the user's
+            warnings.simplefilter("ignore")
             return run(module, case)
     except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
         return _FAILED

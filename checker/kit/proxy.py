@@ -294,7 +294,7 @@ class Kit:
         def same(mine, theirs):
             return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
 
-        budget = errormodel.BUDGET["composite" if self.options.PARTS else "single"]
+        budget = errormodel.budget("composite" if self.options.PARTS else "single")
         key = (self.spec.__name__, outputs and tuple(outputs))  # run depends on the rewrite and the case alone
         return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget, key))
 
@@ -394,13 +394,15 @@ class Kit:
         return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
-                     rewrites: bool = True, **how) -> str | None:
+                     rewrites: bool = True, confirm=None, **how) -> str | None:
         """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
         got, one value or a tuple of them; it becomes the report's diagnosis.
 
         run(mistake) computes a mistake's result when calling the reference with impl=mistake.impl
         (and `how`: case=, dtype=, target=, method=) is not how this kata runs one; same(got, wrong)
         replaces "every value matches within tol"; outputs splits a result as as_outputs() does.
+        confirm(mistake) -> bool: a check's own inputs beyond args, where the mistake must give the user's results
+        too before it is said (one input fits more than one way of being wrong).
         """
         for mistake in self.options.MISTAKES if mistakes is None else mistakes:
             try:
@@ -415,6 +417,8 @@ class Kit:
                 found = _all_match(got, wrong, tol)
             if found and run is None and same is None and set(how) == {"case", "dtype"} and mistakes is None:
                 found = self._reproduces(mistake, how["case"], how["dtype"], tol, outputs)
+            if found and confirm is not None:
+                found = confirm(mistake)
             if found:
                 explain = t(mistake.explain)
                 self.diagnosis = self.diagnosis or explain
@@ -441,7 +445,7 @@ class Kit:
             return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
 
         only = Case(0, {})
-        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.BUDGET["single"])
+        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.budget("single"))
         return self._said(fits) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:

@@ -18,7 +18,9 @@ from conftest import ROOT, run_kata, variant
 from checker import catalogue
 from checker.warm import client
 
-WARM = {"KATA_NO_SERVER": ""}
+# The error model's budget is CPU seconds: on a loaded machine a search may stop earlier in one process than in the
+# other and say less. Given enough, both finish it, and the verdicts are compared as they are on an idle machine.
+WARM = {"KATA_NO_SERVER": "", "KATA_SEARCH_SCALE": "20"}
 TIMES = ("seconds", "user_seconds", "reference_seconds")  # the only fields a run may change
 SOLUTION = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-8")
 # A file that makes a tensor itself: its code also runs on the meta device (the device check).
@@ -104,6 +106,8 @@ def _every_kata(kind: str) -> dict:
     files = {}
     for kata in catalogue.all_katas():
         wrong = sorted((ROOT / "checker" / "checks" / f"{kata.track}_{kata.name}" / "variants").glob("wrong_*.py"))
+        # not one that may read uninitialised memory (torch.empty as a weight): its numbers differ from run to run
+        wrong = [path for path in wrong if "empty(" not in path.read_text(encoding="utf-8")] or wrong
         source = ROOT / "solutions" / kata.file if kind == "solution" else wrong[0]
         files[kata.file] = source.read_text(encoding="utf-8")
     return files
@@ -341,8 +345,7 @@ def test_a_dead_servers_lock_is_waited_for_a_moment_before_one_is_said_to_run(tm
     where = client.place(tmp_path)
     client.private_folder(where.folder)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from checker import catalogue
-from checker.warm import client; fd = client.hold(sys.argv[1]); print(fd is not None, "
+        "import sys, time; from checker.warm import client; fd = client.hold(sys.argv[1]); print(fd is not None, "
         "flush=True); time.sleep(1)"), str(where.lock)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert holder.stdout.readline().strip() == "True"
     assert client.starting_or_running(where)  # held: no waiting by default

@@ -257,8 +257,10 @@ def model_calls(kit):
                              "hypothesis is live the search is over; stop the loop there", label=c.label, length=length))
             if after_eos:
                 raise Fail(t("{label}: at a step with prefixes of {length} tokens, {after_eos} of the {n} prefixes you "
-                             "handed the model already hold EOS: a hypothesis ending in EOS is finished; take it out of "
-                             "the beam and never extend it", label=c.label, length=length, after_eos=after_eos, n=n))
+                             "handed the model already hold EOS: a hypothesis ending in EOS is finished, out of the "
+                             "beam and never extended; and each extension is a new list (ids + [token]): appending to "
+                             "a list two hypotheses share writes one's token into the other",
+                             label=c.label, length=length, after_eos=after_eos, n=n))
         steps = max((length for _, length, _ in reply["calls"]), default=0)
         if steps > c.max_new:
             raise Fail(t("{label}: you called the model on prefixes of {steps} tokens: with max_new_tokens = {max_new} "

@@ -46,6 +46,9 @@ _HAND = [
     ("a merge across chunks", [(101, 32), (116, 104), (257, 101)], "the cat the hat"),
     ("rank, not longest match", [(97, 98), (98, 99), (97, 257)], "abc abc"),
 ]
+# Beside _HAND, where a named way of encoding must give the user's ids too: (b, c) is the most frequent pair of
+# "abcbc" and (a, b) the leftmost, so merging by frequency and merging the leftmost known pair part there.
+_TELLS = [("the leftmost pair, not the most frequent", [(97, 98), (98, 99)], "abcbc")]
 # Ids of several digits, whose text overlaps: merged to the end, the mixed corpus's merges run to id 421, and a
 # merge such as (10, 10) ("\n\n") also matches inside "110 103" ("ng") once the ids are joined as text. By hand:
 # (x, y) -> 256, then (8, 9) -> (56, 57) -> 257, where "256 57" ("xy" then "9") holds "56 57" as text.
@@ -314,10 +317,22 @@ def _expect_ids(kit, text, merges, where):
     if got != want:
         i, g, w = _first_difference(got, want)
         found = kit.name_mistake((), got, _ENCODE_MISTAKES, run=lambda m: m.impl(text, merges),
-                                 same=lambda u, v: u == v)
+                                 same=lambda u, v: u == v, confirm=lambda m: _everywhere(kit, m))
         raise Fail(t("{where}: encode({text}) gave {count} ids, the reference {expected}; first difference at "
                      "position {i}: got {got}, expected {want}", where=where, text=_short(text), count=len(got),
                      expected=len(want), i=i, got=g, want=w), found)
+
+
+def _everywhere(kit, mistake) -> bool:
+    """A named way of encoding is said only if it gives the user's ids on every hand-made probe, where the user's
+    are right too: merging the leftmost pair the merges know and the longest match agree on one text, not on all."""
+    for _, merges, text in _HAND + _TELLS:
+        try:
+            if _user_encode(kit, text, merges, "") != mistake.impl(text, merges):
+                return False
+        except (Fail, UserError):
+            return False
+    return True
 
 
 def _expect_text(kit, ids, merges, want, where):

@@ -205,9 +205,13 @@ def causal_past(kit):
         if torch.allclose(after[:, :, pos], before[:, :, pos], rtol=1e-12, atol=1e-12, equal_nan=True):
             raise Fail(t("{label}: changing the key and value at position 0 left the output at position {pos} "
                          "unchanged: with causal=True query i sees every key 0..i", label=c.label, pos=pos),
-                       kit.name_mistake((q, k, v, True), before)
-                       or t("S_i and z_i are prefix sums over the positions, torch.cumsum(..., dim=2) on (B, H, T, "
-                            "...), not over a feature axis"))
+                       kit.name_mistake((q, k, v, True), before) or (
+                           t("query 0 does not see key 0, its own position: the prefix sums include position i "
+                             "itself (j <= i), so a loop adds phi(k_i)ᵀ v_i to S and phi(k_i) to z before query i "
+                             "reads them") if pos == 0 else
+                           t("query {pos} does not see key 0: S_i and z_i sum over every position j <= i, "
+                             "torch.cumsum(..., dim=2) on (B, H, T, ...), not over a feature axis or a window",
+                             pos=pos)))
 
 
 @check("properties", "causal: the first t positions alone give the first t outputs (the RNN view)")

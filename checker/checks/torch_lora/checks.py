@@ -375,8 +375,11 @@ def merge_unmerge(kit):
                          "and so is B @ A", label=c.label, error=err, where=at_line(err), shape=(c.D_out, c.D_in)),
                        line=None) from None
         if got["trainable"] != ["lora_A", "lora_B"]:
+            frozen = [name for name in ("lora_A", "lora_B") if name not in got["trainable"]]
             raise Fail(t("{label}: after merge() and unmerge(), the parameters that require grad are {names}; only "
                          "lora_A and lora_B should", label=c.label, names=", ".join(got["trainable"]) or t("none")),
+                       t("lora_A and lora_B must keep requires_grad=True: freeze the base layer alone "
+                         "(self.base.requires_grad_(False)), not every parameter of the module") if frozen else
                        t("change base.weight in place under torch.no_grad() (self.base.weight += ...), not by "
                          "assigning a new nn.Parameter, which requires grad"))
         want = _merge_run(kit, c, impl=kit.solution.LoRALinear)

@@ -209,11 +209,35 @@ def _expected(c, draft="noisy"):
 
 
 def _name(kit, c, got, draft="noisy"):
-    def run(m):
-        target, drafter = make_models(c, draft)
-        return m.impl(target, drafter, make_prompt(c), c.max_new, c.k, c.eos)
+    def run(m, case=c):
+        target, drafter = make_models(case, draft)
+        return m.impl(target, drafter, make_prompt(case), case.max_new, case.k, case.eos)
 
-    return kit.name_mistake((), got, run=run, same=lambda u, w: tuple(u) == tuple(w))
+    users: dict = {}
+
+    def user(case):  # the user's (tokens, target calls) on another case, once
+        if case.id not in users:
+            try:
+                tokens, reply = _run(kit, case, draft)
+                users[case.id] = (tuple(tokens), len(reply["target_calls"]))
+            except (Fail, UserError):
+                users[case.id] = None
+        return users[case.id]
+
+    def everywhere(m):  # the right tokens and a count of calls fit several mistakes on one case: so on every case
+        # where the user's result is not the reference's, the mistake's must be the user's (kit._reproduces' rule)
+        for other in CASES:
+            if other is c:
+                continue
+            want, calls = _expected(other, draft)
+            if user(other) == (tuple(want), calls):
+                continue
+            tokens, count = run(m, other)
+            if user(other) != (tuple(tokens), count):
+                return False
+        return True
+
+    return kit.name_mistake((), got, run=run, same=lambda u, w: tuple(u) == tuple(w), confirm=everywhere)
 
 
 # ----------------------------------------------------------------------------- checks
