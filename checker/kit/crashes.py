@@ -59,6 +59,17 @@ def _shape(sizes: tuple, named) -> str:
     return f"({inner},)" if len(sizes) == 1 else f"({inner})"
 
 
+def _lost_axis(shapes: list[tuple]) -> tuple | None:
+    """(full, reduced) when one of two shapes is the other without its last axis, and so cannot broadcast against it:
+    a reduction over the last axis that dropped it, (..., T_q, T_k) against (..., T_q)."""
+    if len(shapes) != 2:
+        return None
+    for full, reduced in (shapes, shapes[::-1]):
+        if len(full) >= 2 and tuple(full[:-1]) == tuple(reduced):
+            return full, reduced
+    return None
+
+
 def _where(err: UserError) -> str:
     line = user_line(err)
     return t("line {line}", line=line) if line else t("your code")
@@ -116,6 +127,11 @@ def crash_diagnosis(err: UserError) -> str | None:
                  where=where, shape=shown, total=named(total))
     if m := re.search(r"could not be broadcast together with (?:remapped )?shapes(.*)", text):
         shown = joined(t(" and "), (_shape(s, named) for s in _shapes_in(m[1])))
+        if lost := _lost_axis(_shapes_in(m[1])):
+            return t("{where} combines shapes {shapes}: the second is the first without its last axis, as a sum, mean "
+                     "or max over that axis gives it; with keepdims=True (keepdim=True in torch) it keeps that axis as "
+                     "1 and lines up with the first, one value per row", where=where,
+                     shapes=joined(t(" and "), (_shape(s, named) for s in lost)))
         if "[" in m[1].replace("[original->remapped]", ""):  # torch writes [2, 3]; NumPy (2,3)
             return t("{where} combines tensors of shapes {shapes}, which do not line up axis by axis from the last "
                      "one: the tensors do not hold the same dimensions in the same order; check which axis each holds",

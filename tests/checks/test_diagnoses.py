@@ -46,6 +46,19 @@ def test_broadcast_crash_speaks_chinese(tmp_path):
     assert diagnosis.startswith(f"第 {line} 行") and "(T_k)" in diagnosis
 
 
+def test_a_reduction_that_lost_its_axis_is_named_where_it_cannot_broadcast_on_either_track(tmp_path):
+    """A row statistic without keepdims meets the rows it came from: NumPy names both shapes, and the one that is the
+    other without its last axis is named as the sum, mean or max that dropped it (keepdim), not as a transpose."""
+    result, line = _check(tmp_path, "numpy/attention", NUMPY, "keepdims=True", "keepdims=False")
+    assert result.status == "fail"
+    assert result.diagnosis.startswith(f"line {line} combines shapes") and "without its last axis" in result.diagnosis
+    from checker.kit.crashes import _lost_axis
+
+    assert _lost_axis([(2, 4, 6, 6), (2, 4, 6)]) == ((2, 4, 6, 6), (2, 4, 6))
+    assert _lost_axis([(3,), (3, 5)]) == ((3, 5), (3,))
+    assert _lost_axis([(3, 5), (5, 3)]) is None and _lost_axis([(3, 5), (4,)]) is None
+
+
 def test_input_modified_in_place_is_diagnosed(tmp_path):
     result, _ = _check(tmp_path, "numpy/attention", NUMPY, "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
                        "q /= math.sqrt(d_k)\n    scores = q @ np.swapaxes(k, -1, -2)")

@@ -1,6 +1,7 @@
 """Hidden checks: the backward pass of scaled dot-product attention in NumPy (dq, dk, dv)."""
 
 import math
+import re
 
 import numpy as np
 import torch
@@ -9,7 +10,7 @@ import torch.nn.functional as F
 from checker.checks.shared import masks
 from checker.checks.shared.outputs import split
 from checker.lang import t
-from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Fail, FollowUp, Mistake, UserError, case, check, compare, crash_diagnosis, expect_structure
 from checker.checks.shared.numpy_parts import softmax
 
 _TRACK = "numpy"
@@ -174,8 +175,9 @@ def any_rank(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
+            product = re.search(r"matmul|not aligned|cannot be multiplied", err.message or "")  # the user's error
             raise Fail(t("{label}, {rank}-D inputs: your code raised {err}", label=c.label, rank=rank, err=err),
-                       t(_TRANSPOSES)) from None
+                       t(_TRANSPOSES) if product else crash_diagnosis(err) or t(_TRANSPOSES)) from None
         except Fail as fail:
             raise Fail(fail.message, fail.diagnosis or t(_TRANSPOSES)) from None
 
