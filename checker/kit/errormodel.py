@@ -889,9 +889,12 @@ def _fits(value, case, got, same) -> tuple[bool, float | None]:
     """(whether the rewritten reference's value on case is the user's outputs, how far it is from them)."""
     if value is _FAILED:
         return False, None
-    if same(got[case.id], value):
-        return True, 0.0
-    return False, _distance(got[case.id], value)
+    try:
+        if same(got[case.id], value):
+            return True, 0.0
+        return False, _distance(got[case.id], value)
+    except Exception:  # noqa: BLE001 - a rewrite's value of another kind (a float for an array) is no fit
+        return False, None
 
 
 def _distance(a, b) -> float | None:

@@ -195,3 +195,15 @@ def test_a_rewrite_that_never_ends_is_stopped():
         while True:
             pass
     assert errormodel.Rewrites(source, "<t>").module(0, "m") is not None
+
+
+def test_a_rewrite_whose_value_the_comparison_cannot_read_is_no_fit_and_no_internal_error():
+    """A rewrite of layer_norm_backward's reference gave a float where the user's result is an array: the check's own
+    comparison raised AttributeError, and the whole check became an internal error. It is simply no fit."""
+    from checker.kit import matches
+
+    user = (torch.ones(3), torch.zeros(2))
+    c = case(1)
+    assert errormodel._fits((1.5, torch.zeros(2)), c, {1: user}, lambda a, b: all(map(matches, a, b))) == (False, None)
+    assert errormodel._fits((torch.ones(3), torch.zeros(2)), c, {1: user},
+                            lambda a, b: all(map(matches, a, b))) == (True, 0.0)
