@@ -125,6 +125,11 @@ def crash_diagnosis(err: UserError) -> str | None:
         return t("{where} asks for the shape ({shape}) from a tensor of {total} elements, which that shape cannot "
                  "hold: build the new shape from the sizes the tensor has there, and check which axis holds what",
                  where=where, shape=shown, total=named(total))
+    if m := re.search(r"index (-?\d+) is out of bounds for (?:dimension|axis) \d+ with size (\d+)", text):
+        index, size = int(m[1]), int(m[2])  # the axis unsaid: torch counts it within an advanced index's own axes
+        return t("{where} reads index {index} of an axis of size {size}: the indices there run from 0 to {last}; an "
+                 "index computed for another axis (// against %, a row for a column) or one past the end (a range, a "
+                 "length or a position off by one) goes out", where=where, index=index, size=size, last=size - 1)
     if m := re.search(r"could not be broadcast together with (?:remapped )?shapes(.*)", text):
         shown = joined(t(" and "), (_shape(s, named) for s in _shapes_in(m[1])))
         if lost := _lost_axis(_shapes_in(m[1])):

@@ -59,6 +59,13 @@ def test_a_reduction_that_lost_its_axis_is_named_where_it_cannot_broadcast_on_ei
     assert _lost_axis([(3, 5), (5, 3)]) is None and _lost_axis([(3, 5), (4,)]) is None
 
 
+def test_an_index_past_the_end_of_an_axis_is_said_with_the_range_it_has(tmp_path):
+    result, line = _check(tmp_path, "attention", TORCH, "Q @ K.transpose(-2, -1)", "Q[:, :, [0, 99]] @ K.transpose(-2, -1)")
+    assert result.status == "fail"
+    assert result.diagnosis.startswith(f"line {line} reads index 99 of an axis of size ")
+    assert "the indices there run from 0 to" in result.diagnosis
+
+
 def test_input_modified_in_place_is_diagnosed(tmp_path):
     result, _ = _check(tmp_path, "numpy/attention", NUMPY, "scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)",
                        "q /= math.sqrt(d_k)\n    scores = q @ np.swapaxes(k, -1, -2)")

@@ -1,4 +1,4 @@
-# expect: %
+# expect: reads index 3 of an axis of size 3
 """gather looks the block up with p % b and the offset with p // b: the two halves of the slot swapped."""
 import math
 
