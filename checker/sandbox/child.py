@@ -248,14 +248,15 @@ _warming = None  # the child's thread importing them while the checks run (a sin
 
 
 def warm() -> None:
-    """Import torch's meta kernels now (the device check runs the user's code on the meta device): about
-    0.3 s, sympy for torch._check; torch._dynamo, 0.8 s more, is left out (checker.sandbox.meta_kernels)."""
+    """Import torch's meta kernels now (the device check runs the user's code on the meta device): about 0.03 s;
+    torch._dynamo (0.8 s) and sympy (0.3 s) are left out (checker.sandbox.meta_kernels)."""
     global _warm
     if _warm:
         return
-    from checker.sandbox.meta_kernels import without_dynamo
+    from checker.sandbox.meta_kernels import without_dynamo, without_symbolic_shapes
 
     without_dynamo()
+    without_symbolic_shapes()
     probe = torch.ones(2, 3, device="meta")
     (probe @ probe.T).softmax(-1).masked_fill(probe[:, :2].bool(), 0.0).tril()
     _warm = True
