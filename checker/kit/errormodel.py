@@ -33,9 +33,11 @@ from checker.lang import t
 
 # Seconds the search may take: one part, or a composite (a layer, a model). The issue's bound on a 2-core machine.
 BUDGET = {"single": 1.0, "composite": 3.0}
+MUTANT_SECONDS = 0.5  # a rewrite that runs longer than this on one case is dropped (a loop that no longer ends)
+MAX_FITS = 2  # more kinds of rewrite than this fit: the outputs do not single one out, so none is said
 
 
-def budget(kind: str) -> float:
+def search_seconds(kind: str) -> float:
     """BUDGET[kind], times KATA_SEARCH_SCALE if it is set (a number): a search cut by its budget may say less on a
     slower or busier machine, so a slow laptop, or a test that compares two checks of one file, can give it more."""
     try:
@@ -43,8 +45,7 @@ def budget(kind: str) -> float:
     except ValueError:
         scale = 1.0
     return BUDGET[kind] * (scale if math.isfinite(scale) and scale > 0 else 1.0)
-MUTANT_SECONDS = 0.5  # a rewrite that runs longer than this on one case is dropped (a loop that no longer ends)
-MAX_FITS = 2  # more kinds of rewrite than this fit: the outputs do not single one out, so none is said
+
 
 # What each rule changes, said as the concept a learner would look up. A lambda each: t() speaks the language of the
 # run, and the test of messages finds every literal here.

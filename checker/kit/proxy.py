@@ -294,7 +294,7 @@ class Kit:
         def same(mine, theirs):
             return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
 
-        budget = errormodel.budget("composite" if self.options.PARTS else "single")
+        budget = errormodel.search_seconds("composite" if self.options.PARTS else "single")
         key = (self.spec.__name__, outputs and tuple(outputs))  # run depends on the rewrite and the case alone
         return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget, key))
 
@@ -445,7 +445,7 @@ class Kit:
             return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
 
         only = Case(0, {})
-        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.budget("single"))
+        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.search_seconds("single"))
         return self._said(fits) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:

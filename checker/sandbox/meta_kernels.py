@@ -113,16 +113,20 @@ class _Light(types.ModuleType):
         return _HELPERS[name] if name in _HELPERS else getattr(_real(), name)
 
 
+class _NoSympyObject:
+    """What isinstance(x, sympy.Basic) is asked against while sympy is not imported: no object is one."""
+
+
 class _NoSympy(types.ModuleType):
     """sympy as torch's dtype promotion asks it, isinstance(x, sympy.Basic): no sympy object exists before sympy is
-    imported, so a class of its own answers False; any other name imports the real sympy."""
-
-    class Basic:
-        pass
+    imported, so a class of its own answers False; any other name imports the real sympy, and from then on Basic
+    too is the real one (for whoever kept this module)."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        if name == "Basic" and isinstance(sys.modules.get("sympy"), _NoSympy):
+            return _NoSympyObject
         if isinstance(sys.modules.get("sympy"), _NoSympy):
             del sys.modules["sympy"]
         return getattr(importlib.import_module("sympy"), name)
@@ -133,6 +137,9 @@ def without_symbolic_shapes() -> bool:
     are imported already; True if both are in place."""
     if _SHAPES in sys.modules or "sympy" in sys.modules:
         return isinstance(sys.modules.get(_SHAPES), _Light) and isinstance(sys.modules.get("sympy"), _NoSympy)
-    sys.modules[_SHAPES] = _Light(_SHAPES)
+    sys.modules[_SHAPES] = light = _Light(_SHAPES)
     sys.modules["sympy"] = _NoSympy("sympy")
+    parent = sys.modules.get(_SHAPES.rpartition(".")[0])
+    if parent is not None:  # torch.fx.experimental.symbolic_shapes read as an attribute finds it too
+        setattr(parent, "symbolic_shapes", light)
     return True

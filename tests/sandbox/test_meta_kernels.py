@@ -61,6 +61,8 @@ def test_without_sympy_the_same_kernels_say_the_same_and_the_helpers_answer_as_t
 import sys, torch
 from checker.sandbox import meta_kernels as mk
 mk.without_symbolic_shapes()
+stub = sys.modules["sympy"]
+assert not isinstance(1, stub.Basic) and torch.fx.experimental.symbolic_shapes is sys.modules[mk._SHAPES]
 light = {name: mk._HELPERS[name] for name in mk._HELPERS}
 values = [True, False, 0, 3, 7, (2, 3), [4, 5], (2, (3, 4))]
 said = []
@@ -74,6 +76,8 @@ for name, helper in light.items():
                 said.append((name, repr(args), 'raises', type(err).__name__))
 import torch.fx.experimental.symbolic_shapes as real
 assert not isinstance(real, mk._Light) and real.ShapeEnv is not None  # any other name: the real module
+import sympy
+assert sympy is not stub and stub.Basic is sympy.Basic  # kept by someone, the light sympy now answers as sympy
 for name, args, how, what in said:
     try:
         mine = 'ok', repr(getattr(real, name)(*eval(args)))
