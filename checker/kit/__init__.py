@@ -22,7 +22,7 @@ from checker.kit.authoring import (  # noqa: F401
 )
 from checker.kit.compare import (  # noqa: F401
     RTOL_F64, ATOL_F64, RTOL_F32, ATOL_F32, DTYPES, describe, dtype_diagnosis, compare, matches, divmod_index,
-    as_outputs, float_tensor, floating,
+    as_outputs, float_tensor, floating, shape_relation,
 )
 from checker.kit.crashes import (  # noqa: F401
     DEVICE_MISMATCH, user_line, at_line, raised, crash_diagnosis,

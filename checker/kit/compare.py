@@ -82,6 +82,54 @@ def phrase(text: str) -> str:
     return text
 
 
+def _axes(legend, ndim: int) -> list | None:
+    """The axis names of a legend such as (B, H, T_q, T_k), or None where it is not one name per axis."""
+    text = legend.strip() if isinstance(legend, str) and not isinstance(legend, Message) else ""
+    names = [n.strip() for n in text[1:-1].split(",") if n.strip()] if text[:1] + text[-1:] == "()" else []
+    return names if len(names) == ndim and all(n.isidentifier() for n in names) else None
+
+
+def shape_relation(got: tuple, want: tuple, legend="") -> Message | None:
+    """What a wrong shape is, where it is the right one changed in one way: axes of size 1 left in, an axis not
+    reduced away, an axis reduced away (named by the legend), the axes in another order, or the right number of
+    elements viewed in another shape. None for any other shape."""
+    names = _axes(legend, len(want))
+
+    def without(shape, i):
+        return shape[:i] + shape[i + 1:]
+
+    if len(got) > len(want) and tuple(s for s in got if s != 1) == tuple(s for s in want if s != 1) \
+            and got.count(1) > want.count(1):
+        return t("yours has the contract's axes and {count} more dimension(s) of size 1 ({got} for {want}): an axis left in "
+                 "by keepdim=True, unsqueeze, [:, None] or a gather's index; squeeze it, or reduce without keepdim",
+                 count=len(got) - len(want), got=got, want=want)
+    if len(got) == len(want) + 1:
+        extra = sorted({got[i] for i in range(len(got)) if without(got, i) == want})
+        if len(extra) == 1:
+            return t("yours has one axis more than the contract, of size {size} ({got} for {want}): a sum or mean "
+                     "over it, or the reshape that merges it, is missing", size=extra[0], got=got, want=want)
+    if len(got) == len(want) - 1:
+        gone = [i for i in range(len(want)) if without(want, i) == got]
+        if gone:
+            axis = names[gone[0]] if names and len({names[i] for i in gone}) == 1 else None
+            if axis:
+                return t("axis {axis} of {legend} is missing from yours ({got}): your code reduced over it (a sum, "
+                         "mean or max) or indexed it away; the contract keeps it", axis=axis, legend=legend, got=got)
+            return t("yours has one axis fewer than the contract ({got} for {want}): your code reduced over one "
+                     "(a sum, mean or max) or indexed it away", got=got, want=want)
+    if len(got) == len(want) and sorted(got) == sorted(want):
+        order = [want.index(s) for s in got] if len(set(want)) == len(want) else None
+        if order and names:
+            return t("yours has the contract's axes in another order, ({order}) for {legend}: a transpose, permute or "
+                     "moveaxis is missing, or one too many", order=", ".join(names[i] for i in order), legend=legend)
+        return t("yours has the contract's sizes in another order ({got} for {want}): a transpose, permute or "
+                 "moveaxis is missing, or one too many", got=got, want=want)
+    if got and want and math.prod(got) == math.prod(want):
+        return t("yours has the right number of elements in another shape ({got} for {want}): a view or reshape to "
+                 "the wrong sizes, or one without the transpose before it", got=got, want=want)
+    return None
+
+
 def compare(actual, expected, what: str, legend: str = "", *, exact: bool = False, tol=None) -> None:
     """The one comparison: kind, exact shape (never broadcast), dtype, then values. Raises Fail.
 
@@ -96,7 +144,8 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
         raise Fail(t("{what} should be {kind}, got {got}", what=what, kind=kind, got=describe(actual)))
     if tuple(actual.shape) != tuple(expected.shape):
         shown = legend + f" = {tuple(expected.shape)}" if legend else f"{tuple(expected.shape)}"  # legend: a Message
-        raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)))
+        raise Fail(t("{what} should have shape {shown}, got {got}", what=what, shown=shown, got=tuple(actual.shape)),
+                   shape_relation(tuple(actual.shape), tuple(expected.shape), legend), general=True)
     if actual.dtype != expected.dtype:
         raise Fail(t("{what} should have dtype {want}, got {got}", what=what, want=_dtype_name(expected),
                      got=_dtype_name(actual)), _mask_diagnosis(actual, expected), general=True)

@@ -45,24 +45,25 @@ def identify(value, candidates: list) -> str | None:
 
 
 def unused_argument(kit, name: str, calls: tuple) -> Fail | None:
-    """A relation that needs no named mistake: the user's code gives bit for bit the same result for two calls
-    that differ only in argument name, whose reference results differ. Then the argument has no effect (a
-    value fixed in the code replaces it), a fact whatever the fixed value is. calls: ((call, shown), (call,
-    shown)), each call the keywords of Kit.user: {"args": ...} for a function, plus "init" and "state" for a
-    module built with the argument."""
+    """A relation that needs no named mistake: the user's code gives bit for bit the same result for calls that
+    differ only in argument name, whose reference results differ. Then the argument has no effect (a value fixed
+    in the code replaces it), a fact whatever the fixed value is. calls: ((call, shown), ...), each call the
+    keywords of Kit.user: {"args": ...} for a function, plus "init" and "state" for a module built with the
+    argument. Give a value far above the others among them: an argument used only past a threshold
+    (max(std, eps)) changes nothing between two small values, and is used all the same."""
     from checker.kit.authoring import Fail
     from checker.errors import UserError
 
     try:
-        (a, shown_a), (b, shown_b) = ((kit.user(**call), shown) for call, shown in calls)
+        results = [kit.user(**call) for call, _ in calls]
     except UserError as err:
         if err.not_implemented:
             raise  # a stub: not started, not passed
         return None  # a call that raises: the other checks say why
-    if not identical(a, b):
+    if not all(identical(results[0], other) for other in results[1:]):
         return None
-    return Fail(t("{name}={a} and {name}={b} give exactly the same result, where the reference's differ: your code "
-                  "does not use its {name} argument", name=name, a=shown_a, b=shown_b),
+    return Fail(t("{name} = {values} give exactly the same result, where the reference's differ: your code "
+                  "does not use its {name} argument", name=name, values=", ".join(shown for _, shown in calls)),
                 t("the {name} argument has no effect: a value written into the code (1e-5 as in nn.LayerNorm, 1e-12 "
                   "as in BERT, or the default itself) replaces it; use the argument the caller passes", name=name))
 

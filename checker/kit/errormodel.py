@@ -658,8 +658,10 @@ class Rewrites:
             for k in ks:
                 site, rule, new = self.items[k]
                 restores.append(_apply(site, rule, new))
-            for top in {site.top for k in ks for site in _each(self.items[k][0])}:
-                changed[top] = compile(ast.Module([self.tree.body[top]], []), self.filename, "exec")
+            with warnings.catch_warnings():  # `x is 0` of a rewrite: a SyntaxWarning on the user's terminal otherwise
+                warnings.simplefilter("ignore")
+                for top in {site.top for k in ks for site in _each(self.items[k][0])}:
+                    changed[top] = compile(ast.Module([self.tree.body[top]], []), self.filename, "exec")
         except (SyntaxError, ValueError, TypeError, IndexError):
             return None
         finally:
@@ -841,6 +843,7 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     return pairs if len(pairs) == 1 else []
 
 
+OTHER_SHAPE = 1e6  # far beyond any difference of values: a rewrite of the right shapes is always nearer
 PAIRED = 12  # the singles that come nearest the user's outputs, tried two at a time
 # The finite numbers the user's outputs must hold, over all the cases compared, before any rewrite is said: one
 # number (a loss, a learning rate) is met by a written-in 512 as easily as by the mistake itself ((2·64)^-0.5 equals
@@ -899,15 +902,19 @@ def _fits(value, case, got, same) -> tuple[bool, float | None]:
 
 
 def _distance(a, b) -> float | None:
-    """Mean absolute difference over the float outputs, None where the forms differ."""
+    """Mean absolute difference over the float outputs, None where the forms differ; an output of another shape
+    counts OTHER_SHAPE (a rewrite that gets one of several outputs' shapes wrong may be one of a pair's two)."""
     a = a if isinstance(a, (tuple, list)) else (a,)
     b = b if isinstance(b, (tuple, list)) else (b,)
     if len(a) != len(b):
         return None
     total = 0.0
     for x, y in zip(a, b):
-        if not (hasattr(x, "shape") and hasattr(y, "shape")) or tuple(x.shape) != tuple(y.shape):
+        if not (hasattr(x, "shape") and hasattr(y, "shape")):
             return None
+        if tuple(x.shape) != tuple(y.shape):
+            total += OTHER_SHAPE
+            continue
         diff = np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64))
         total += float(np.nan_to_num(diff, nan=1e6, posinf=1e6).mean()) if diff.size else 0.0
     return total

@@ -228,10 +228,11 @@ class Kit:
             return None
 
     def judge(self, label, args: tuple, got, want, outputs: list, *, target: str | None = None,
-              dtype: str = "float64", what="") -> None:
+              dtype: str = "float64", what="", others: tuple = ()) -> None:
         """A check's own call, judged as the standard numerics judge theirs: each of outputs compared with the
         reference's (want); on a difference, Fail with label and what (the case's label, then how it was called)
-        and, in float64, the named mistake or the error model's one change that gives got on these args."""
+        and, in float64, the named mistake or the error model's one change that gives got on these args, and on
+        the check's other inputs (others: argument tuples of the same call), where one input fits several."""
         split = None
         try:
             split = as_outputs(got, outputs)
@@ -240,9 +241,10 @@ class Kit:
         except Fail as fail:
             found = None
             if dtype == "float64" and split is not None and all(isinstance(x, torch.Tensor) for x in split):
-                found = self.name_mistake(args, split, target=target, outputs=outputs, tol=self.tolerance(dtype))
+                found = self.name_mistake(args, split, target=target, outputs=outputs, tol=self.tolerance(dtype),
+                                          others=others)
             raise Fail(t("{label}{what}: {fail}", label=label, what=what, fail=fail.message),
-                       found or fail.diagnosis) from None
+                       found or fail.diagnosis, general=fail.general and not found) from None
 
     def diagnose(self, case: Case, dtype: str, user_outputs: tuple) -> str | None:
         """Name the known mistake whose result on this case equals the user's outputs, if any; else the error
@@ -394,7 +396,7 @@ class Kit:
         return None
 
     def name_mistake(self, args: tuple, got, mistakes=None, *, tol=None, outputs=None, same=None, run=None,
-                     rewrites: bool = True, confirm=None, **how) -> str | None:
+                     rewrites: bool = True, confirm=None, others: tuple = (), **how) -> str | None:
         """The explanation of the first mistake (default: the kata's MISTAKES) whose result on args equals
         got, one value or a tuple of them; it becomes the report's diagnosis.
 
@@ -402,7 +404,8 @@ class Kit:
         (and `how`: case=, dtype=, target=, method=) is not how this kata runs one; same(got, wrong)
         replaces "every value matches within tol"; outputs splits a result as as_outputs() does.
         confirm(mistake) -> bool: a check's own inputs beyond args, where the mistake must give the user's results
-        too before it is said (one input fits more than one way of being wrong).
+        too before it is said (one input fits more than one way of being wrong). others: more argument tuples of the
+        same call, which the error model's change must fit as well.
         """
         for mistake in self.options.MISTAKES if mistakes is None else mistakes:
             try:
@@ -415,8 +418,12 @@ class Kit:
                 found = same(got, wrong)
             else:
                 found = _all_match(got, wrong, tol)
-            if found and run is None and same is None and set(how) == {"case", "dtype"} and mistakes is None:
-                found = self._reproduces(mistake, how["case"], how["dtype"], tol, outputs)
+            if found and run is None and same is None and set(how) <= {"case", "dtype"} and mistakes is None:
+                # on a check's own input too: one input fits more than one way of being wrong (1/d_k is 1/√d_v
+                # where d_v = d_k²), the kata's cases tell them apart, to within the order a sum is taken in (the
+                # mistake's sin(pos · 10000^(2i/d)) and the user's part at 1e-8 where pos is 2048)
+                found = self._reproduces(mistake, how.get("case"), how.get("dtype", "float64"),
+                                         tol if "case" in how else SAME_MISTAKE_TOL, outputs)
             if found and confirm is not None:
                 found = confirm(mistake)
             if found:
@@ -424,28 +431,37 @@ class Kit:
                 self.diagnosis = self.diagnosis or explain
                 return explain
         if mistakes is None and rewrites and self.error_model:  # no named mistake: the error model, on this input
-            return self._rewrite_once(args, got, tol=tol, outputs=outputs, same=same, run=run, **how)
+            return self._rewrite_once(args, got, tol=tol, outputs=outputs, same=same, run=run, others=others, **how)
         return None
 
-    def _rewrite_once(self, args, got, *, tol, outputs, same, run, **how) -> str | None:
-        """The error model where a check has one input to judge by (its own calls, its own comparison): a rewrite is
-        said only when it is the one change that gives the user's result there."""
+    def _rewrite_once(self, args, got, *, tol, outputs, same, run, others=(), **how) -> str | None:
+        """The error model where a check judges its own calls with its own comparison: a rewrite is said only when it
+        is the one change that gives the user's result on args, and on each of others the user's code runs on."""
         import checker.kit.errormodel as errormodel
         from checker.kit.diagnosis import Mistake
 
         target = how.get("target") or self.spec.TARGET
         split = (lambda v: as_outputs(v, outputs)) if outputs else (lambda v: v)
 
-        def call(module, _case):
+        inputs = [args, *(() if run else others)]  # run computes one input's result: others cannot be fed to it
+        cases = [Case(i, {}) for i in range(len(inputs))]
+        seen = {0: got}
+        for c in cases[1:]:
+            try:
+                seen[c.id] = split(self.user(inputs[c.id], target=target))
+            except (UserError, Fail, ValueError, TypeError):
+                pass  # an input the user's code cannot run predicts nothing
+
+        def call(module, c):
             impl = getattr(module, target)
-            wrong = run(Mistake(name="rewrite", impl=impl, explain="")) if run else self.reference(args, impl=impl, **how)
+            wrong = run(Mistake(name="rewrite", impl=impl, explain="")) if run else \
+                self.reference(inputs[c.id], impl=impl, **how)
             return split(wrong)
 
         def alike(mine, theirs):
             return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
 
-        only = Case(0, {})
-        fits = errormodel.search(self.solution, call, [only], {0: got}, alike, errormodel.search_seconds("single"))
+        fits = errormodel.search(self.solution, call, cases, seen, alike, errormodel.search_seconds("single"))
         return self._said(fits) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
@@ -473,6 +489,9 @@ class Kit:
             if not _all_match(got, wrong, tol, nan_predicts_nothing=True):
                 return False
         return True
+
+
+SAME_MISTAKE_TOL = (1e-5, 1e-6)  # (rtol, atol): a named mistake and the user's code, computed in another order
 
 
 def _all_match(got, wrong, tol, *, nan_predicts_nothing: bool = False) -> bool:

@@ -87,7 +87,10 @@ def expect_raises(attempts, why: str, error: str = "ValueError") -> None:
     """What a contract says must raise is a requirement, judged one way in every kata. attempts: (call, run), call the
     user's call as a person writes it, run() making it. Each must raise `error`: an assert fails too (it raises
     AssertionError, which the caller does not catch as {error}, and vanishes under `python -O`), as does another error
-    or code that runs on. why: what goes wrong when such a call passes silently."""
+    or code that runs on. why: what goes wrong when such a call passes silently. Every call is made before the verdict:
+    code that raises error for one of them and not for another has its raise, and tests another condition than the
+    contract's; it is told so, not told to raise."""
+    raised_for, wrong = None, None  # the first call that raised error; the first that did not: (call, err or None)
     for call, run in attempts:
         try:
             run()
@@ -95,18 +98,26 @@ def expect_raises(attempts, why: str, error: str = "ValueError") -> None:
             if err.not_implemented:
                 raise
             if err.kind == error:
+                raised_for = raised_for or call
                 continue
-            if err.kind == "AssertionError":
-                raise Fail(t("{call} raised AssertionError, where the contract says it raises {error}", call=call,
-                             error=error),
-                           t("an assert stops the same call, but it raises AssertionError, not the {error} the "
-                             "contract promises a caller, and `python -O` removes it: then {why}. Raise {error}(...)",
-                             error=error, why=why), line=user_line(err)) from None
-            raise Fail(t("{call} raised {err}, where the contract says it raises {error}", call=call, err=err,
-                         error=error), t("{why}: raise {error}(...) for it", why=why, error=error),
-                       line=user_line(err)) from None
-        raise Fail(t("{call} raised no error, where the contract says it raises {error}", call=call, error=error),
-                   t("{why}: raise {error}(...) for it", why=why, error=error))
+            wrong = wrong or (call, err)
+            continue
+        wrong = wrong or (call, None)  # judged when every call has been made: another may raise
+    if wrong is None:
+        return
+    call, err = wrong
+    if err is not None and err.kind == "AssertionError":
+        raise Fail(t("{call} raised AssertionError, where the contract says it raises {error}", call=call, error=error),
+                   t("an assert stops the same call, but it raises AssertionError, not the {error} the contract "
+                     "promises a caller, and `python -O` removes it: then {why}. Raise {error}(...)", error=error,
+                     why=why), line=user_line(err))
+    why = t("your code raises {error} for {other} but not here: the condition it tests is not the contract's (a count, "
+            "a bound or a comparison computed otherwise)", error=error, other=raised_for) if raised_for else \
+        t("{why}: raise {error}(...) for it", why=why, error=error)
+    if err is not None:
+        raise Fail(t("{call} raised {err}, where the contract says it raises {error}", call=call, err=err, error=error),
+                   why, line=user_line(err))
+    raise Fail(t("{call} raised no error, where the contract says it raises {error}", call=call, error=error), why)
 
 
 def _why_missing(missing: list, want: dict, got: dict) -> str:
@@ -157,9 +168,11 @@ def standard_checks(spec) -> list:
                         compare(u, e, name, legend, tol=tol or kit.tolerance(dtype))
             except Fail as fail:
                 message = t("{label}: {fail}", label=c.label, fail=fail.message)
-                found = None if stage_shapes_only else kit.diagnose(c, dtype, got)
+                found = kit.diagnose(c, dtype, got)  # the error model knows shapes too: a keepdim, a transpose
                 if found is None and floating(u) and floating(e) and u.shape == e.shape and u.dtype != e.dtype:
                     raise Fail(message, dtype_diagnosis(u, e), general=True) from None
+                if found is None and fail.diagnosis:  # a class of mistake the comparison saw: a shape's relation
+                    raise Fail(message, fail.diagnosis, general=fail.general) from None
                 raise Fail(message, found, line=kit.divergence_line if found else None) from None
 
     def legends():

@@ -175,3 +175,66 @@ def test_a_method_that_hides_one_of_nn_modules_is_named_only_when_torch_cannot_c
         ("_apply", 3, ["x"], ["fn", "recurse"]), ("train", 6, ["x", "y"], ["mode"])]
     assert shadowed(mine.Fine, "shadowing") == []
     assert shadowed(torch.nn.Linear, "torch.nn.modules.linear") == []
+
+
+def test_a_wrong_shape_is_named_by_how_it_relates_to_the_contracts():
+    """One mechanism for every kata: axes of size 1 left in, an axis not reduced away, an axis reduced away (named by
+    the legend), the axes in another order, the right count of elements in another shape; nothing for the rest."""
+    from checker.kit.compare import shape_relation
+
+    assert "2 more dimensions of size 1" in shape_relation((1, 1, 5, 5), (5, 5), "(T, T)")
+    assert "1 more dimension of size 1" in shape_relation((3, 1), (3,), "(B,)")
+    assert "one axis more than the contract, of size 3" in shape_relation((3, 6, 5), (6, 5), "(D_in, D_out)")
+    assert shape_relation((2, 5, 5), (2, 3, 5, 5), "(B, H, T_q, T_k)").startswith("axis H of (B, H, T_q, T_k) is missing")
+    assert "one axis fewer" in shape_relation((2, 5, 5), (2, 3, 5, 5), "(same as q)")
+    assert "another order, (B, T, H, d) for (B, H, T, d)" in shape_relation((2, 5, 3, 4), (2, 3, 5, 4), "(B, H, T, d)")
+    assert "another order" in shape_relation((3, 6, 4), (4, 3, 6), "(same as y)")
+    assert "right number of elements" in shape_relation((2, 5, 12), (2, 3, 5, 4), "(B, H, T, d)")
+    assert shape_relation((3, 4), (3, 7), "(B, T_max)") is None
+
+
+def test_a_shape_failure_gets_the_error_models_change_or_the_shapes_relation(tmp_path):
+    """The shapes check asks the error model too (a keepdim or a squeeze is one change of the reference), and
+    otherwise says how the wrong shape relates to the contract's, with the legend's axis names."""
+    mha = (ROOT / "solutions" / "numpy" / "multi_head_attention.py").read_text(encoding="utf-8")
+    result, _ = _check(tmp_path, "numpy/multi_head_attention", mha, "return combine_heads(out) @ Wo, weights",
+                       "return combine_heads(out) @ Wo, weights.mean(axis=1)")
+    assert result.status == "fail"
+    assert result.diagnosis.startswith("axis H of (B, H, T_q, T_k) is missing from yours")
+    with speaking("zh"):
+        assert "轴" in str(result.diagnosis) and "missing" not in str(result.diagnosis)
+
+
+def test_overflow_is_blamed_only_where_the_scores_overflow_without_the_mask(tmp_path):
+    """NaN from scores of ~1000 is an exp without each row's max subtracted only where it shows without the mask
+    too: a softmax over every key, hidden ones included, then renormalised, subtracts a max and still makes NaN."""
+    renormalised = NUMPY.replace("        scores = np.where(mask, scores, -np.inf)  # (..., T_q, T_k)\n", "").replace(
+        "weights = np.where(mask, weights, 0.0)  # (..., T_q, T_k)",
+        "weights = np.where(mask, weights, 0.0); weights = weights / weights.sum(-1, keepdims=True)")
+    result, _ = _check(tmp_path, "numpy/attention", renormalised, "    # 4) weighted sum", "    # 4) the weighted sum")
+    assert result.status == "fail"
+    report = "\n".join(str(c.diagnosis or "") for c in result.checks)
+    assert "subtract each row's max" not in report
+
+
+def test_an_argument_used_only_past_a_threshold_is_not_called_unused(tmp_path):
+    """max(std, epsilon) changes nothing between two small epsilons, but it uses epsilon: a value far above the
+    others tells it from a constant written into the code, which the same check still names."""
+    ln = (ROOT / "solutions" / "numpy" / "layer_norm.py").read_text(encoding="utf-8")
+    clamped, _ = _check(tmp_path, "numpy/layer_norm", ln, "np.sqrt(var + epsilon)", "np.maximum(np.sqrt(var), epsilon)")
+    assert "does not use its epsilon argument" not in "\n".join(c.message for c in clamped.checks)
+    written_in, _ = _check(tmp_path, "numpy/layer_norm", ln, "np.sqrt(var + epsilon)", "np.sqrt(var + 1e-6)")
+    assert any("does not use its epsilon argument" in c.message for c in written_in.checks)
+
+
+def test_a_contracts_raise_that_exists_under_another_condition_is_not_called_missing(tmp_path):
+    """Floor for ceil in the count of new blocks: the code raises ValueError when no block is free, and runs past the
+    table when two are free for three blocks' tokens. It is told its condition differs, not told to raise."""
+    paged = (ROOT / "solutions" / "torch" / "paged_kv_cache.py").read_text(encoding="utf-8")
+    result, _ = _check(tmp_path, "paged_kv_cache", paged, "needed = (seq_len + T + block_size - 1) // block_size",
+                       "needed = (seq_len + T) // block_size")
+    raising = [c for c in result.checks if "raises ValueError" in str(c.message) or "raised" in str(c.message)]
+    assert result.status == "fail"
+    said = "\n".join(str(c.diagnosis or "") for c in result.checks)
+    assert "the condition it tests is not the contract's" in said
+    assert "raise ValueError(...) for it" not in said, raising

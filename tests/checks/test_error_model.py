@@ -103,6 +103,21 @@ def test_every_rewrite_of_every_reference_compiles_or_is_dropped_and_none_leaves
         assert ast.unparse(rewrites.tree) == before, path
 
 
+def test_a_rewrite_that_python_warns_about_warns_no_one():
+    """`max_scale is 0`, a constant rewritten beside `is`, makes compile() warn (SyntaxWarning): that warning would
+    reach the user's terminal, naming the reference's file."""
+    import warnings
+    from checker.catalogue import SOLUTIONS
+
+    path = SOLUTIONS / "torch" / "clip_loss.py"
+    rewrites = errormodel.Rewrites(path.read_text(encoding="utf-8"), str(path))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")  # ("error" would turn it into the SyntaxError that drops a rewrite)
+        for k in range(len(rewrites)):
+            rewrites.module(k, "m")
+    assert not said, [str(w.message) for w in said]
+
+
 def _search(reference, user, cases, target="norm", budget=5.0):
     got = {c.id: user(*c.extra["args"]) for c in cases}
 

@@ -212,7 +212,8 @@ def default_eps(kit):
     g = torch.Generator().manual_seed(41)
     x = (torch.randn(3, 4, 6, generator=g, dtype=torch.float64) * 0.003).numpy()  # var ~1e-5: eps matters
     gamma, dy = (torch.randn(*s, generator=g, dtype=torch.float64).numpy() for s in ((6,), (3, 4, 6)))
-    ignored = unused_argument(kit, "eps", (({"args": (dy, x, gamma, 1e-3)}, "1e-3"), ({"args": (dy, x, gamma, 1e-5)}, "1e-5")))
+    ignored = unused_argument(kit, "eps", (({"args": (dy, x, gamma, 1e-3)}, "1e-3"), ({"args": (dy, x, gamma, 1e-5)}, "1e-5"),
+                                           ({"args": (dy, x, gamma, 10.0)}, "10")))
     if ignored:
         raise ignored
     for args, what in (((dy, x, gamma), "called without eps"), ((dy, x, gamma, 1e-3), "eps=1e-3")):

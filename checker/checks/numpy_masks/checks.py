@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from checker.lang import t
-from checker.kit import Fail, Mistake, case, check, compare, describe, expect_structure
+from checker.kit import Fail, Mistake, case, check, compare, describe, expect_structure, shape_relation
 
 TARGET = "make_pad_mask"
 
@@ -144,7 +144,8 @@ def _pad_form(got, c):
     if shape != (B, 1, 1, T):
         hint = hints.get(shape, "")
         raise Fail(t("{label}: the mask should have shape (B, 1, 1, T) = {want}, got {got}", label=c.label,
-                     want=(B, 1, 1, T), got=shape), t(hint) if hint else None)
+                     want=(B, 1, 1, T), got=shape),
+                   t(hint) if hint else shape_relation(shape, (B, 1, 1, T), "(B, 1, 1, T)"), general=not hint)
     if got.dtype != np.bool_:
         raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}", label=c.label, dtype=got.dtype),
                    t(_DTYPE_HINT))
@@ -161,9 +162,11 @@ def causal_shape(kit):
             if got.size == c.T * c.T:
                 raise Fail(t("{label}: the mask should have shape (T, T) = {want}, got {got}; return (T, T): "
                              "broadcasting adds the batch and head axes when the mask meets the scores",
-                             label=c.label, want=(c.T, c.T), got=tuple(got.shape)))
+                             label=c.label, want=(c.T, c.T), got=tuple(got.shape)),
+                           shape_relation(tuple(got.shape), (c.T, c.T), "(T, T)"), general=True)
             raise Fail(t("{label}: the mask should have shape (T, T) = {want}, got {got}", label=c.label,
-                         want=(c.T, c.T), got=tuple(got.shape)))
+                         want=(c.T, c.T), got=tuple(got.shape)),
+                       shape_relation(tuple(got.shape), (c.T, c.T), "(T, T)"), general=True)
         if got.dtype != np.bool_:
             raise Fail(t("{label}: the mask should have dtype bool, got numpy.{dtype}", label=c.label, dtype=got.dtype),
                        t(_DTYPE_HINT))

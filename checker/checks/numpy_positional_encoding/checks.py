@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from checker.lang import t
-from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure
+from checker.kit import Accepted, Fail, Mistake, UserError, case, check, compare, expect_structure, shape_relation
 
 _TRACK = "numpy"  # no autograd checks
 TARGET = "positional_encoding"
@@ -160,7 +160,8 @@ def shapes(kit):
                                              "batch axis: rows are positions, then add it with pe[np.newaxis]"}
             hint = hint.get(tuple(got.shape))
             raise Fail(t("{label}: the table should have shape {legend} = {want}, got {got}{hint}", label=c.label,
-                         legend=_LEGEND, want=want, got=tuple(got.shape), hint=""), t(hint) if hint else None)
+                         legend=_LEGEND, want=want, got=tuple(got.shape), hint=""),
+                       t(hint) if hint else shape_relation(tuple(got.shape), want, _LEGEND), general=not hint)
 
 
 @check("shapes", "an odd d_model works (1, 3, 9 and 11 columns)")
@@ -171,7 +172,9 @@ def odd_sizes(kit):
         if not isinstance(got, np.ndarray) or tuple(got.shape) != (1, 4, d_model):
             shape = tuple(got.shape) if isinstance(got, np.ndarray) else type(got).__name__
             raise Fail(t("{label}: the table should have shape {legend} = {want}, got {got}{hint}", label=c.label,
-                         legend=_LEGEND, want=(1, 4, d_model), got=shape, hint=""))
+                         legend=_LEGEND, want=(1, 4, d_model), got=shape, hint=""),
+                       shape_relation(shape, (1, 4, d_model), _LEGEND) if isinstance(shape, tuple) else None,
+                       general=True)
 
 
 @check("numerics", "matches PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...) in float64")

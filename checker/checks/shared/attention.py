@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from checker.checks.shared.masks import close, future_leak
-from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, compare, matches
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, FollowUp, UserError, compare, matches
 from checker.lang import t
 
 
@@ -179,12 +179,21 @@ def large_scores_stay_finite(kit, c, args, pair, scaled: str) -> None:
     if not (np.isfinite(out).all() and np.isfinite(weights).all()):
         raise Fail(t("{label}, {scaled}: your result has NaN or inf", label=c.label, scaled=t(scaled)),
                    t("exp of a score above 709 overflows: subtract each row's max before np.exp (the numpy/softmax "
-                     "kata)"))
+                     "kata)") if args[-1] is None or not _finite(kit, args[:-1] + (None,), c, pair) else None)
     for name, got, want in zip(NAMES, (out, weights), kit.reference(args, case=c)):
         try:
             compare(got, want, name)
         except Fail as fail:
             raise Fail(t("{label}, {scaled}: {fail}", label=c.label, scaled=t(scaled), fail=fail)) from None
+
+
+def _finite(kit, args, c, pair) -> bool:
+    """Whether the user's result on args is finite (False where it raises): the same large scores without the mask
+    tell an exp that overflows on any row from NaN that only the hidden positions bring."""
+    try:
+        return all(np.isfinite(x).all() for x in pair(kit.user(args, case=c), c))
+    except (Fail, UserError):
+        return False
 
 
 def float32_kept(kit, cases, scale: str) -> None:

@@ -4,7 +4,7 @@ arrays) and the shapes each kata asks of them, said the same way in every kata."
 import numpy as np
 import torch
 
-from checker.kit import Fail
+from checker.kit import Fail, shape_relation
 from checker.lang import t
 
 
@@ -25,5 +25,5 @@ def split(value, c, names: tuple[str, ...], kind: type = torch.Tensor, **shapes)
             want, legend = shapes[name]
             raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got}",
                          label=c if isinstance(c, str) else c.label, name=name, legend=legend, want=want,
-                         got=tuple(got.shape)))
+                         got=tuple(got.shape)), shape_relation(tuple(got.shape), tuple(want), legend), general=True)
     return tuple(value)

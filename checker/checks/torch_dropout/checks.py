@@ -122,7 +122,7 @@ MISTAKES = [
             "with p = 1 your output is NaN: every element is dropped, and x · 0 / (1 - 1) is 0 / 0. Handle p = 1 on "
             "its own (return zeros, e.g. x * 0.0 or torch.zeros_like(x)), as F.dropout does"),
 ]
-# Mistakes of training mode, named by their statistics.
+# Mistakes of training mode, named by their statistics (and, by name, where one property alone shows one of them).
 _TRAIN_MISTAKES = (
     Mistake("no rescaling", _no_rescale,
             "the kept elements equal x: inverted dropout scales them by 1 / (1 - p), so that the expectation of every "
@@ -143,6 +143,7 @@ _TRAIN_MISTAKES = (
             "torch.rand(...) > 0.5) ignores p. Keep each element with probability 1 - p: keep = (torch.rand_like(x) "
             ">= p)"),
 )
+_NAMED = {m.name: m for m in _TRAIN_MISTAKES}
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -226,7 +227,7 @@ def per_element(kit):
     prof = _profile(x, y, c.p)
     if prof["shared"]:
         raise Fail(t("{label}: all {count} batch items have the same zero pattern", label=c.label, count=c.B),
-                   t(_TRAIN_MISTAKES[3].explain))
+                   t(_NAMED["one mask for every batch item"].explain))
     zero = (y == 0).reshape(-1, y.shape[-1])  # one row per (item, position): its D features
     if bool((zero.all(-1) | (~zero).all(-1)).all()):
         raise Fail(t("{label}: every row of {d} features is dropped or kept whole", label=c.label, d=y.shape[-1]),

@@ -11,7 +11,7 @@ from checker.checks.child.layers import train_without_given_dropouts
 from checker.checks.shared import masks
 from checker.catalogue import load_solution
 from checker.kit import (Fail, Mistake, UserError, case, check, dropout_elsewhere, dropout_missing, expect_structure,
-                         matches)
+                         matches, shape_relation)
 from checker.lang import t
 
 TARGET = "EncoderLayer"
@@ -161,7 +161,8 @@ def _pair(value, c):
     out, attn = value
     if tuple(out.shape) != (c.B, c.T, c.D):
         raise Fail(t("{label}: the output should have shape (B, T, D) = {want}, got {got}", label=c.label,
-                     want=(c.B, c.T, c.D), got=tuple(out.shape)))
+                     want=(c.B, c.T, c.D), got=tuple(out.shape)),
+                   shape_relation(tuple(out.shape), (c.B, c.T, c.D), "(B, T, D)"), general=True)
     return out, attn
 
 
@@ -191,7 +192,8 @@ def pad_keys_zero(kit):
     want = (c.B, c.H, c.T, c.T)
     if tuple(attn.shape) != want:
         raise Fail(t("{label}: attn should have shape (B, H, T, T) = {want}, got {got}: return the self-attention's "
-                     "weights, every head", label=c.label, want=want, got=tuple(attn.shape)))
+                     "weights, every head", label=c.label, want=want, got=tuple(attn.shape)),
+                   shape_relation(tuple(attn.shape), want, "(B, H, T, T)"), general=True)
     leaked = attn.masked_fill(mask.expand(want), 0.0)
     if torch.isnan(leaked).any() or (leaked != 0).any():
         b, h, i, j = (leaked.isnan() | (leaked != 0)).nonzero()[0].tolist()

@@ -8,7 +8,7 @@ from torch import nn
 from checker.checks.shared import attention as shared
 from checker.checks.shared import masks
 from checker.checks.shared.outputs import split
-from checker.kit import FLOAT32_INSIDE, Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import FLOAT32_INSIDE, Fail, Mistake, case, check, compare, expect_structure, shape_relation
 from checker.lang import t
 
 TARGET = "CachedSelfAttention"
@@ -171,7 +171,9 @@ def _triple(value, c, T_new, T_total):
             grown = t(" (the caches grow by T_new positions on axis 2 each call)") if name != "out" else ""
             raise Fail(t("{label}, T_past={T_past}, T_new={T_new}: {name} should have shape {want}, got {got}{grown}",
                          label=c.label, T_past=T_total - T_new, T_new=T_new, name=name, want=want,
-                         got=tuple(got.shape), grown=grown))
+                         got=tuple(got.shape), grown=grown),
+                       shape_relation(tuple(got.shape), want, "(B, T_new, D)" if name == "out" else "(B, H, T, d_k)"),
+                       general=True)
     if value[0].isnan().any():
         b, pos, _ = value[0].isnan().nonzero()[0].tolist()
         raise Fail(t("{label}, T_past={T_past}, T_new={T_new}: out is NaN at batch {b}, new position {pos}: a query "

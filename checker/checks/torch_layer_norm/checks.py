@@ -216,6 +216,6 @@ def eps_used(kit):
     args, state = kit.inputs(c), kit.state(c, "float64")
     ignored = unused_argument(kit, "eps", tuple(({"args": args, "case": c, "state": state,
                                                    "init": {"d_model": c.D, "eps": eps}}, f"{eps:g}")
-                                                 for eps in (1e-6, 1e-2)))
+                                                 for eps in (1e-6, 1e-2, 10.0)))
     if ignored:
         raise ignored

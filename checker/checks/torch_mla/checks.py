@@ -11,7 +11,7 @@ from torch import nn
 
 from checker.checks.shared import masks
 from checker.checks.shared.outputs import split
-from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure
+from checker.kit import FLOAT32_INSIDE, Convention, Fail, Mistake, case, check, compare, expect_structure, shape_relation
 from checker.lang import t
 
 TARGET = "MultiHeadLatentAttention"
@@ -259,7 +259,7 @@ def _triple(value, c, T_new, T):
                        t(_CACHE_EXPLAIN))
         raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got} (the cache grows by T_new "
                      "positions on axis 1 each call)", label=c.label, name=name, legend=legend, want=want,
-                     got=tuple(got.shape)))
+                     got=tuple(got.shape)), shape_relation(tuple(got.shape), tuple(want), legend), general=True)
     return out, c_kv, k_rope
 
 

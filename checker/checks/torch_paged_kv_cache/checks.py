@@ -33,13 +33,14 @@ _GATHER_CASES = [*CASES, case(6, N=5, b=4, H=2, d_k=3, L=1, T_q=1)]
 
 # append: a sequence of L tokens gets T more. Case 12: they cross into two new blocks (first: the most evidence for
 # a diagnosis); 11: they fit in its last block (no new block); 13: an empty sequence (a prefill over three blocks); 14: its last block is full (L = 2b);
-# 15: no token (T = 0).
+# 15: no token (T = 0); 16: a decode step, one token into a block with room (the append a server makes most).
 _APPEND_CASES = [
     case(12, N=9, b=3, H=2, d_k=4, L=7, T=6),
     case(11, N=8, b=4, H=3, d_k=5, L=5, T=2),
     case(13, N=7, b=4, H=2, d_k=3, L=0, T=10),
     case(14, N=6, b=5, H=4, d_k=2, L=10, T=3),
     case(15, N=5, b=3, H=2, d_k=4, L=4, T=0),
+    case(16, N=6, b=4, H=2, d_k=3, L=5, T=1),
 ]
 
 # The whole run: sequences A and B append in turns to one pool of N blocks (prompt of 6 for A, 5 for B, then
@@ -154,7 +155,8 @@ def gather_numerics(kit):
             args = _gather_inputs(c, dtype)
             got, want = kit.user(args, target="gather"), kit.reference(args, target="gather")
             kit.judge(c.label, args, got, want, _GATHER_OUTPUTS, target="gather", dtype=dtype,
-                      what=t(", {dtype}", dtype=dtype))
+                      what=t(", {dtype}", dtype=dtype),
+                      others=tuple(_gather_inputs(o, dtype) for o in _GATHER_CASES if o is not c))
 
 
 @check("numerics", "append: the tokens at their slots, new blocks from the front of the free queue, only as many as "
@@ -165,18 +167,26 @@ def append_numerics(kit):
             args = _append_inputs(c, dtype)
             got, want = kit.user(args, target="append"), kit.reference(args, target="append")
             kit.judge(c.label, args, got, want, _APPEND_OUTPUTS, target="append", dtype=dtype,
-                      what=t(", {dtype}", dtype=dtype))
+                      what=t(", {dtype}", dtype=dtype),
+                      others=tuple(_append_inputs(o, dtype) for o in _APPEND_CASES if o is not c))
 
 
 @check("properties", "append raises ValueError when the free queue holds too few blocks")
 def out_of_blocks(kit):
-    c = _APPEND_CASES[2]  # T = 10 in an empty sequence, b = 4: three blocks are needed
+    expect_raises(_out_of_blocks(kit), _OUT_OF_BLOCKS)
+
+
+_OUT_OF_BLOCKS = ("a sequence that runs out of blocks writes past its table (an IndexError deep inside) or over another "
+                  "sequence's block; the scheduler must learn it so that it can preempt")
+
+
+def _out_of_blocks(kit) -> list:
+    """The calls that must raise: T = 10 in an empty sequence, b = 4, three blocks needed, two free and none free."""
+    c = _APPEND_CASES[2]
     k_pool, v_pool, table, L, k, v, free = _append_inputs(c)
-    attempts = [(f"append(k_pool, v_pool, block_table={table.tolist()}, seq_len={L}, k[{c.T}], v[{c.T}], "
-                 f"free_blocks={free[:n].tolist()})",
-                 lambda n=n: kit.user((k_pool, v_pool, table, L, k, v, free[:n]), target="append")) for n in (2, 0)]
-    expect_raises(attempts, t("a sequence that runs out of blocks writes past its table (an IndexError deep inside) or "
-                              "over another sequence's block; the scheduler must learn it so that it can preempt"))
+    return [(f"append(k_pool, v_pool, block_table={table.tolist()}, seq_len={L}, k[{c.T}], v[{c.T}], "
+             f"free_blocks={free[:n].tolist()})",
+             lambda n=n: kit.user((k_pool, v_pool, table, L, k, v, free[:n]), target="append")) for n in (2, 0)]
 
 
 def _run_user(kit, c):
@@ -192,11 +202,10 @@ def _run_user(kit, c):
         v = torch.randn(T, c.H, c.d_k, generator=g, dtype=torch.float64)
         L = sum(x.shape[0] for x, _ in tokens[seq])
         if (L + T + c.b - 1) // c.b - tables[seq].shape[0] > free.shape[0]:
-            expect_raises([(t("step {i} ({steps}): append of {T} tokens to {seq} with {F} free block(s)", i=i + 1,
-                              steps=", ".join(done + [f"{seq} {T}"]), T=T, seq=seq, F=free.shape[0]),
-                            lambda: kit.user((k_pool, v_pool, tables[seq], L, k, v, free), target="append"))],
-                          t("a sequence that runs out of blocks writes past its table (an IndexError deep inside) or "
-                            "over another sequence's block; the scheduler must learn it so that it can preempt"))
+            expect_raises(_out_of_blocks(kit)[-1:] + [  # the plain case first: whether the code raises at all
+                (t("step {i} ({steps}): append of {T} tokens to {seq} with {F} free block(s)", i=i + 1,
+                   steps=", ".join(done + [f"{seq} {T}"]), T=T, seq=seq, F=free.shape[0]),
+                 lambda: kit.user((k_pool, v_pool, tables[seq], L, k, v, free), target="append"))], _OUT_OF_BLOCKS)
             return
         got = kit.user((k_pool, v_pool, tables[seq], L, k, v, free), target="append")
         if not isinstance(got, (tuple, list)) or len(got) != 4:
@@ -216,6 +225,9 @@ def _run_user(kit, c):
             compare(gathered[0], want_k, "k", "(L, H, d_k)")
             compare(gathered[1], want_v, "v", "(L, H, d_k)")
         except Fail as fail:
+            if tuple(gathered[0].shape) != tuple(want_k.shape):  # not where the tokens are: how many are read
+                raise Fail(t("{where}: after your own appends, {fail}", where=where, fail=fail.message),
+                           fail.diagnosis, general=fail.general) from None
             raise Fail(t("{where}: after your own appends, {fail}", where=where, fail=fail.message),
                        t("the tokens your append wrote are not where your gather reads them, or another sequence's "
                          "append wrote over them: both must map position p to block block_table[p // b], offset "

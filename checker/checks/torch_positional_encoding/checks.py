@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure
+from checker.kit import Fail, Mistake, UserError, at_line, case, check, compare, expect_structure, shape_relation
 from checker.lang import t
 
 TARGET = "PositionalEncoding"
@@ -244,7 +244,8 @@ def structure(kit):
         raise Fail(t("PositionalEncoding(d_model={D}, max_len={max_len}).pe should have shape (1, max_len, d_model) "
                      "= {want}, got {got}{hint}", D=c.D, max_len=c.max_len, want=tuple(want),
                      got=tuple(info["buffers"]["pe"]),
-                     hint=t(": add the batch axis with .unsqueeze(0)") if info["buffers"]["pe"] == want[1:] else ""))
+                     hint=t(": add the batch axis with .unsqueeze(0)") if info["buffers"]["pe"] == want[1:] else ""),
+                   shape_relation(tuple(info["buffers"]["pe"]), tuple(want), "(1, max_len, d_model)"), general=True)
     if info["parameters"]:
         raise Fail(t("PositionalEncoding has parameters the contract does not have: {names}; the sinusoidal "
                      "encoding learns nothing", names=", ".join(info["parameters"])))

@@ -11,7 +11,7 @@ from collections import Counter
 import torch
 
 from checker.checks.torch_vocab import driver as child_vocab
-from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure, raised
+from checker.kit import Fail, Mistake, UserError, case, check, compare, describe, expect_structure, raised, shape_relation
 from checker.lang import t
 
 TARGET = "pad_batch"
@@ -364,7 +364,8 @@ def shapes(kit):
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):
             found = _named(kit, _PAD_MISTAKES, inputs(c), got, _tensors_equal)
             raise Fail(t("{label}: pad_batch should return shape (B, T_max) = {want}, got {got}", label=c.label,
-                         want=tuple(want.shape), got=tuple(got.shape)), found)
+                         want=tuple(want.shape), got=tuple(got.shape)),
+                       found or shape_relation(tuple(got.shape), tuple(want.shape), "(B, T_max)"), general=not found)
         if not isinstance(got, torch.Tensor) or got.dtype != torch.long:
             raise Fail(t("{label}: pad_batch should return a LongTensor (B, T_max) = {want}, got {what}; create it "
                          "with dtype=torch.long (nn.Embedding takes int64 ids)", label=c.label, want=tuple(want.shape),

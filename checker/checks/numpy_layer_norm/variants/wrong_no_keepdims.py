@@ -1,4 +1,4 @@
-# expect: use keepdims=True
+# expect: with keepdims=True
 """Statistics without keepdims: (B, T) does not broadcast against (B, T, D)."""
 import numpy as np
 
