@@ -915,7 +915,8 @@ def _distance(a, b) -> float | None:
         if tuple(x.shape) != tuple(y.shape):
             total += OTHER_SHAPE
             continue
-        diff = np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64))
+        with np.errstate(all="ignore"):  # inf - inf: a NaN, counted below; a warning would reach the terminal
+            diff = np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64))
         total += float(np.nan_to_num(diff, nan=1e6, posinf=1e6).mean()) if diff.size else 0.0
     return total
 

@@ -118,6 +118,16 @@ def test_a_rewrite_that_python_warns_about_warns_no_one():
     assert not said, [str(w.message) for w in said]
 
 
+def test_the_distance_of_infinite_outputs_warns_no_one():
+    """inf - inf is NaN, which the distance counts as far: NumPy's RuntimeWarning would reach the user's terminal."""
+    import warnings
+
+    inf = torch.tensor([float("inf"), 1.0], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert errormodel._distance((inf,), (inf,)) > 0
+
+
 def _search(reference, user, cases, target="norm", budget=5.0):
     got = {c.id: user(*c.extra["args"]) for c in cases}
 
