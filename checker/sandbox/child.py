@@ -4,6 +4,7 @@ checker.sandbox.wire; what the user's code raises is described by its own frames
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect as pyinspect
@@ -159,7 +160,8 @@ def _world_report(req):
 def _called(req, fn, args, kwargs, device, module):
     if device:  # only where tensors live is reported, not their values
         args = [a.to(device) if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
-        return {"value": _layout(fn(*args, **kwargs)), "seconds": 0.0}
+        with _generators_for(device):
+            return {"value": _layout(fn(*args, **kwargs)), "seconds": 0.0}
     if req.get("cotangents") is not None:
         return _backward(fn, args, kwargs, req["cotangents"], module)
     seconds = []
@@ -173,6 +175,30 @@ def _called(req, fn, args, kwargs, device, module):
     if req.get("return_args"):
         reply["args_after"] = encode(list(args))
     return reply
+
+
+@contextlib.contextmanager
+def _generators_for(device):
+    """torch.Generator(device=x.device) builds a CPU generator where x is on the meta device, which has no generators
+    of its own (torch raises "not an accelerator"): the code is right on every device a user has, and the meta kernels
+    draw nothing. isinstance(g, torch.Generator) still holds."""
+    real = torch.Generator
+    if torch.device(device).type != "meta":
+        yield
+        return
+
+    class _Made(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, real)
+
+        def __call__(cls, device="cpu"):
+            return real(device="cpu" if torch.device(device).type == "meta" else device)
+
+    torch.Generator = _Made("Generator", (), {})
+    try:
+        yield
+    finally:
+        torch.Generator = real
 
 
 def _layout(value):

@@ -172,7 +172,13 @@ def rows_without_keys(kit):
     for c in (_BLIND, _EMPTY):
         args = inputs(c, "float64")
         got = kit.user(args)
-        kit.judge(c.label, args, got, kit.reference(args), OUTPUTS, target=TARGET)
+        kit.judge(c.label, args, got, kit.reference(args), OUTPUTS, target=TARGET,
+                  others=tuple(inputs(o, "float64") for o in (*CASES, _BLIND, _EMPTY) if o is not c))
+
+
+def _other_merges(c, dtype) -> tuple:
+    """The merge cases but c, as inputs: the error model's change must fit the user's merge on them too."""
+    return tuple(merge_inputs(o, dtype) for o in _MERGE_CASES if o is not c)
 
 
 def _merge_user(kit, outputs, lses):
@@ -188,7 +194,7 @@ def merge_numerics(kit):
             got = _merge_user(kit, *args)
             want = kit.reference(args, target="merge")
             kit.judge(c.label, args, got, want, _MERGE_OUTPUTS, target="merge", dtype=dtype,
-                      what=t(", {dtype}", dtype=dtype))
+                      what=t(", {dtype}", dtype=dtype), others=_other_merges(c, dtype))
 
 
 @check("masking", "merge: a chunk with lse = -inf is ignored, whatever its output holds; a row with lse = -inf in "
@@ -201,7 +207,8 @@ def merge_ignores_empty_chunks(kit):
     want = kit.reference((outputs, lses), target="merge")
     got = _merge_user(kit, noisy, lses)
     kit.judge(c.label, (noisy, lses), got, want, _MERGE_OUTPUTS, target="merge",
-              what=t(", the output of the last chunk set to random values where its lse is -inf"))
+              what=t(", the output of the last chunk set to random values where its lse is -inf"),
+              others=_other_merges(None, "float64"))
     # every lse + 750 (the same attention with every score + 750: the outputs do not change), so that exp(lse_i)
     # without the largest lse subtracted overflows
     blind, zeros = [s + _SHIFT for s in lses], [o.clone() for o in outputs]
@@ -210,7 +217,7 @@ def merge_ignores_empty_chunks(kit):
     got = _merge_user(kit, zeros, blind)
     kit.judge(c.label, (zeros, blind), got, kit.reference((zeros, blind), target="merge"), _MERGE_OUTPUTS,
               target="merge", what=t(", every lse + {shift:g}, batch row 1 with lse -inf in every chunk (it sees no "
-                                     "key)", shift=_SHIFT))
+                                     "key)", shift=_SHIFT), others=_other_merges(None, "float64"))
 
 
 @check("properties", "attend_chunk over the chunks, then merge, equals attention over all the keys at once")

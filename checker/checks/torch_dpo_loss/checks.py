@@ -201,7 +201,9 @@ def rewards(kit):
             for (name, legend), u, e in zip(OUTPUTS[1:], got[1:], want[1:]):
                 compare(u, e, name, legend)
         except Fail as fail:
-            found = kit.name_mistake(args, got, MISTAKES + _REWARD_MISTAKES, same=_rewards_only, outputs=OUTPUTS)
+            # a right loss: a mistake of the rewards alone; a wrong one: a mistake that gives every output the user's
+            found = kit.name_mistake(args, got, _REWARD_MISTAKES, same=_rewards_only, outputs=OUTPUTS) \
+                if matches(got[0], want[0]) else kit.name_mistake(args, got, MISTAKES, outputs=OUTPUTS)
             raise Fail(t("{label}: {fail}", label=c.label, fail=fail.message), found or fail.diagnosis) from None
 
 

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from checker.checks.torch_dropout.driver import dropout_backward
+from checker.checks.torch_dropout.driver import dropout_backward, two_draws_without_generator
 from checker.kit import Fail, expect_raises, Mistake, UserError, at_line, case, check, compare, expect_structure, user_line
 from checker.lang import t
 
@@ -277,7 +277,8 @@ def statistics(kit):
                      "torch.rand(x.shape, ...) >= p or torch.bernoulli"))
 
 
-@check("properties", "training draws with the caller's generator: the same seed gives the same mask")
+@check("properties", "training draws with the caller's generator (the same seed gives the same mask), and with none "
+                      "from the global random state (two calls, two masks)")
 def reproducible(kit):
     c = _TRAIN[0]
     (_, first), (_, again), (_, other) = _train(kit, c, seed=5), _train(kit, c, seed=5), _train(kit, c, seed=6)
@@ -289,6 +290,12 @@ def reproducible(kit):
     if torch.equal(first, other):
         raise Fail(t("{label}: generators with different seeds gave the same output: your dropout reseeds, or does not "
                      "use the generator it is given", label=c.label))
+    draws = kit.drive(two_draws_without_generator, _x(c), c.p, c.seed)
+    if all(isinstance(y, torch.Tensor) for y in draws) and torch.equal(*draws):
+        raise Fail(t("{label}: two calls in a row with generator=None gave the same mask", label=c.label),
+                   t("with no generator the mask comes from the global random state, which moves on after each draw "
+                     "(torch.rand_like(x), as F.dropout does): a generator made inside and seeded, or a mask kept "
+                     "from the first call, repeats one mask at every training step"))
 
 
 @check("gradients", "training: the gradient is keep / (1 - p), zero where an element was dropped")

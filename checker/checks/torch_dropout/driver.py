@@ -13,3 +13,9 @@ def dropout_backward(user, x, p, seed, cotangent):
     if isinstance(out, torch.Tensor) and out.requires_grad:
         (out * cotangent).sum().backward()
     return {"out": out, "grad": leaf.grad}
+
+
+def two_draws_without_generator(user, x, p, seed):
+    """Two calls of dropout(x, p, True) with no generator, one after the other, from the global state seeded once."""
+    torch.manual_seed(seed)
+    return [user.dropout(x, p, True, None), user.dropout(x, p, True, None)]
