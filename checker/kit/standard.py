@@ -85,27 +85,29 @@ def expect_structure(kit: Kit, target: str, *, params: list[str] | None = None, 
 
 def expect_raises(attempts, why: str, error: str = "ValueError") -> None:
     """What a contract says must raise is a requirement, judged one way in every kata. attempts: (call, run), call the
-    user's call as a person writes it, run() making it. Each must raise `error`: an assert fails too (it raises
+    user's call as a person writes it, run() making it, and a third item naming the function it calls where the
+    attempts call more than one (a raise in one function says nothing of another's). Each must raise `error`: an assert fails too (it raises
     AssertionError, which the caller does not catch as {error}, and vanishes under `python -O`), as does another error
     or code that runs on. why: what goes wrong when such a call passes silently. Every call is made before the verdict:
     code that raises error for one of them and not for another has its raise, and tests another condition than the
     contract's; it is told so, not told to raise."""
-    raised_for, wrong = None, None  # the first call that raised error; the first that did not: (call, err or None)
-    for call, run in attempts:
+    raised, wrong = {}, None  # the first call that raised error, by function; the first that did not: (call, err, fn)
+    for call, run, *function in attempts:
         try:
             run()
         except UserError as err:
             if err.not_implemented:
                 raise
             if err.kind == error:
-                raised_for = raised_for or call
+                raised.setdefault(tuple(function), call)
                 continue
-            wrong = wrong or (call, err)
+            wrong = wrong or (call, err, tuple(function))
             continue
-        wrong = wrong or (call, None)  # judged when every call has been made: another may raise
+        wrong = wrong or (call, None, tuple(function))  # judged when every call has been made: another may raise
     if wrong is None:
         return
-    call, err = wrong
+    call, err, function = wrong
+    raised_for = raised.get(function)
     if err is not None and err.kind == "AssertionError":
         raise Fail(t("{call} raised AssertionError, where the contract says it raises {error}", call=call, error=error),
                    t("an assert stops the same call, but it raises AssertionError, not the {error} the contract "
@@ -725,14 +727,16 @@ def world_check(source: str):
                    if world_key(c, c["target"]) not in kit.contract_changes
                    and not (c["kind"] == "rng" and kit.options.DRAWS)
                    and not (c["kind"] == "inputs" and c["owner"] in kit.options.WRITES.get(c["target"], ()))
-                   and not (c["kind"] == "inputs" and c["target"] == spec.TARGET and spec.OUTPUTS is not None)]
+                   and not (c["kind"] == "inputs" and c["target"] == spec.TARGET and spec.OUTPUTS is not None
+                            and c["before"] != "list")]  # the standard hygiene compares tensors, not lists
         if not changed:
             return
         lines = [_world_line(source, c["kind"]) for c in changed]
         said = joined("; ", (_world_change(c, line) for c, line in zip(changed, lines)))
         first = next((line for line in lines if line), None)
         raise Fail(t("{changes}: a call must leave its caller's world as it found it", changes=said),
-                   _world_advice(changed[0]["kind"]), general=True, line=first and first[0])
+                   _world_advice(changed[0]["kind"] if changed[0]["before"] != "list" else "list"), general=True,
+                   line=first and first[0])
 
     caller_world.static = True  # an unwritten stub changes nothing either: passing it is not progress
     return caller_world
@@ -825,6 +829,11 @@ def _world_change(change: dict, line) -> str:
         return t("the call of {target} moved {generator}'s global random state, which this kata's contract never "
                  "draws from{where}", target=target, generator=generator, where=where)
     owner, name = change["owner"], change["name"]
+    if kind == "inputs" and change["before"] == "list":
+        return t("the call of {target} changed the list handed as argument {number}{item}: the caller's list holds "
+                 "other tensors now{where}", target=target, number=owner,
+                 item=t(" (item {index} replaced)", index=name) if name else t(" (items added or taken out)"),
+                 where=where)
     if kind == "inputs":
         return t("the call of {target} wrote into argument {number}{item}, a tensor of its caller's{where}",
                  target=target, number=owner, item=t(" (item {index} of the list)", index=name) if name else "",
@@ -857,6 +866,8 @@ def _world_advice(kind: str) -> str:
                            "as the contract says, never in a call"),
         "rng": t("seeding or drawing from the global generator changes what the caller's next random numbers are: "
                  "draw from the generator you are given (generator=...), or from none if the contract draws nothing"),
+        "list": t("an assignment into the list you were handed (lses[i] = ..., append, pop) changes the caller's list, "
+                  "which the caller may use again: build a new list ([s - m for s in lses]) or torch.stack it first"),
         "inputs": t("an in-place operation (x -= m, x[...] = ..., masked_fill_, a list's tensor changed) writes into "
                     "the caller's tensor, which the caller may use again: compute a new one instead (x = x - m, "
                     "torch.stack of the list, masked_fill)"),

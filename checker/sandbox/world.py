@@ -1,6 +1,7 @@
 """The caller's world around one call of code under test: grad mode, the default dtype, torch's thread count,
 the global random generators, the training flags and requires_grad of the modules the call was handed, and the
-tensors and arrays it was handed (as arguments, or in a list or tuple that is one).
+tensors and arrays it was handed (as arguments, or in a list or tuple that is one), and the items of the lists it was
+handed (one replaced, added or taken out).
 
 Taken before the call and compared after it, in the child around the user's code (checker.sandbox) and in the
 parent around the reference (checker.kit.proxy): what the reference changes too is the contract's (greedy
@@ -43,6 +44,7 @@ class World:
             torch.rand(1), np.random.random(), random.random()
         self.rng = (torch.get_rng_state(), np.random.get_state(), random.getstate()) if rng else None
         self.inputs = [(number, name, x, _copy(x)) for number, name, x in _handed_arrays(args)]
+        self.lists = [(i + 1, a, list(a)) for i, a in enumerate(args) if isinstance(a, list) and len(a) <= 64]
 
     def changes(self) -> list[dict]:
         """{kind, owner, name, before, after} for each thing that is no longer as it was, in plain values.
@@ -80,6 +82,11 @@ class World:
         for number, name, x, before in self.inputs:
             if not _same(x, before):
                 change("inputs", "", "", number, name)
+        for number, now, items in self.lists:  # lses[i] = lses[i] - m: the caller's list holds another tensor now
+            moved = [j for j, (x, y) in enumerate(zip(now, items)) if x is not y]
+            if (moved or len(now) != len(items)) and not any(
+                    c["kind"] == "inputs" and c["owner"] == number for c in found):
+                change("inputs", "list", "", number, str(moved[0]) if moved else "")  # before: the list itself
         return found
 
     def restore(self) -> None:

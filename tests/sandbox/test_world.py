@@ -36,3 +36,20 @@ def test_one_functions_argument_is_not_anothers():
     change = {"kind": "inputs", "owner": 1, "name": ""}
     assert world_key(change, "append") != world_key(change, "gather")
     assert world_key({"kind": "grad", "owner": None}, "append") == world_key({"kind": "grad", "owner": None}, "gather")
+
+
+def test_an_item_of_a_handed_list_replaced_added_or_taken_out_is_a_change():
+    """lses[i] = lses[i] - m leaves every tensor as it was and the caller's list holding others: a change too."""
+    def shift(lses):
+        for i in range(len(lses)):
+            lses[i] = lses[i] - 1
+
+    def changed(call, *args):
+        world = World(rng=False, args=args)
+        call(*args)
+        return [(c["owner"], c["name"], c["before"]) for c in world.changes() if c["kind"] == "inputs"]
+
+    assert changed(shift, [torch.randn(2), torch.randn(2)]) == [(1, "0", "list")]
+    assert changed(lambda lses: lses.append(torch.zeros(2)), [torch.randn(2)]) == [(1, "", "list")]
+    assert changed(lambda lses: lses[0].sub_(1), [torch.randn(2)]) == [(1, "0", "")]  # written into, said once
+    assert changed(lambda lses: [s - 1 for s in lses], [torch.randn(2)]) == []

@@ -128,9 +128,9 @@ def _factors_of(mistake):
 @check("properties", "an unknown rope_type raises ValueError in rope_inv_freq and rope_attention_factor")
 def unknown_type(kit):
     expect_raises([("rope_inv_freq('ntk', 16, 10000.0, 2.0)",
-                    lambda: kit.user(("ntk", 16, 10000.0, 2.0))),
+                    lambda: kit.user(("ntk", 16, 10000.0, 2.0)), "rope_inv_freq"),
                    ("rope_attention_factor('longrope', 2.0)",
-                    lambda: kit.user(("longrope", 2.0), target="rope_attention_factor"))],
+                    lambda: kit.user(("longrope", 2.0), target="rope_attention_factor"), "rope_attention_factor")],
                   t("a misspelled rope_type would silently give unscaled RoPE, and the model would read positions "
                     "past its context as garbage"))
 

@@ -129,8 +129,10 @@ def shards(kit):
 def not_divisible(kit):
     c = CASES[0]  # F = 8
     x, W1, b1, W2, b2, _ = kit.inputs(c)
-    expect_raises([("mlp_shard(W1, b1, W2, 0, 3)", lambda: kit.user((W1, b1, W2, 0, 3), target="mlp_shard")),
-                   ("tensor_parallel_mlp(x, W1, b1, W2, b2, 3)", lambda: kit.user((x, W1, b1, W2, b2, 3)))],
+    expect_raises([("mlp_shard(W1, b1, W2, 0, 3)", lambda: kit.user((W1, b1, W2, 0, 3), target="mlp_shard"),
+                    "mlp_shard"),
+                   ("tensor_parallel_mlp(x, W1, b1, W2, b2, 3)", lambda: kit.user((x, W1, b1, W2, b2, 3)),
+                    "tensor_parallel_mlp")],
                   t("d_ff = 8 on 3 ranks: torch.chunk would give unequal shards (3, 3, 2), which Megatron's ranks, each "
                     "allocating F/N units, cannot hold"))
 
