@@ -8,7 +8,7 @@ from conftest import ROOT
 
 from checker import catalogue, engine
 from checker.app import report
-from checker.lang import speaking
+from checker.lang import said, speaking
 
 pytestmark = pytest.mark.usefixtures("meta_kernels")  # forked checks inherit them (tests/conftest.py)
 
@@ -201,14 +201,14 @@ def test_a_shape_failure_gets_the_error_models_change_or_the_shapes_relation(tmp
                        "return combine_heads(out) @ Wo, weights.mean(axis=1)")
     assert result.status == "fail"
     assert result.diagnosis.startswith("axis H of (B, H, T_q, T_k) is missing from yours")
-    with speaking("zh"):
-        assert "轴" in str(result.diagnosis) and "missing" not in str(result.diagnosis)
+    chinese = said(result.diagnosis, "zh")
+    assert "轴" in chinese and "missing" not in chinese
 
 
 def test_overflow_is_blamed_only_where_the_scores_overflow_without_the_mask(tmp_path):
     """NaN from scores of ~1000 is an exp without each row's max subtracted only where it shows without the mask
     too: a softmax over every key, hidden ones included, then renormalised, subtracts a max and still makes NaN."""
-    renormalised = NUMPY.replace("        scores = np.where(mask, scores, -np.inf)  # (..., T_q, T_k)\n", "").replace(
+    renormalised = NUMPY.replace("scores = np.where(mask, scores, -np.inf)", "scores = scores + 0.0").replace(
         "weights = np.where(mask, weights, 0.0)  # (..., T_q, T_k)",
         "weights = np.where(mask, weights, 0.0); weights = weights / weights.sum(-1, keepdims=True)")
     result, _ = _check(tmp_path, "numpy/attention", renormalised, "    # 4) weighted sum", "    # 4) the weighted sum")
