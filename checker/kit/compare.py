@@ -170,6 +170,12 @@ def compare(actual, expected, what: str, legend: str = "", *, exact: bool = Fals
     if nan.any():
         raise Fail(t("{what}: {count} of {total} elements are NaN; first at index {index}", what=what,
                      count=int(nan.sum()), total=a.numel(), index=_index(nan)))
+    infinite = bad & (torch.isinf(a) != torch.isinf(e))  # -inf where the reference has a number, or the other way
+    if infinite.any():  # (log 0 of a row that sees nothing, a hidden score): said as such, not as a difference of 1e308
+        where = _index(infinite)
+        raise Fail(t("{what}: {count} of {total} elements differ; at index {index} yours is {got} where the reference's "
+                     "is {want}", what=what, count=int(bad.sum()), total=a.numel(), index=where,
+                     **_got_want(a[where], e[where])))
     diff = (a - e).abs().nan_to_num(nan=math.inf)
     worst = divmod_index(int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff)))), a.shape)
     raise Fail(t("{what}: {count} of {total} elements differ; largest difference {diff} at index {index}: got {got}, "

@@ -418,12 +418,14 @@ class Kit:
                 found = same(got, wrong)
             else:
                 found = _all_match(got, wrong, tol)
-            if found and run is None and same is None and set(how) <= {"case", "dtype"} and mistakes is None:
-                # on a check's own input too: one input fits more than one way of being wrong (1/d_k is 1/√d_v
-                # where d_v = d_k²), the kata's cases tell them apart, to within the order a sum is taken in (the
-                # mistake's sin(pos · 10000^(2i/d)) and the user's part at 1e-8 where pos is 2048)
+            if found and run is None and same is None and mistakes is None and (
+                    set(how) == {"case", "dtype"} or (not how and tol is None)):
+                # on a check's own input too, where it compares as the standard checks do: one input fits more than
+                # one way of being wrong (1/d_k is 1/√d_v where d_v = d_k²), the kata's cases tell them apart, to
+                # within the order a sum is taken in (the mistake's sin(pos · 10000^(2i/d)) and the user's part at
+                # 1e-8 where pos is 2048). A check with a comparison of its own (a tolerance, a cast) judges alone.
                 found = self._reproduces(mistake, how.get("case"), how.get("dtype", "float64"),
-                                         tol if "case" in how else SAME_MISTAKE_TOL, outputs)
+                                         tol if how else SAME_MISTAKE_TOL, outputs)
             if found and confirm is not None:
                 found = confirm(mistake)
             if found:
