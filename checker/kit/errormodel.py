@@ -843,7 +843,6 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     return pairs if len(pairs) == 1 else []
 
 
-OTHER_SHAPE = 1e6  # far beyond any difference of values: a rewrite of the right shapes is always nearer
 PAIRED = 12  # the singles that come nearest the user's outputs, tried two at a time
 # The finite numbers the user's outputs must hold, over all the cases compared, before any rewrite is said: one
 # number (a loss, a learning rate) is met by a written-in 512 as easily as by the mistake itself ((2·64)^-0.5 equals
@@ -902,19 +901,15 @@ def _fits(value, case, got, same) -> tuple[bool, float | None]:
 
 
 def _distance(a, b) -> float | None:
-    """Mean absolute difference over the float outputs, None where the forms differ; an output of another shape
-    counts OTHER_SHAPE (a rewrite that gets one of several outputs' shapes wrong may be one of a pair's two)."""
+    """Mean absolute difference over the float outputs, None where the forms differ."""
     a = a if isinstance(a, (tuple, list)) else (a,)
     b = b if isinstance(b, (tuple, list)) else (b,)
     if len(a) != len(b):
         return None
     total = 0.0
     for x, y in zip(a, b):
-        if not (hasattr(x, "shape") and hasattr(y, "shape")):
+        if not (hasattr(x, "shape") and hasattr(y, "shape")) or tuple(x.shape) != tuple(y.shape):
             return None
-        if tuple(x.shape) != tuple(y.shape):
-            total += OTHER_SHAPE
-            continue
         with np.errstate(all="ignore"):  # inf - inf: a NaN, counted below; a warning would reach the terminal
             diff = np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64))
         total += float(np.nan_to_num(diff, nan=1e6, posinf=1e6).mean()) if diff.size else 0.0

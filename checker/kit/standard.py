@@ -727,16 +727,14 @@ def world_check(source: str):
                    if world_key(c, c["target"]) not in kit.contract_changes
                    and not (c["kind"] == "rng" and kit.options.DRAWS)
                    and not (c["kind"] == "inputs" and c["owner"] in kit.options.WRITES.get(c["target"], ()))
-                   and not (c["kind"] == "inputs" and c["target"] == spec.TARGET and spec.OUTPUTS is not None
-                            and c["before"] != "list")]  # the standard hygiene compares tensors, not lists
+                   and not (c["kind"] == "inputs" and c["target"] == spec.TARGET and spec.OUTPUTS is not None)]
         if not changed:
             return
         lines = [_world_line(source, c["kind"]) for c in changed]
         said = joined("; ", (_world_change(c, line) for c, line in zip(changed, lines)))
         first = next((line for line in lines if line), None)
         raise Fail(t("{changes}: a call must leave its caller's world as it found it", changes=said),
-                   _world_advice(changed[0]["kind"] if changed[0]["before"] != "list" else "list"), general=True,
-                   line=first and first[0])
+                   _world_advice(changed[0]["kind"]), general=True, line=first and first[0])
 
     caller_world.static = True  # an unwritten stub changes nothing either: passing it is not progress
     return caller_world
@@ -779,7 +777,7 @@ def _world_line(source: str, kind: str) -> tuple[int, str] | None:
             name = next((a.attr for a in node.targets if isinstance(a, ast.Attribute)), None)
         if name in names:
             found.append((0, node.lineno))
-        elif kind == "inputs" and _writes_into_a_parameter(node, parameters):  # x -= m: an int parameter's too
+        elif kind in ("inputs", "list") and _writes_into_a_parameter(node, parameters):  # x -= m: an int parameter's too
             found.append((int(isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)), node.lineno))
     if not found:
         return None
@@ -829,7 +827,7 @@ def _world_change(change: dict, line) -> str:
         return t("the call of {target} moved {generator}'s global random state, which this kata's contract never "
                  "draws from{where}", target=target, generator=generator, where=where)
     owner, name = change["owner"], change["name"]
-    if kind == "inputs" and change["before"] == "list":
+    if kind == "list":
         return t("the call of {target} changed the list handed as argument {number}{item}: the caller's list holds "
                  "other tensors now{where}", target=target, number=owner,
                  item=t(" (item {index} replaced)", index=name) if name else t(" (items added or taken out)"),

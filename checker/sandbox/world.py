@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 # The kinds of change, in the order a report names them.
-KINDS = ("grad", "dtype", "threads", "training", "requires_grad", "rng", "inputs")
+KINDS = ("grad", "dtype", "threads", "training", "requires_grad", "rng", "inputs", "list")
 
 
 class World:
@@ -86,7 +86,7 @@ class World:
             moved = [j for j, (x, y) in enumerate(zip(now, items)) if x is not y]
             if (moved or len(now) != len(items)) and not any(
                     c["kind"] == "inputs" and c["owner"] == number for c in found):
-                change("inputs", "list", "", number, str(moved[0]) if moved else "")  # before: the list itself
+                change("list", "", "", number, str(moved[0]) if moved else "")
         return found
 
     def restore(self) -> None:
@@ -109,7 +109,8 @@ class World:
 def world_key(change: dict, target: str) -> tuple:
     """What a change is known by when the parent asks whether the contract makes it: its kind and owner, and for a
     tensor handed in, the function too (argument 1 of one function is not argument 1 of another)."""
-    return (change["kind"], change["owner"], target) if change["kind"] == "inputs" else (change["kind"], change["owner"])
+    return (change["kind"], change["owner"], target) if change["kind"] in ("inputs", "list") else \
+        (change["kind"], change["owner"])
 
 
 def handed_modules(args, module=None) -> list[tuple[int, torch.nn.Module]]:
