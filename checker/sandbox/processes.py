@@ -198,10 +198,14 @@ def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     from checker import catalogue
     from checker.sandbox import boundary
 
+    # Ctrl-C reaches every process of the terminal's group; the checker ends its children itself. One still starting
+    # would print a KeyboardInterrupt traceback on the console it has not let go of yet.
+    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
     boundary.install(str(catalogue.PACKAGE), [str(catalogue.SOLUTIONS)], serve.__code__)  # before any code of the user's
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
     adopt_orphans()
     _let_go_of_the_console()
+    signal.signal(signal.SIGINT, interrupt)
     module, _, function = CHILD_WORK.partition(":")
     getattr(importlib.import_module(module), function)(conn, inherited, checker_pid, warm_up)
 
