@@ -53,6 +53,7 @@ CONCEPTS = {
     "axis": lambda: t("the axis a reduction, softmax, cumsum or concatenation runs over"),
     "keepdim": lambda: t("keepdim dropped, so the reduced axis is gone and broadcasting lines up other axes"),
     "transpose": lambda: t("the pair of axes a transpose or permute swaps"),
+    "formula": lambda: t("two slips in one formula (terms left out, a number or an operator changed)"),
     "view": lambda: t("a view or reshape without its transpose, which mixes positions and heads"),
     "unbiased": lambda: t("the unbiased flag of a variance or standard deviation (n - 1 against n)"),
     "constant": lambda: t("a constant replaced by another plausible one"),
@@ -100,7 +101,7 @@ _NEIGHBOURS = {name: [o for o in family if o != name] for family in _FAMILIES fo
 _PRIORITY = {"axis": 0, "keepdim": 0, "transpose": 0, "view": 0, "unbiased": 0, "mask": 0, "written_in": 0,
              "power": 1, "term": 1, "step": 1, "function": 1, "scope": 1, "constant": 1, "argument": 2, "swapped_args": 2, "operands": 2,
              "operator": 2, "division": 2, "off_by_one": 2, "comparison": 2, "branch": 2, "inplace": 3,
-             "statement": 3, "order": 4, "variable": 5}
+             "statement": 3, "order": 4, "variable": 5, "formula": 6}
 _PLAUSIBLE = {  # constants people put in place of the right one, by the size of the right one
     "tiny": (1e-5, 1e-6, 1e-8, 1e-9, 1e-12, 1e-4, 0.0),
     "fraction": (0.1, 0.2, 0.5, 0.9, 0.99, 0.999, 1.0, 0.0),
@@ -118,6 +119,7 @@ class Rewrite:
     after: str  # the fragment as rewritten
     anchor: tuple = ()  # what to look for in the user's code, best first: ("value", 1e-12), ("call", "clamp")
     changed: str = ""  # the whole statement that holds it, as rewritten: two rules that write the same are one change
+    changes: int = 1  # 2: two rewrites of one statement, said as that statement before and after
 
 
 @dataclass
@@ -583,6 +585,7 @@ class Rewrites:
         self.tree = ast.parse(source)
         self.filename = filename
         self._codes = None
+        self._pairs = None
         numeric = _numeric_names(self.tree)
         self.items: list[tuple[_Site, str, ast.AST | None]] = []
         for site in _sites(self.tree):
@@ -606,6 +609,19 @@ class Rewrites:
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def pairs_in_one_statement(self) -> list[tuple[int, int]]:
+        """(a, b), a < b: two rewrites of the terms and numbers of one arithmetic statement (a formula written with
+        two slips, a count with two of its terms left out), which need not come near the user's outputs alone."""
+        if self._pairs is None:
+            by_statement: dict = {}
+            for k, (site, rule, _) in enumerate(self.items):
+                if rule in _FORMULA and not isinstance(site, list):
+                    holder = _holder(self.tree.body[site.top], site.node)
+                    if isinstance(holder, (ast.Assign, ast.AugAssign, ast.Return)):
+                        by_statement.setdefault(id(holder), []).append(k)
+            self._pairs = [(a, b) for ks in by_statement.values() for i, a in enumerate(ks) for b in ks[i + 1:]]
+        return self._pairs
 
     def describe(self, k: int) -> Rewrite:
         site, rule, new = self.items[k]
@@ -645,6 +661,27 @@ class Rewrites:
         finally:
             restore()
         return Rewrite(rule, getattr(node, "lineno", 0), before, after, anchor, changed)
+
+    def describe_pair(self, a: int, b: int) -> list[Rewrite]:
+        """Two rewrites, said one by one; or, when one statement holds both, as one: that statement before and after."""
+        sites = [_each(self.items[k][0]) for k in (a, b)]
+        if len(sites[0]) > 1 or len(sites[1]) > 1:
+            return [self.describe(a), self.describe(b)]
+        holders = [_holder(self.tree.body[one[0].top], one[0].node) for one in sites]
+        rules = {self.items[k][1] for k in (a, b)}
+        if holders[0] is not holders[1] or not isinstance(holders[0], ast.stmt) \
+                or len(rules) > 1 and not rules <= _FORMULA:
+            return [self.describe(a), self.describe(b)]
+        before = _text(holders[0])
+        restores = [_apply(*self.items[k]) for k in (a, b)]
+        try:
+            after = _text(holders[0])
+        finally:
+            for restore in reversed(restores):
+                restore()
+        anchor = self.describe(b).anchor + self.describe(a).anchor
+        rule = rules.pop() if len(rules) == 1 else "formula"  # the same slip twice keeps its concept
+        return [Rewrite(rule, holders[0].lineno, before, after, anchor, after, changes=2)]
 
     def module(self, ks, name: str) -> types.ModuleType | None:
         """The reference's module with rewrite k (or each of a tuple of them) applied, or None when it does not
@@ -831,18 +868,21 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     # Pairs leave out a variable read for another: with two changes it fits by coincidence too often (V.size(-2) for
     # K.size(-2)); and a pair is said only when it is the one pair that fits.
     near = [k for _, k in sorted(near) if rewrites.items[k][1] != "variable"][:PAIRED]
-    pairs = []
-    for i, a in enumerate(near):
-        for b in near[i + 1:]:
-            if time.process_time() - start > budget:
-                return []  # the pairs not all tried: what fits so far may not be the only fit
-            if _each(rewrites.items[a][0])[0].node is not _each(rewrites.items[b][0])[0].node \
-                    and fits_everywhere((a, b)):
-                pairs.append([rewrites.describe(a), rewrites.describe(b)])
+    tried, pairs = set(), []
+    for a, b in [(a, b) for i, a in enumerate(near) for b in near[i + 1:]] + rewrites.pairs_in_one_statement():
+        if (a, b) in tried:
+            continue
+        tried.add((a, b))
+        if time.process_time() - start > budget:
+            return []  # the pairs not all tried: what fits so far may not be the only fit
+        if _each(rewrites.items[a][0])[0].node is not _each(rewrites.items[b][0])[0].node \
+                and fits_everywhere((a, b)):
+            pairs.append(rewrites.describe_pair(a, b))
     pairs = _distinct(pairs)
     return pairs if len(pairs) == 1 else []
 
 
+_FORMULA = {"term", "off_by_one", "operands", "operator", "division"}  # the rules of one formula's slips
 PAIRED = 12  # the singles that come nearest the user's outputs, tried two at a time
 # The finite numbers the user's outputs must hold, over all the cases compared, before any rewrite is said: one
 # number (a loss, a learning rate) is met by a written-in 512 as easily as by the mistake itself ((2·64)^-0.5 equals
@@ -958,7 +998,8 @@ def explain(fits: list[list[Rewrite]]) -> str | None:
     said = []
     for change in fits:
         parts = t("; and ").join(sentence(r) for r in change)
-        said.append(t("your outputs equal the reference's with one change, {change}", change=parts) if len(change) == 1
+        said.append(t("your outputs equal the reference's with one change, {change}", change=parts)
+                    if len(change) == 1 and change[0].changes == 1
                     else t("your outputs equal the reference's with two changes, {changes}", changes=parts))
     return t("; or ").join(said) if said else None
 

@@ -232,3 +232,40 @@ def test_a_rewrite_whose_value_the_comparison_cannot_read_is_no_fit_and_no_inter
     assert errormodel._fits((1.5, torch.zeros(2)), c, {1: user}, lambda a, b: all(map(matches, a, b))) == (False, None)
     assert errormodel._fits((torch.ones(3), torch.zeros(2)), c, {1: user},
                             lambda a, b: all(map(matches, a, b))) == (True, 0.0)
+
+
+
+GROW = '''
+import torch
+
+
+def grow(table: torch.Tensor, used: int, new: int, page: int, free: torch.Tensor) -> torch.Tensor:
+    extra = (used + new + page - 1) // page - table.shape[0]
+    return torch.cat([table, free[:extra]])
+'''
+
+
+def test_two_slips_in_one_formula_are_found_although_neither_alone_comes_near(tmp_path):
+    """A count with two of its terms left out (pages for the new tokens alone, as if the last page were always full):
+    each slip alone gives a table of another length, so no distance ranks it near the user's, and the pair is found
+    among the rewrites of that one statement, said as the statement before and after. Two slips of different kinds
+    in one formula (a term and an operator) are said as such."""
+    path = tmp_path / "grow.py"
+    path.write_text(GROW, encoding="utf-8")
+    module = types.ModuleType("em_grow")
+    module.__file__ = str(path)
+    exec(compile(GROW, str(path), "exec"), module.__dict__)
+
+    def user(table, used, new, page, free):
+        return torch.cat([table, free[:-(-new // page)]])
+
+    free = torch.arange(10, 20)
+    cases = [case(i + 1, args=(torch.arange(-(-used // page)), used, new, page, free))
+             for i, (used, new, page) in enumerate([(5, 2, 4), (8, 1, 4), (3, 6, 4), (6, 7, 3), (1, 1, 4)])]
+    fits = _search(module, user, cases, target="grow")
+    assert [[(r.rule, r.before, r.after) for r in change] for change in fits] == [[(
+        "term", "extra = (used + new + page - 1) // page - table.shape[0]", "extra = (new + page - 1) // page")]]
+    assert errormodel.explain(fits) == (
+        "your outputs equal the reference's with two changes, a term dropped from a sum, or a factor from a product: "
+        "where the reference has `extra = (used + new + page - 1) // page - table.shape[0]`, yours behaves as "
+        "`extra = (new + page - 1) // page`")
