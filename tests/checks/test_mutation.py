@@ -10,28 +10,39 @@ that share a key, and the allow-list's entry for that key, are judged in one par
 
 A composite kata's file gives parts the user does not write (stacks gives MultiHeadAttention, FeedForward
 and both layers, word for word as encoder_layer and decoder_layer give them). The mutants of a given
-definition are all judged in the first kata that gives that same source; the later ones judge one in
-GIVEN_SAMPLE of them again (by key), so that each kata's own way of noticing a changed given part is
-still held to it. Before, stacks and transformer spent most of their ten CPU-minutes there.
+definition are all judged in the kata whose user writes that same source (encoder_layer for stacks'
+EncoderLayer), else in the first kata that gives it; the others judge one in GIVEN_SAMPLE of them again
+(by key), so that each kata's own way of noticing a changed given part is still held to it. Before,
+stacks and transformer spent most of their ten CPU-minutes there.
+
+A kata with standard checks (OUTPUTS) first runs each mutant in this process on its cases (_Outputs): a
+mutant whose outputs the one comparison refuses is rejected by the float64 numerics check, and one in
+CONFIRM of those is checked in full too, to hold the shortcut to the check.
 """
 
 import ast
-
+import contextlib
 import functools
+import io
 import time
 import tomllib
+import warnings
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from checker import catalogue, engine
+from checker import kit as kitmod
+from checker.kit import errormodel
 from checker.catalogue import SOLUTIONS
 from mutation import mutants
 
 EQUIVALENT = tomllib.loads((Path(__file__).parent / "equivalent_mutants.toml").read_text(encoding="utf-8"))
 PARTS = 4
 GIVEN_SAMPLE = 8
+CONFIRM = 6  # one in CONFIRM of the mutants the in-process comparison rejects is checked in full as well
 
 
 def _part(key: str) -> int:
@@ -51,21 +62,25 @@ def _definitions(kata) -> list[tuple[str, int, int, str]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _first_giver() -> dict[str, str]:
-    """The source of each given definition (not a target of its kata) -> the first kata that gives it."""
+def _judge() -> dict[str, str]:
+    """The source of each given definition (not a target of its kata) -> the kata that judges all its mutants: the
+    first whose user writes that same source (stacks gives EncoderLayer word for word as encoder_layer's
+    reference), else the first that gives it."""
+    written = {text: kata.id for kata in reversed(catalogue.all_katas())
+               for name, _, _, text in _definitions(kata) if name in kata.targets}
     first: dict[str, str] = {}
     for kata in catalogue.all_katas():
         for name, _, _, text in _definitions(kata):
             if name not in kata.targets:
-                first.setdefault(text, kata.id)
+                first.setdefault(text, written.get(text, kata.id))
     return first
 
 
 def _judged_here(kata, mutant) -> bool:
-    """Every mutant of the user's part and of a part given here first; one in GIVEN_SAMPLE of the rest."""
+    """Every mutant of the user's part and of a part judged here (_judge); one in GIVEN_SAMPLE of the rest."""
     owner = next(((name, text) for name, start, end, text in _definitions(kata) if start <= mutant.line <= end),
                  None)
-    if owner is None or owner[0] in kata.targets or _first_giver()[owner[1]] == kata.id:
+    if owner is None or owner[0] in kata.targets or _judge()[owner[1]] == kata.id:
         return True
     return zlib.crc32(f"given {mutant.key}".encode("utf-8")) % GIVEN_SAMPLE == 0  # apart from _part's hash
 
@@ -81,6 +96,61 @@ def _time_limit(kata) -> float:
     return min(3.0, max(0.5, 4 * (time.perf_counter() - start)))
 
 
+class _Outputs:
+    """A kata with standard checks (OUTPUTS): its reference's float64 outputs on every case, and a mutant's beside
+    them, computed in this process as the error model runs its rewrites (checker.kit.errormodel). A mutant whose
+    outputs the one comparison refuses on a case, or that raises there, fails the standard float64 numerics check
+    (strict: an accepted convention fails too), so it is rejected without a sandbox: a check of a whole file costs
+    a process and a tenth of a second, this a few milliseconds. What it cannot tell (outputs equal on every case, a
+    mutant still running at the deadline) is left to the full check."""
+
+    def __init__(self, kata):
+        from checker.engine import load_solution
+
+        self.spec = __import__(kata.checks_module, fromlist=["CASES"])
+        self.kit = kitmod.Kit(self.spec, None, load_solution(kata))
+        self.tol = self.kit.tolerance("float64")
+        self.want = {c.id: kitmod.as_outputs(self.kit.reference(self.kit.inputs(c), case=c), self.spec.OUTPUTS)
+                     for c in self.spec.CASES}
+
+    def rejects(self, mutant, path: Path, seconds: float) -> bool | None:
+        """True: the mutant's outputs differ on a case, or it raises; None: the full check must tell (seconds: the
+        check's limit on one call)."""
+        import torch
+
+        module = errormodel.Rewrites(mutant.source, str(path)).module((), f"mutant_{mutant.index}")
+        if module is None:
+            return True  # it does not import: the check's load fails
+        impl = getattr(module, self.spec.TARGET, None)
+        if impl is None:
+            return True
+        for c in self.spec.CASES:
+            grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
+            try:
+                with errormodel._deadline(seconds), warnings.catch_warnings(), \
+                        contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    got = kitmod.as_outputs(self.kit.reference(self.kit.inputs(c), case=c, impl=impl),
+                                            self.spec.OUTPUTS)
+            except TimeoutError:
+                return None  # slow, perhaps right: the check's own time limit decides
+            except Exception:  # noqa: BLE001 - the user's code raising on a case fails that check
+                return True
+            finally:
+                torch.set_grad_enabled(grad)
+                torch.set_default_dtype(dtype)
+            for u, e in zip(got, self.want[c.id]):
+                if not kitmod.matches(u, e, self.tol):
+                    return True
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _outputs(kata) -> _Outputs | None:
+    spec = __import__(kata.checks_module, fromlist=["OUTPUTS"])
+    return _Outputs(kata) if getattr(spec, "OUTPUTS", None) is not None else None
+
+
 @pytest.fixture(scope="module", autouse=True)
 def meta_kernels_imported_once():
     """Otherwise every forked check imports them (1 s, 3 s under load) and may hit the time limit."""
@@ -92,6 +162,7 @@ def meta_kernels_imported_once():
 def test_every_behaviour_changing_mutant_is_rejected(kata, part, tmp_path, record_property):
     allowed = {key for key in EQUIVALENT.get(f"{kata.track}_{kata.name}", {}) if _part(key) == part}
     survivors, total, limit = [], 0, _time_limit(kata)
+    outputs = _outputs(kata)
     made = {m.key for m in _mutants(kata) if _part(m.key) == part}
     unjudged = set()  # keys with a mutant left to the kata that gives its part first
     for mutant in _mutants(kata):
@@ -103,8 +174,14 @@ def test_every_behaviour_changing_mutant_is_rejected(kata, part, tmp_path, recor
         total += 1
         path = tmp_path / f"{kata.name}_{mutant.index}.py"
         path.write_text(mutant.source, encoding="utf-8")
-        if engine.check_file(kata, path, timeout=limit, fail_fast=True, strict=True).status == "pass":
+        rejected = outputs.rejects(mutant, path, limit) if outputs else None
+        if rejected and zlib.crc32(f"confirm {mutant.key}".encode("utf-8")) % CONFIRM:
+            continue
+        status = engine.check_file(kata, path, timeout=limit, fail_fast=True, strict=True).status
+        if status == "pass":
             survivors.append(mutant)
+        assert not (rejected and status == "pass"), f"line {mutant.line}: {mutant.what}: its outputs differ from " \
+            "the reference's in this process, and the check passes it: the two ways of running it disagree"
     record_property("kill", (kata.id, total - len(survivors), total))  # added up by tests/conftest.py
     unexplained = [f"line {m.line}: {m.what}" for m in survivors if m.key not in allowed]
     assert not unexplained, "mutants that pass the hidden checks:\n" + "\n".join(unexplained)
