@@ -19,6 +19,10 @@ from checker.kit.diagnosis import MEMORY_NAMES, identify
 # ----------------------------------------------------------------------------- the user proxy
 
 
+SEARCHES_PER_FILE = 2  # a file's searches together take at most this many times one search's budget
+MIN_SEARCH_SECONDS = 0.05  # less left of a file's search budget than this: no search starts
+
+
 class Kit:
     """Handed to every check: calls the user's code (in the child) and the reference (here)."""
 
@@ -37,6 +41,7 @@ class Kit:
         self.diagnosis: str | None = None
         self.general_diagnosis: str | None = None  # shown only when no check named the mistake
         self.makes_tensors = makes_tensors
+        self._search_left: float | None = None  # seconds of CPU the error model has left for this file
         self._states: dict = {}  # (case, dtype) -> the reference's weights, built once
         # (kind, owner) of what the reference changes in its caller's world (checker.sandbox.world): the
         # contract's, so the user's code may change it too (greedy decoding puts the model in eval mode)
@@ -276,8 +281,6 @@ class Kit:
     def rewrite(self, case: Case, user_outputs: tuple) -> str | None:
         """The error model (checker.kit.errormodel): the one change to the reference's code that gives the user's
         outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many."""
-        import checker.kit.errormodel as errormodel
-
         if not self.error_model:
             return None
         outputs, tol = self.spec.OUTPUTS, self.tolerance("float64")
@@ -296,9 +299,25 @@ class Kit:
         def same(mine, theirs):
             return _shapes(mine) == _shapes(theirs) and _all_match(mine, theirs, tol)
 
-        budget = errormodel.search_seconds("composite" if self.options.PARTS else "single")
         key = (self.spec.__name__, outputs and tuple(outputs))  # run depends on the rewrite and the case alone
-        return self._said(errormodel.search(self.solution, run, [case, *self.options.CASES], got, same, budget, key))
+        return self._said(self._search(run, [case, *self.options.CASES], got, same, key))
+
+    def _search(self, run, cases, got, same, key=None) -> list:
+        """errormodel.search: each search takes at most the kata's budget (1 s of CPU for a kata of one part, 3 s
+        for a layer or a model), and all of a file's failing checks together at most SEARCHES_PER_FILE times
+        that (the earliest stage searches first)."""
+        import checker.kit.errormodel as errormodel
+
+        budget = errormodel.search_seconds("composite" if self.options.PARTS else "single")
+        if self._search_left is None:
+            self._search_left = SEARCHES_PER_FILE * budget
+        if self._search_left < MIN_SEARCH_SECONDS:
+            return []
+        start = time.process_time()
+        try:
+            return errormodel.search(self.solution, run, cases, got, same, min(budget, self._search_left), key)
+        finally:
+            self._search_left -= time.process_time() - start
 
     def _said(self, fits: list) -> str | None:
         """The error model's sentence for what fits, kept as the diagnosis with the user's line that holds it."""
@@ -439,7 +458,6 @@ class Kit:
     def _rewrite_once(self, args, got, *, tol, outputs, same, run, others=(), **how) -> str | None:
         """The error model where a check judges its own calls with its own comparison: a rewrite is said only when it
         is the one change that gives the user's result on args, and on each of others the user's code runs on."""
-        import checker.kit.errormodel as errormodel
         from checker.kit.diagnosis import Mistake
 
         target = how.get("target") or self.spec.TARGET
@@ -463,7 +481,7 @@ class Kit:
         def alike(mine, theirs):
             return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
 
-        fits = errormodel.search(self.solution, call, cases, seen, alike, errormodel.search_seconds("single"))
+        fits = self._search(call, cases, seen, alike)
         return self._said(fits) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
