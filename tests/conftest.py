@@ -160,14 +160,24 @@ def _slow(item) -> bool:
     return method in ("forkserver", "spawn") and not processes.accelerator()
 
 
+# The tests that check the whole catalogue through the CLI, 30 s to 2½ minutes each (CI's --durations=30), longest
+# first
+WHOLE_CATALOGUE = ("test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata",
+                   "test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing",
+                   "test_a_chinese_report_holds_no_english_word_outside_code_names_and_numbers")
+
+
 def pytest_collection_modifyitems(items):
-    """Marks the slow tier (SLOW, _slow), then orders the longest tests first: the mutants of each kata, the largest
-    reference first. Under pytest -n a worker then never starts a minute of mutants when the others have finished."""
+    """Marks the slow tier (SLOW, _slow), then orders the longest tests first: the whole-catalogue checks, then the
+    mutants of each kata, the largest reference first. Under pytest -n a worker then never starts two minutes of
+    one test when the others have finished."""
     for item in items:
         if _slow(item):
             item.add_marker(pytest.mark.slow)
 
     def weight(item):
+        if getattr(item, "originalname", None) in WHOLE_CATALOGUE:
+            return -2**40 + WHOLE_CATALOGUE.index(item.originalname)
         kata = getattr(item, "callspec", None) and item.callspec.params.get("kata")
         if item.originalname != "test_every_behaviour_changing_mutant_is_rejected" or kata is None:
             return 0

@@ -113,7 +113,7 @@ def _every_kata(kind: str) -> dict:
     return files
 
 
-@pytest.mark.parametrize("kind, lang", [("solution", "en"), ("wrong", "zh")])
+@pytest.mark.parametrize("kind, lang", [("wrong", "zh"), ("solution", "en")])  # the longer first (tests/conftest.py)
 def test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata(served, kind, lang):
     """Issue 38: every kata's reference (in English) and one wrong variant of every kata (in Chinese, diagnoses and
     the error model included), checked by the server and cold: the same verdicts, reports, exit status, history."""
