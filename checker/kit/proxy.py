@@ -457,25 +457,35 @@ class Kit:
 
     def _rewrite_once(self, args, got, *, tol, outputs, same, run, others=(), **how) -> str | None:
         """The error model where a check judges its own calls with its own comparison: a rewrite is said only when it
-        is the one change that gives the user's result on args, and on each of others the user's code runs on."""
+        is the one change that gives the user's result on args, and on each of others the user's code runs on. A call
+        of one of the kata's cases (how: case=, dtype=) is joined by the kata's other cases, called the same way: a
+        change that fits one case by a coincidence of its sizes (-2 // 4 equals -2 / 2 at d_rope = 4) is refuted
+        on a case of other sizes."""
         from checker.kit.diagnosis import Mistake
 
         target = how.get("target") or self.spec.TARGET
         split = (lambda v: as_outputs(v, outputs)) if outputs else (lambda v: v)
 
         inputs = [args, *(() if run else others)]  # run computes one input's result: others cannot be fed to it
+        hows = [how] * len(inputs)
+        if not run and not others and how.get("case") in self.options.CASES and set(how) <= {"case", "dtype"}:
+            for c in self.options.CASES:
+                if c is not how["case"]:
+                    inputs.append(self.inputs(c, how.get("dtype", "float64")))
+                    hows.append({**how, "case": c})
         cases = [Case(i, {}) for i in range(len(inputs))]
         seen = {0: got}
         for c in cases[1:]:
             try:
-                seen[c.id] = split(self.user(inputs[c.id], target=target))
+                called = hows[c.id] if hows[c.id] is not how else {}  # a case of the kata's: its own sizes
+                seen[c.id] = split(self.user(inputs[c.id], target=target, **called))
             except (UserError, Fail, ValueError, TypeError):
                 pass  # an input the user's code cannot run predicts nothing
 
         def call(module, c):
             impl = getattr(module, target)
             wrong = run(Mistake(name="rewrite", impl=impl, explain="")) if run else \
-                self.reference(inputs[c.id], impl=impl, **how)
+                self.reference(inputs[c.id], impl=impl, **hows[c.id])
             return split(wrong)
 
         def alike(mine, theirs):

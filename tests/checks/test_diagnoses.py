@@ -238,3 +238,15 @@ def test_a_contracts_raise_that_exists_under_another_condition_is_not_called_mis
     said = "\n".join(str(c.diagnosis or "") for c in result.checks)
     assert "the condition it tests is not the contract's" in said
     assert "raise ValueError(...) for it" not in said, raising
+
+
+def test_a_change_that_fits_one_case_only_by_its_sizes_is_not_said(tmp_path, monkeypatch):
+    """RoPE's exponent over d/2, not d: at d_rope = 4, the reference with `// d` for `/ d` gives the same numbers
+    (-2 // 4 = -1 = -2 / 2). MLA's explicit check judges one case's own call; its error model is held to the kata's
+    other cases too (d_rope = 6 and 8), where that change is refuted, so it is not said."""
+    monkeypatch.setenv("KATA_SEARCH_SCALE", "10")  # no search cut short: what is not said was refuted
+    source = (ROOT / "solutions" / "torch" / "mla.py").read_text(encoding="utf-8")
+    result, _ = _check(tmp_path, "mla", source, "/ d)  # (d/2,)", "/ (d / 2))  # (d/2,)")
+    assert result.status == "fail"
+    said = [result.diagnosis or ""] + [c.diagnosis or "" for c in result.checks]
+    assert not [text for text in said if "integer division" in text], said
