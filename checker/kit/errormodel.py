@@ -913,17 +913,27 @@ _FAILED = object()  # a rewrite that does not compile or cannot run on the case
 
 def _ran(run, module, case):
     """The rewritten reference's outputs on case, or _FAILED."""
+    try:
+        with quietly(MUTANT_SECONDS):
+            return run(module, case)
+    except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
+        return _FAILED
+
+
+@contextlib.contextmanager
+def quietly(seconds: float):
+    """Run a rewritten reference in this process: stopped after seconds (TimeoutError), its prints, warnings and
+    floating-point warnings kept from the terminal (a Linear of zero features is not the user's), and torch's grad
+    mode and default dtype put back after (the deadline may stop it inside torch.no_grad()'s exit)."""
     import torch
 
     grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
     try:
-        with np.errstate(all="ignore"), _deadline(MUTANT_SECONDS), contextlib.redirect_stdout(io.StringIO()), \
-                warnings.catch_warnings():  # a rewrite's warning (a Linear of zero features) is not the user's
+        with np.errstate(all="ignore"), _deadline(seconds), contextlib.redirect_stdout(io.StringIO()), \
+                warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return run(module, case)
-    except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
-        return _FAILED
-    finally:  # the deadline may stop a rewrite inside torch.no_grad()'s exit: the check's world is put back
+            yield
+    finally:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
 
