@@ -281,7 +281,7 @@ class Kit:
     def rewrite(self, case: Case, user_outputs: tuple) -> str | None:
         """The error model (checker.kit.errormodel): the one change to the reference's code that gives the user's
         outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many."""
-        if not self.error_model:
+        if not self._may_search():
             return None
         outputs, tol = self.spec.OUTPUTS, self.tolerance("float64")
         got = {case.id: user_outputs}
@@ -302,17 +302,27 @@ class Kit:
         key = (self.spec.__name__, outputs and tuple(outputs))  # run depends on the rewrite and the case alone
         return self._said(self._search(run, [case, *self.options.CASES], got, same, key))
 
+    def _may_search(self) -> bool:
+        """Whether the error model is on and the file's searches have time left (checked before the user's code is
+        called on the other cases, which only a search needs)."""
+        if not self.error_model:
+            return False
+        import checker.kit.errormodel as errormodel
+
+        if self._search_left is None:
+            self._search_left = SEARCHES_PER_FILE * errormodel.search_seconds(
+                "composite" if self.options.PARTS else "single")
+        return self._search_left >= MIN_SEARCH_SECONDS
+
     def _search(self, run, cases, got, same, key=None) -> list:
         """errormodel.search: each search takes at most the kata's budget (1 s of CPU for a kata of one part, 3 s
         for a layer or a model), and all of a file's failing checks together at most SEARCHES_PER_FILE times
         that (the earliest stage searches first)."""
         import checker.kit.errormodel as errormodel
 
-        budget = errormodel.search_seconds("composite" if self.options.PARTS else "single")
-        if self._search_left is None:
-            self._search_left = SEARCHES_PER_FILE * budget
-        if self._search_left < MIN_SEARCH_SECONDS:
+        if not self._may_search():
             return []
+        budget = errormodel.search_seconds("composite" if self.options.PARTS else "single")
         start = time.process_time()
         try:
             return errormodel.search(self.solution, run, cases, got, same, min(budget, self._search_left), key)
@@ -463,29 +473,31 @@ class Kit:
         on a case of other sizes."""
         from checker.kit.diagnosis import Mistake
 
+        if not self._may_search():
+            return None
         target = how.get("target") or self.spec.TARGET
         split = (lambda v: as_outputs(v, outputs)) if outputs else (lambda v: v)
 
-        inputs = [args, *(() if run else others)]  # run computes one input's result: others cannot be fed to it
-        hows = [how] * len(inputs)
+        # (arguments, how the reference is called, how the user's code is called) of each input
+        calls = [(args, how, {}), *(() if run else ((other, how, {}) for other in others))]  # run: one input only
         if not run and not others and how.get("case") in self.options.CASES and set(how) <= {"case", "dtype"}:
-            for c in self.options.CASES:
-                if c is not how["case"]:
-                    inputs.append(self.inputs(c, how.get("dtype", "float64")))
-                    hows.append({**how, "case": c})
-        cases = [Case(i, {}) for i in range(len(inputs))]
+            dtype = how.get("dtype", "float64")
+            calls += [(self.inputs(c, dtype), {**how, "case": c}, {"case": c, "dtype": dtype})
+                      for c in self.options.CASES if c != how["case"]]
+        cases = [Case(i, {}) for i in range(len(calls))]
         seen = {0: got}
         for c in cases[1:]:
+            inputs, _, called = calls[c.id]
             try:
-                called = hows[c.id] if hows[c.id] is not how else {}  # a case of the kata's: its own sizes
-                seen[c.id] = split(self.user(inputs[c.id], target=target, **called))
+                seen[c.id] = split(self.user(inputs, target=target, **called))
             except (UserError, Fail, ValueError, TypeError):
                 pass  # an input the user's code cannot run predicts nothing
 
         def call(module, c):
             impl = getattr(module, target)
+            inputs, reference_how, _ = calls[c.id]
             wrong = run(Mistake(name="rewrite", impl=impl, explain="")) if run else \
-                self.reference(inputs[c.id], impl=impl, **hows[c.id])
+                self.reference(inputs, impl=impl, **reference_how)
             return split(wrong)
 
         def alike(mine, theirs):
