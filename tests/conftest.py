@@ -134,6 +134,8 @@ SLOW = {
         "spawn (Windows' start method)",
     "tests/sandbox/test_platforms.py::test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not":
         "spawn (Windows' start method)",
+    "tests/sandbox/test_boundary.py::test_a_child_that_ends_itself_ends_the_daemon_its_user_started":
+        "spawn (Windows' start method)",
     # The workspace's resident checker: each of these starts a server of its own (torch imported again).
     "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata":
         "every kata checked warm and cold, its reference and a wrong file",

@@ -384,7 +384,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
                 clean = _release(pristine, guard)
                 conn.send_bytes(pickle.dumps({"ok": True, "reusable": clean}))
                 if not clean:
-                    os._exit(0)
+                    processes.end_here()
                 break
             _answer(conn, req)
         setup = _next(conn)
@@ -395,7 +395,7 @@ def _next(conn) -> dict:
     try:
         return pickle.loads(conn.recv_bytes())
     except (EOFError, OSError):
-        os._exit(0)
+        processes.end_here()
 
 
 def _streams(capture_path: str) -> None:

@@ -287,14 +287,21 @@ def die_with(checker_pid: int) -> None:
         boundary.trust_this_thread()
         while alive():
             threading.Event().wait(PARENT_CHECK_SECONDS)
-        for p in psutil.Process().children(recursive=True):
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        os._exit(0)
+        end_here()
 
     threading.Thread(target=watch, name="kata-parent-watch", daemon=True).start()
+
+
+def end_here() -> None:
+    """In the child: end everything it started, then itself. A daemon (setsid, then a double fork) has left the
+    process group, but the child is its subreaper on Linux, so it is still among the descendants. Had the child
+    just exited, such a daemon would outlive the check, adopted by init, with no parent left to end it."""
+    for p in psutil.Process().children(recursive=True):
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    os._exit(0)
 
 
 def _death_signal(signum=signal.SIGKILL if hasattr(signal, "SIGKILL") else None) -> bool:

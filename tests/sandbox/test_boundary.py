@@ -142,6 +142,38 @@ def test_a_daemon_started_past_the_boundary_dies_with_the_check_and_holds_no_pip
         time.sleep(0.1)
 
 
+RELEASED = """
+import sys, time, psutil
+from checker.sandbox import processes
+from checker.sandbox.parent import Sandbox
+
+with Sandbox(sys.argv[1], 60) as sandbox:
+    sandbox.request("load")
+    assert not sandbox._release(), "a child that started a process was offered for the next file"
+    sandbox._proc.join(10)  # it ends itself: the checker has not killed anything yet
+    try:
+        daemon = psutil.Process(int(open(sys.argv[2]).read()))
+        if daemon.status() != psutil.STATUS_ZOMBIE:
+            daemon.wait(5)  # psutil.TimeoutExpired: it outlived the child that started it
+    except psutil.NoSuchProcess:
+        pass
+    print("ended")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a subreaper is Linux's")
+def test_a_child_that_ends_itself_ends_the_daemon_its_user_started(tmp_path):
+    """A spawned child that served a file and is not clean exits on its own. Before the checker gets to kill
+    what is left, the daemon (setsid, double fork) must already be gone: it was the child's to end. The CLI test
+    above caught this only when the child's exit raced ahead of the checker's kill (once in a dozen loaded runs)."""
+    marker, user = tmp_path / "daemon.pid", tmp_path / "rms_norm.py"
+    user.write_text(DAEMON.format(marker=str(marker)) + (ROOT / "solutions" / "torch" / "rms_norm.py").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-c", RELEASED, str(user), str(marker)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "KATA_SANDBOX": "spawn"})
+    assert run.returncode == 0 and "ended" in run.stdout, run.stdout + run.stderr
+
+
 # ----------------------------------------------------------------------------- states a user can produce
 
 
