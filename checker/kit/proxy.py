@@ -35,6 +35,7 @@ class Kit:
         self.error_model = error_model
         self.options = options(spec)
         self.convention: Convention | None = None  # the accepted variant the user's code follows, if any
+        self._follows_none = False  # settle() looked, and the user's code follows no accepted convention
         self.divergence_line: int | None = None  # the user's line that feeds the first diverging part
         self.user_seconds: float | None = None  # set by time(): fastest run of the user's code
         self.reference_seconds: float | None = None
@@ -205,9 +206,13 @@ class Kit:
 
     def settle(self) -> Convention | None:
         """The first accepted convention the user's code follows on every case in float64, adopted as the
-        reference for every later comparison; None when it follows none (or the reference itself)."""
+        reference for every later comparison; None when it follows none (or the reference itself). Looked for
+        once: later calls say what the first found."""
         opts = self.options
-        if opts.OUTPUTS is None:
+        if self.convention is not None or self._follows_none:
+            return self.convention
+        self._follows_none = True
+        if opts.OUTPUTS is None or not conventions(opts):
             return None
         try:
             got = [as_outputs(self.user(self.inputs(c), case=c), opts.OUTPUTS) for c in opts.CASES]
@@ -280,8 +285,9 @@ class Kit:
 
     def rewrite(self, case: Case, user_outputs: tuple) -> str | None:
         """The error model (checker.kit.errormodel): the one change to the reference's code that gives the user's
-        outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many."""
-        if not self._may_search():
+        outputs on every case, said with the user's line that holds it; None when no rewrite fits, or too many, or
+        when the user's code follows an accepted convention (its check compares again, against that: no search)."""
+        if not self._may_search() or self.settle() is not None:
             return None
         outputs, tol = self.spec.OUTPUTS, self.tolerance("float64")
         got = {case.id: user_outputs}

@@ -197,6 +197,11 @@ def _module(kit, c, impl=None, dtype="float64"):
 
 
 def _diagnose(kit, c, method, args, got) -> str | None:
+    """The mistake or change that gives the user's encode or decode; none for a model that follows an accepted
+    convention, which _or_convention then compares against (a search there would cost seconds for nothing)."""
+    if kit.convention is None and kit.settle() is not None:
+        return None
+
     def run(mistake):
         with torch.no_grad():
             return getattr(_module(kit, c, mistake.impl), method)(*args)
@@ -208,10 +213,11 @@ def _or_convention(compare_all):
     """Run compare_all(kit); if it fails, adopt the first convention the user's whole model follows (on the
     logits of every case), compare again against it and name it; else the first failure stands."""
     def run(kit):
+        followed = kit.convention
         try:
             compare_all(kit)
         except Fail:
-            if kit.convention is not None or kit.settle() is None:
+            if followed is not None or kit.settle() is None:  # the search may have found it first
                 raise
             compare_all(kit)
             raise Accepted(t(kit.convention.explain)) from None
