@@ -16,10 +16,10 @@ from checker.state import workspace
 from checker.sandbox import boundary, processes, rules
 from checker import kit as kitmod
 from checker.catalogue import Kata
-from checker.lang import joined, read_catalogue, reason, t, values
+from checker.lang import joined, read_catalogue, reason, t, tr, values
 from checker.catalogue import SOLUTIONS, load_solution  # noqa: F401 - load_solution: engine.load_solution for tests
 from checker.results import STAGES, CheckResult, KataResult
-from checker.errors import Crashed, Timeout, UserError
+from checker.errors import Crashed, Timeout, UserError, message_of
 from checker.sandbox.parent import DEFAULT_MEMORY_GB, Sandbox, returned_other
 from checker.sandbox.child import warm as sandbox_warm
 
@@ -69,7 +69,7 @@ def _check_file(kata, path, timeout, show_weights, memory_gb, fail_fast, strict,
     except FileNotFoundError:
         result.error = t("{path} does not exist. `kata init` puts a fresh stub back.", path=path)
     except (OSError, workspace.WorkspaceError) as err:
-        result.error = str(err)
+        result.error = message_of(err)
     else:
         _run(kata, path, source, timeout, result, show_weights, memory_gb, fail_fast, strict, timed)
     result.seconds = round(time.perf_counter() - started, 3)
@@ -103,7 +103,7 @@ def _run(kata: Kata, path: Path, source: str, timeout: float, result: KataResult
             sandbox.request("load")
         except UserError as err:
             result.status = "not_started" if err.not_implemented else "error"
-            result.error = err.traceback or str(err)
+            result.error = err.traceback or err  # a message of kata's (the memory limit) is drawn where shown
             result.output = sandbox.output()
             return
         except (Timeout, Crashed) as err:
@@ -321,10 +321,10 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
             if not err.not_implemented and not result.error:
                 result.error = err.traceback
         except Timeout as err:
-            add("fail", str(err))
+            add("fail", message_of(err))
             abort, status = t("skipped: the previous check {error}", error=err), "timeout"
         except Crashed as err:
-            add("error", str(err))
+            add("error", message_of(err))
             abort, status = t("skipped: the process running your code died"), "error"
         except Exception as err:  # noqa: BLE001 - a bug in a check must not hide every other verdict
             add("error", t("internal error of this check, please report it: {kind}: {error}", kind=type(err).__name__,
@@ -430,14 +430,14 @@ class Replay:
         torch_kata = self.kata.track == "torch"
         shown = "; ".join(f"{n} {_layout(v)}" for n, v in zip(self.parameters, self.inputs))
         lines = [f"# kata check {self.kata.id} --case {self.case.id}: {self.case.label}",
-                 "# " + t("Run it in Python started in the folder of your file {file}.",
+                 "# " + tr("Run it in Python started in the folder of your file {file}.",
                           file=Path(self.kata.file).name),
                  *(["import torch"] if torch_kata else []),
                  "from checker.engine import Replay",
-                 f"from {Path(self.kata.file).stem} import {self.target}  # " + t("your code"),
+                 f"from {Path(self.kata.file).stem} import {self.target}  # " + tr("your code"),
                  "",
                  f"case = Replay({self.kata.id!r}, {self.case.id})  # "
-                 + t("the inputs and weights the hidden checks use (seeded, float64)"),
+                 + tr("the inputs and weights the hidden checks use (seeded, float64)"),
                  f"{', '.join(self.parameters)}{',' if len(self.parameters) == 1 else ''} = case.inputs  # {shown}"]
         call = self.target
         if self.init is not None:
@@ -445,16 +445,16 @@ class Replay:
             kwargs = ", ".join(f"{k}={v!r}" for k, v in self.init.items()) if literal else "**case.init"
             lines.append(f"model = {self.target}({kwargs})" + (".double().eval()" if self.is_torch_module else ""))
             if self.by_attribute:
-                lines.append("case.assign(model, case.weights)  # " + t("the checks' weights, set by attribute path"))
+                lines.append("case.assign(model, case.weights)  # " + tr("the checks' weights, set by attribute path"))
             elif self.weights:
-                lines.append("model.load_state_dict(case.weights)  # " + t("the reference's weights, by name"))
+                lines.append("model.load_state_dict(case.weights)  # " + tr("the reference's weights, by name"))
             call = "model" if self.is_torch_module else "model.forward"
         lines.append(f"got = {call}({', '.join(self.parameters)})")
         if self.expected is not None:
             expected = "; ".join(" ".join(filter(None, (n, _layout(v), _first(v))))
                                  for n, v in zip(self.names, self.expected))
-            lines += ["# " + t("expected: {outputs}", outputs=expected),
-                      "case.compare(got)  # " + t("says, output by output, whether it matches and where it differs")]
+            lines += ["# " + tr("expected: {outputs}", outputs=expected),
+                      "case.compare(got)  # " + tr("says, output by output, whether it matches and where it differs")]
         return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,12 @@ class RegistryError(UsageError):
 # ----------------------------------------------------------------------------- the sandbox's
 
 
+def message_of(err: BaseException):
+    """What an error says, kept as the message it was made with when it is one of kata's own (a checker.lang.Message,
+    drawn where it is shown, in the reader's language); the text of any other."""
+    return err.args[0] if len(err.args) == 1 and hasattr(type(err.args[0]), "said") else str(err)
+
+
 class Timeout(Exception):
     """The user's code did not answer within the time limit."""
 
@@ -48,6 +54,13 @@ class UserError(Exception):
     def reason(self) -> tuple:
         """What the folding of failures (checker.lang.reason) counts of it: its type, not its numbers."""
         return ("error", self.kind)
+
+    @property
+    def text(self) -> str:
+        """The error's text as the user's code raised it, for a check to read (torch's "must match the size of
+        tensor b"); empty when the message is kata's own sentence (a checker.lang.Message: the memory limit, a
+        stand-in model's refusal), which is drawn for the reader and never read back."""
+        return self.message if isinstance(self.message, str) else ""
 
     def said(self, lang: str) -> str:
         """As str(), its message in lang when it is one of kata's own (a Said error of its stand-in models: a

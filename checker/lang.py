@@ -139,9 +139,8 @@ STRINGS: dict[str, str] = {
 
 
 def say(lang: str, key: str, **values) -> str:
-    """A screen's sentence by its key, in lang."""
-    with speaking(lang):
-        return t(STRINGS[key], **values)
+    """A screen's sentence by its key, drawn in lang."""
+    return t(STRINGS[key], **values).said(lang)
 
 
 def language(choice: str | None = None) -> str:
@@ -401,34 +400,50 @@ def _template(english: str, values: dict, lang: str) -> str:
     return _table.get(english, english)
 
 
-class Message(str):
-    """A sentence of kata's that stays data until it is drawn: its English template and its values (which
-    may be messages themselves). As a str it reads in the language spoken when it was made; said(lang)
-    draws it again in any language, which is how a result checked once is drawn in the reader's language.
-    Joined with + or lang.joined(), messages stay messages; an f-string or a str method makes plain text."""
+class Message:
+    """A sentence of kata's as data: its English template and its values (which may be messages themselves), or
+    the parts it was joined from. It is drawn only where it is shown: said(lang) in a given language, str() in the
+    language spoken then. So a result checked once is drawn in each reader's language, and nothing reads a drawn
+    sentence back: a Message is no str, and a str method or an `in` test on one fails at once instead of freezing
+    the language it happened to be made in. Joined with + or lang.joined(), messages stay messages."""
 
-    english: str
-    values: dict
-    parts: tuple = ()
+    __slots__ = ("english", "values", "parts")
 
-    @classmethod
-    def of(cls, english: str, values: dict, parts: tuple = ()) -> Message:
-        made = cls(_said_parts(parts, _speaking.get()) if parts else _fill(english, values, _speaking.get()))
-        made.english, made.values, made.parts = english, values, parts
-        return made
+    def __init__(self, english: str, values: dict, parts: tuple = ()):
+        self.english, self.values, self.parts = english, values, parts
 
     def said(self, lang: str) -> str:
         if self.parts:
             return _said_parts(self.parts, lang)
         return _fill(self.english, {k: said(v, lang) for k, v in self.values.items()}, lang)
 
+    def __str__(self) -> str:
+        return self.said(_speaking.get())
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"Message({self.said('en')!r})"
+
+    def __bool__(self) -> bool:
+        return bool(self.said("en"))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Message):
+            return self.said("en") == other.said("en")
+        return str(self) == other if isinstance(other, str) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.said("en"))
+
     def __add__(self, other):
-        return Message.of("", {}, (self, other)) if isinstance(other, str) else NotImplemented
+        return Message("", {}, (self, other)) if isinstance(other, (str, Message)) else NotImplemented
 
     def __radd__(self, other):
-        return Message.of("", {}, (other, self)) if isinstance(other, str) else NotImplemented
+        return Message("", {}, (other, self)) if isinstance(other, (str, Message)) else NotImplemented
 
-    def join(self, items) -> str:
+    def join(self, items) -> Message:
         return joined(self, items)
 
 
@@ -476,10 +491,16 @@ def joined(separator: str, items) -> str:
     items = list(items)
     parts = tuple(p for i, item in enumerate(items) for p in ((separator, item) if i else (item,)))
     lazy = any(isinstance(i, Message) for i in (separator, *items))
-    return Message.of("", {}, parts) if lazy else separator.join(items)
+    return Message("", {}, parts) if lazy else separator.join(items)
 
 
 def t(english: str, **values) -> Message:
     """english, or its Chinese while zh is spoken, with the named placeholders filled in (English in the
     plural form its counts call for), as a Message that can be drawn again in the other language."""
-    return Message.of(english, values)
+    return Message(english, values)
+
+
+def tr(english: str, **values) -> str:
+    """t(), drawn at once in the language spoken: the words of a screen, which is shown as soon as it is made.
+    What a check says stays a Message (t) until the screen that shows it draws it."""
+    return Message(english, values).said(_speaking.get())

@@ -23,7 +23,7 @@ from checker import __version__, catalogue
 from checker.app import environment
 from checker.state import workspace
 from checker.catalogue import UnknownKata
-from checker.lang import LANGUAGES, chosen_language, language, say, speaking, t
+from checker.lang import LANGUAGES, chosen_language, language, say, speaking, tr
 from checker.catalogue import SOLUTIONS
 from checker.state.progress import ProgressError
 from checker.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, EXIT_USAGE, UsageError
@@ -70,7 +70,7 @@ def cmd_show(args, console: Console) -> int:
     lang = language(args.lang)
     text, shown = read(kata, lang)
     if shown != lang and args.lang:
-        console.print(Wrapped(t("No Chinese statement for {kata} yet; showing English.", kata=kata.id), style="yellow"))
+        console.print(Wrapped(tr("No Chinese statement for {kata} yet; showing English.", kata=kata.id), style="yellow"))
     # the hints are a ladder: `kata hint` gives one rung at a time. crop=False: a code line wider than the
     # terminal runs past its edge, never re-flowed
     console.print(render(without(text, HINTS)), crop=False)
@@ -97,11 +97,11 @@ def cmd_show(args, console: Console) -> int:
 def cmd_check(args, console: Console) -> int:
     lang = language(args.lang)
     if not args.all and not args.names:
-        raise UsageError(t("name a kata to check (for example `kata check attention`) or use --all"))
+        raise UsageError(tr("name a kata to check (for example `kata check attention`) or use --all"))
     ws, targets = _targets(args, console)
     katas = [target.kata for target in targets]
     if args.case is not None and len(katas) != 1:
-        raise UsageError(t("--case needs exactly one kata"))
+        raise UsageError(tr("--case needs exactly one kata"))
     jobs = args.jobs or 1
     if args.jobs is None and len(katas) > 1:
         from checker.warm.parallel import default_jobs
@@ -293,9 +293,9 @@ def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(t("'{text}' is not a number", text=text)) from None
+        raise argparse.ArgumentTypeError(tr("'{text}' is not a number", text=text)) from None
     if not (0 < value <= 1e6):
-        raise argparse.ArgumentTypeError(t("'{text}' must be a number above 0 and at most 1000000", text=text))
+        raise argparse.ArgumentTypeError(tr("'{text}' must be a number above 0 and at most 1000000", text=text))
     return value
 
 
@@ -304,9 +304,9 @@ def _jobs(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(t("'{text}' is not a whole number", text=text)) from None
+        raise argparse.ArgumentTypeError(tr("'{text}' is not a whole number", text=text)) from None
     if not 1 <= value <= 1024:
-        raise argparse.ArgumentTypeError(t("'{text}' must be a whole number from 1 to 1024", text=text))
+        raise argparse.ArgumentTypeError(tr("'{text}' must be a whole number from 1 to 1024", text=text))
     return value
 
 
@@ -321,156 +321,156 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 
     def _format_usage(self, usage, actions, groups, prefix):
         """argparse aligns the usage by len(prefix); "用法：" is 3 characters but 6 cells wide."""
-        prefix = t("usage: ") if prefix is None else prefix
+        prefix = tr("usage: ") if prefix is None else prefix
         blank = " " * cell_len(prefix)
         return prefix + super()._format_usage(usage, actions, groups, blank)[len(blank):]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kata", formatter_class=_Help, epilog=t(EPILOG),
-        description=t("Hand-write the Transformer, part by part, and get a strict, truthful verdict."))
+        prog="kata", formatter_class=_Help, epilog=tr(EPILOG),
+        description=tr("Hand-write the Transformer, part by part, and get a strict, truthful verdict."))
     parser.add_argument("--version", action="version", version=f"kata {__version__}",
-                        help=t("show kata's version and exit"))
-    parser.add_argument("--lang", choices=LANGUAGES, dest="lang_first", help=t("language (default: from your locale)"))
-    parser.add_argument("--traceback", action="store_true", help=t("show kata's own stack trace on internal errors"))
+                        help=tr("show kata's version and exit"))
+    parser.add_argument("--lang", choices=LANGUAGES, dest="lang_first", help=tr("language (default: from your locale)"))
+    parser.add_argument("--traceback", action="store_true", help=tr("show kata's own stack trace on internal errors"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name, help_text):
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=t(EPILOG),
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=tr(EPILOG),
                            formatter_class=_Help)
         p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
         return p
 
     def with_lang(p):
-        p.add_argument("--lang", choices=LANGUAGES, help=t("language (default: from your locale)"))
+        p.add_argument("--lang", choices=LANGUAGES, help=tr("language (default: from your locale)"))
 
     def with_json(p):
-        p.add_argument("--json", action="store_true", help=t("print one JSON document and nothing else"))
+        p.add_argument("--json", action="store_true", help=tr("print one JSON document and nothing else"))
 
     def with_limits(p):
         p.add_argument("--timeout", type=_positive, default=10.0, metavar="S",
-                       help=t("seconds one call into your code may take (default: 10)"))
+                       help=tr("seconds one call into your code may take (default: 10)"))
         p.add_argument("--memory", type=_positive, default=4.0, metavar="GB",
-                       help=t("memory your code may use on top of torch itself (default: 4)"))
+                       help=tr("memory your code may use on top of torch itself (default: 4)"))
         p.add_argument("--strict", action="store_true",
-                       help=t("the full contract: accepted variants and follow-up questions fail too"))
+                       help=tr("the full contract: accepted variants and follow-up questions fail too"))
 
     def with_workspace(p):
         p.add_argument("--workspace", "-w", metavar="DIR",
-                       help=t("the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
+                       help=tr("the workspace to use (default: $KATA_WORKSPACE, the current folder or a parent, "
                             "else a default workspace in your data folder)"))
 
-    p = command("init", t("make a practice folder holding fresh copies of every stub (never overwrites)"))
-    p.add_argument("dir", nargs="?", metavar="DIR", help=t("folder to create or complete (default: the current one)"))
+    p = command("init", tr("make a practice folder holding fresh copies of every stub (never overwrites)"))
+    p.add_argument("dir", nargs="?", metavar="DIR", help=tr("folder to create or complete (default: the current one)"))
     with_lang(p)
 
-    p = command("list", t("the catalogue in learning order, with your status and your code's fastest run"))
+    p = command("list", tr("the catalogue in learning order, with your status and your code's fastest run"))
     with_workspace(p)
     with_json(p)
     with_lang(p)
 
-    p = command("show", t("print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)"))
-    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
-    p.add_argument("--hints", action="store_true", help=t("also print the hint levels you have already taken"))
+    p = command("show", tr("print a kata's statement: what to build, formula, shapes, pitfalls (hints: kata hint)"))
+    p.add_argument("name", metavar="NAME", help=tr("kata, e.g. attention or numpy/softmax"))
+    p.add_argument("--hints", action="store_true", help=tr("also print the hint levels you have already taken"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("check", t("run the hidden checks on your file(s) and report what is right and wrong"))
-    p.add_argument("names", nargs="*", metavar="NAME", help=t("kata(s), e.g. attention or numpy/attention"))
-    p.add_argument("--all", action="store_true", help=t("check every kata"))
-    p.add_argument("--solution", action="store_true", help=t("check the reference answers instead of your files"))
-    p.add_argument("--case", type=int, metavar="N", help=t("print Python that rebuilds case N and compares your code with the reference"))
+    p = command("check", tr("run the hidden checks on your file(s) and report what is right and wrong"))
+    p.add_argument("names", nargs="*", metavar="NAME", help=tr("kata(s), e.g. attention or numpy/attention"))
+    p.add_argument("--all", action="store_true", help=tr("check every kata"))
+    p.add_argument("--solution", action="store_true", help=tr("check the reference answers instead of your files"))
+    p.add_argument("--case", type=int, metavar="N", help=tr("print Python that rebuilds case N and compares your code with the reference"))
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
-                   help=t("check up to N katas at once, one process each (default: the number of cores)"))
+                   help=tr("check up to N katas at once, one process each (default: the number of cores)"))
     with_limits(p)
     p.add_argument("--show-weights", action="store_true",
-                   help=t("draw your attention weights beside the expected ones (also shown when masking fails)"))
-    p.add_argument("--verbose", "-v", action="store_true", help=t("also list skipped checks and every stub"))
+                   help=tr("draw your attention weights beside the expected ones (also shown when masking fails)"))
+    p.add_argument("--verbose", "-v", action="store_true", help=tr("also list skipped checks and every stub"))
     with_json(p)
     p.add_argument("--format", choices=("text", "json", "problems"), default="text",
-                   help=t("problems: one path:line:col: error|warning: stage: message line per problem, for editors"))
+                   help=tr("problems: one path:line:col: error|warning: stage: message line per problem, for editors"))
     p.add_argument("--no-server", action="store_true",
-                   help=t("check in this process only: never use or start the workspace's resident checker"))
+                   help=tr("check in this process only: never use or start the workspace's resident checker"))
     with_workspace(p)
     with_lang(p)
 
-    p = command("watch", t("re-check your file on every save (r or Enter: re-check, q: quit)"))
+    p = command("watch", tr("re-check your file on every save (r or Enter: re-check, q: quit)"))
     p.add_argument("name", nargs="?", metavar="NAME",
-                   help=t("the kata to watch (default: every kata file, starting with the first not passed)"))
+                   help=tr("the kata to watch (default: every kata file, starting with the first not passed)"))
     p.add_argument("--poll", action="store_true",
-                   help=t("only poll the files' times, without file events (network drives, some containers)"))
+                   help=tr("only poll the files' times, without file events (network drives, some containers)"))
     with_limits(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("drill", t("a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report"))
+    p = command("drill", tr("a timed mock interview: fresh stubs, a countdown, re-checks on save, a scored report"))
     p.add_argument("names", nargs="*", metavar="PRESET|NAME",
-                   help=t("a preset (see --list) or the katas to drill, e.g. attention multi_head_attention"))
-    p.add_argument("--list", action="store_true", help=t("list the presets"))
+                   help=tr("a preset (see --list) or the katas to drill, e.g. attention multi_head_attention"))
+    p.add_argument("--list", action="store_true", help=tr("list the presets"))
     p.add_argument("--minutes", type=_positive, metavar="M",
-                   help=t("time allowed (default: the preset's, or 10 minutes per star of difficulty)"))
+                   help=tr("time allowed (default: the preset's, or 10 minutes per star of difficulty)"))
     p.add_argument("--allow-hints", action="store_true",
-                   help=t("allow `kata hint` and `kata solution` during the drill (they cost points)"))
-    p.add_argument("--poll", action="store_true", help=t("only poll the files' times, without file events"))
+                   help=tr("allow `kata hint` and `kata solution` during the drill (they cost points)"))
+    p.add_argument("--poll", action="store_true", help=tr("only poll the files' times, without file events"))
     p.add_argument("--quiz", type=int, default=0, metavar="N",
-                   help=t("end with N interview questions on the drill's katas, scored apart (default: none)"))
+                   help=tr("end with N interview questions on the drill's katas, scored apart (default: none)"))
     with_limits(p)
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("hint", t("the next hint for a kata: concept, then shapes and steps, then near-code"))
-    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
+    p = command("hint", tr("the next hint for a kata: concept, then shapes and steps, then near-code"))
+    p.add_argument("name", metavar="NAME", help=tr("kata, e.g. attention or numpy/softmax"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("solution", t("the reference answer, highlighted, with why it is written that way"))
-    p.add_argument("name", metavar="NAME", help=t("kata, e.g. attention or numpy/softmax"))
-    p.add_argument("--yes", "-y", action="store_true", help=t("do not ask first (needed without a terminal)"))
+    p = command("solution", tr("the reference answer, highlighted, with why it is written that way"))
+    p.add_argument("name", metavar="NAME", help=tr("kata, e.g. attention or numpy/softmax"))
+    p.add_argument("--yes", "-y", action="store_true", help=tr("do not ask first (needed without a terminal)"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("reset", t("put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups"))
-    p.add_argument("names", nargs="*", metavar="NAME", help=t("kata(s) to reset"))
-    p.add_argument("--all", action="store_true", help=t("reset every kata"))
-    p.add_argument("--yes", "-y", action="store_true", help=t("do not ask first (needed without a terminal)"))
+    p = command("reset", tr("put the blank stub back; your file is kept as a dated backup in WORKSPACE/backups"))
+    p.add_argument("names", nargs="*", metavar="NAME", help=tr("kata(s) to reset"))
+    p.add_argument("--all", action="store_true", help=tr("reset every kata"))
+    p.add_argument("--yes", "-y", action="store_true", help=tr("do not ask first (needed without a terminal)"))
     with_lang(p)
     with_workspace(p)
 
-    p = command("stats", t("your history: attempts, pass rate, time to green, hints and solutions used, drills"))
+    p = command("stats", tr("your history: attempts, pass rate, time to green, hints and solutions used, drills"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("next", t("what to practise now: work in progress, reviews that are due, then new katas in order"))
-    p.add_argument("--count", "-n", type=int, default=3, metavar="N", help=t("how many suggestions (default: 3)"))
+    p = command("next", tr("what to practise now: work in progress, reviews that are due, then new katas in order"))
+    p.add_argument("--count", "-n", type=int, default=3, metavar="N", help=tr("how many suggestions (default: 3)"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("quiz", t("the oral round: interview questions, checked and explained, brought back when due"))
+    p = command("quiz", tr("the oral round: interview questions, checked and explained, brought back when due"))
     p.add_argument("what", nargs="*", metavar="TOPIC|KATA|ID",
-                   help=t("ask on these topics (see --list), katas or questions (default: what is due, then new)"))
-    p.add_argument("--count", "-n", type=int, default=5, metavar="N", help=t("how many questions (default: 5)"))
+                   help=tr("ask on these topics (see --list), katas or questions (default: what is due, then new)"))
+    p.add_argument("--count", "-n", type=int, default=5, metavar="N", help=tr("how many questions (default: 5)"))
     p.add_argument("--answer", nargs=2, metavar=("ID@SEED", "ANSWER"),
-                   help=t("check one answer to a question drawn by --json or --print; exit status 0 if right, 1 if not"))
-    p.add_argument("--print", action="store_true", help=t("print the questions instead of asking them (notebooks)"))
-    p.add_argument("--list", action="store_true", help=t("list the topics and how many questions each has"))
+                   help=tr("check one answer to a question drawn by --json or --print; exit status 0 if right, 1 if not"))
+    p.add_argument("--print", action="store_true", help=tr("print the questions instead of asking them (notebooks)"))
+    p.add_argument("--list", action="store_true", help=tr("list the topics and how many questions each has"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("server", t("the workspace's resident checker, which keeps torch imported so that a check takes a "
+    p = command("server", tr("the workspace's resident checker, which keeps torch imported so that a check takes a "
                             "fraction of a second: start it, see its status, or stop it"))
-    p.add_argument("action", choices=("start", "status", "stop"), help=t("start, status or stop"))
+    p.add_argument("action", choices=("start", "status", "stop"), help=tr("start, status or stop"))
     with_json(p)
     with_lang(p)
     with_workspace(p)
 
-    p = command("completion", t("print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc"))
-    p.add_argument("shell", choices=("bash", "zsh", "fish"), help=t("bash, zsh or fish"))
+    p = command("completion", tr("print a shell completion script: eval \"$(kata completion bash)\" in ~/.bashrc"))
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help=tr("bash, zsh or fish"))
     return parser
 
 
@@ -482,17 +482,17 @@ def _suggest_command(argv: list[str]) -> None:
         close = difflib.get_close_matches(first, COMMANDS, n=1)
         commands = ", ".join(COMMANDS)
         if close:
-            raise UsageError(t("unknown command '{name}'. Did you mean '{close}'? Commands: {commands}.",
+            raise UsageError(tr("unknown command '{name}'. Did you mean '{close}'? Commands: {commands}.",
                                name=first, close=close[0], commands=commands))
-        raise UsageError(t("unknown command '{name}'. Commands: {commands}.", name=first, commands=commands))
+        raise UsageError(tr("unknown command '{name}'. Commands: {commands}.", name=first, commands=commands))
 
 
 @contextmanager
 def _argparse_speaking():
     """argparse's own words ("usage:", "error:", "invalid choice"...) through t(), as gettext would give them."""
     saved = argparse._, argparse.ngettext
-    argparse._ = t
-    argparse.ngettext = lambda one, many, n: t(one if n == 1 else many)
+    argparse._ = tr
+    argparse.ngettext = lambda one, many, n: tr(one if n == 1 else many)
     try:
         yield
     finally:
@@ -516,7 +516,7 @@ def _main(argv: list[str]) -> int:
         args, extra = parser.parse_known_args(argv)
         if extra:  # said by the command's own parser, so the usage shown is the command's
             commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-            commands.get(args.command, parser).error(t("unrecognized arguments: %s") % " ".join(extra))
+            commands.get(args.command, parser).error(tr("unrecognized arguments: %s") % " ".join(extra))
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
@@ -530,7 +530,7 @@ def _main(argv: list[str]) -> int:
         Console(stderr=True, highlight=False).print(Wrapped(Text(f"kata: {err}", style="bold red")))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        Console(stderr=True).print(Text(t("interrupted"), style="yellow"))
+        Console(stderr=True).print(Text(tr("interrupted"), style="yellow"))
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `kata list | head`: the reader has had enough, which is no error of kata's
         _silence_stdout()
@@ -560,7 +560,7 @@ def _internal_or_refused(err: Exception, args, show_trace: bool) -> int:
         return EXIT_USAGE
     why = workspace.reason(err) if isinstance(err, OSError) else None
     if why and isinstance(err, OSError) and err.filename is None:  # no file of kata's: its own output (> /dev/full)
-        Console(stderr=True, highlight=False).print(Text(t("kata: could not write its output: {error}",
+        Console(stderr=True, highlight=False).print(Text(tr("kata: could not write its output: {error}",
                                                            error=err.strerror or err), style="bold red"))
         return EXIT_USAGE
     if why:
@@ -570,7 +570,7 @@ def _internal_or_refused(err: Exception, args, show_trace: bool) -> int:
         return EXIT_USAGE
     if show_trace:
         raise err
-    Console(stderr=True, highlight=False).print(Text(t(
+    Console(stderr=True, highlight=False).print(Text(tr(
         "kata: internal error: {error} (run again with --traceback for details)",
         error=f"{type(err).__name__}: {err}"), style="bold red"))
     return EXIT_INTERNAL

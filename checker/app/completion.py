@@ -16,7 +16,7 @@ from rich.console import Console
 
 from checker import catalogue
 from checker.errors import EXIT_OK
-from checker.lang import language, t
+from checker.lang import language, tr
 
 
 # ----------------------------------------------------------------------------- what completes, shell aside
@@ -60,7 +60,7 @@ def model() -> tuple[list[Option], list[Command]]:
 
     lang = language()
     katas = [(k.id, k.title_in(lang)) for k in catalogue.all_katas()]
-    presets = [(name, str(t(preset.title))) for name, preset in PRESETS.items()]
+    presets = [(name, tr(preset.title)) for name, preset in PRESETS.items()]
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: str(choice.help) for choice in sub._choices_actions}
@@ -73,14 +73,14 @@ def model() -> tuple[list[Option], list[Command]]:
                 if (option := _option(action)) is not None:
                     command.options.append(option)
             elif action.choices:
-                command.words, command.kind, command.label = [(str(c), "") for c in action.choices], "words", t("shell")
+                command.words, command.kind, command.label = [(str(c), "") for c in action.choices], "words", tr("shell")
             elif action.metavar == "DIR":
                 command.files = "folder"
             else:  # NAME, PRESET|NAME
                 drill = "PRESET" in (action.metavar or "")
                 command.words = (presets if drill else []) + katas
                 command.kind = "drill" if drill else "katas"
-                command.label = t("preset or kata") if drill else t("kata")
+                command.label = tr("preset or kata") if drill else tr("kata")
                 command.many = action.nargs in ("*", "+")
         if name == "check":
             command.files = "py"  # any file of the workspace: kata check drills/DATE/torch/attention.py
@@ -171,7 +171,7 @@ def _sh(text: str) -> str:
 
 def zsh(top: list[Option], commands: list[Command]) -> str:
     """zsh's own completion (_arguments, _describe): descriptions beside commands, options and katas."""
-    labels = {"folder": _label(t("folder")), "value": _label(t("number")), "file": _label(t("kata or file"))}
+    labels = {"folder": _label(tr("folder")), "value": _label(tr("number")), "file": _label(tr("kata or file"))}
 
     def spec(option: Option) -> list[str]:
         action = {"words": f":{_label(option.names[-1].lstrip('-'))}:({' '.join(option.words)})",
@@ -213,7 +213,7 @@ def zsh(top: list[Option], commands: list[Command]) -> str:
         specs = " \\\n                    ".join(arguments(c))
         cases.append(f"                {c.name}) _arguments -s -S \\\n                    {specs} && ret=0 ;;")
     top_specs = " \\\n        ".join(s for o in top for s in spec(o))
-    targets = f"'katas:{_label(t('kata'))}:_kata_katas' 'files:{_label(t('file'))}:_files -g \"*.py(-.)\"'"
+    targets = f"'katas:{_label(tr('kata'))}:_kata_katas' 'files:{_label(tr('file'))}:_files -g \"*.py(-.)\"'"
     return f"""#compdef kata
 # kata completion for zsh: eval "$(kata completion zsh)" in ~/.zshrc. Where nothing has run compinit (macOS's zsh
 # runs none), it runs it; or save it as _kata in a folder of $fpath, before compinit.
@@ -229,7 +229,7 @@ _kata() {{
     case $state in
         command)
             local -a commands=( {described([(c.name, c.help) for c in commands])} )
-            _describe -t commands {_sh(t("command"))} commands && ret=0 ;;
+            _describe -t commands {_sh(tr("command"))} commands && ret=0 ;;
         argument)
             curcontext=${{curcontext%:*:*}}:kata-$words[1]:
             case $words[1] in

@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 
 from checker import catalogue
-from checker.lang import LANGUAGES, chosen_language, speaking, t
+from checker.lang import LANGUAGES, chosen_language, speaking, tr
 
 ROOT = catalogue.PACKAGE.parent  # the repository: checker/, katas/, solutions/, README.md
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -178,31 +178,31 @@ def places(track: str = "TRACK", name: str = "NAME") -> list[tuple[str, str]]:
     them, new_kata writes every file among them (tests/checks/test_catalogue.py holds the two together)."""
     folder = f"checker/checks/{track}_{name}"
     return [
-        ("checker/catalogue.toml", t("its entry (name, track, part, title, title_zh, summary, difficulty, targets, "
+        ("checker/catalogue.toml", tr("its entry (name, track, part, title, title_zh, summary, difficulty, targets, "
                                      "forbidden; any other key is refused); the order of the entries is the learning "
                                      "path")),
-        (f"katas/{track}/{name}.py", t("the stub: the final signatures and docstrings, each opening with a shape "
+        (f"katas/{track}/{name}.py", tr("the stub: the final signatures and docstrings, each opening with a shape "
                                        "legend, every body ending in raise NotImplementedError")),
-        (f"solutions/{track}/{name}.py", t("the reference answer, its steps numbered # 1) ...")),
-        (f"{folder}/__init__.py", t("the kata's folder: everything hidden")),
-        (f"{folder}/checks.py", t("the hidden checks: the options of kit.Options, inputs(case, dtype), init(case)")),
-        (f"{folder}/zh.toml", t("the Chinese of its sentences and of its reference's steps, keyed by their English "
+        (f"solutions/{track}/{name}.py", tr("the reference answer, its steps numbered # 1) ...")),
+        (f"{folder}/__init__.py", tr("the kata's folder: everything hidden")),
+        (f"{folder}/checks.py", tr("the hidden checks: the options of kit.Options, inputs(case, dtype), init(case)")),
+        (f"{folder}/zh.toml", tr("the Chinese of its sentences and of its reference's steps, keyed by their English "
                                 "(a key that is no sentence of the kata is refused)")),
-        (f"{folder}/statement.md", t("the statement, with three numbered hints (concept, shapes and steps, "
+        (f"{folder}/statement.md", tr("the statement, with three numbered hints (concept, shapes and steps, "
                                      "near-code)")),
-        (f"{folder}/statement.zh.md", t("the same in Chinese")),
-        (f"{folder}/test_reference.py", t("the reference against an independent implementation")),
-        (f"{folder}/variants/", t("wrong_*.py (first line # expect: TEXT) and right_*.py, written by hand: new makes "
+        (f"{folder}/statement.zh.md", tr("the same in Chinese")),
+        (f"{folder}/test_reference.py", tr("the reference against an independent implementation")),
+        (f"{folder}/variants/", tr("wrong_*.py (first line # expect: TEXT) and right_*.py, written by hand: new makes "
                                   "the folder empty")),
-        (f"{folder}/driver.py", t("only if the checks run code of their own around the user's: a driver, a "
+        (f"{folder}/driver.py", tr("only if the checks run code of their own around the user's: a driver, a "
                                   "function passed to kit.drive (drivers several katas share: checker/checks/child/)")),
-        ("README.md", t("the catalogue's tables: python -m checker.app.dev readme draws them from the summaries")),
+        ("README.md", tr("the catalogue's tables: python -m checker.app.dev readme draws them from the summaries")),
     ]
 
 
 def places_text() -> str:
     """The places, one a line, for `dev new --help`."""
-    lines = [t("Every place a new kata touches (TRACK_NAME: torch_rope for rope in the torch track):")]
+    lines = [tr("Every place a new kata touches (TRACK_NAME: torch_rope for rope in the torch track):")]
     for path, what in places():
         lines += [f"  {path}", f"      {what}"]
     return "\n".join(lines)
@@ -269,12 +269,12 @@ def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m checker.app.dev", description=__doc__.splitlines()[0])
     parser.add_argument("--lang", choices=LANGUAGES, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    new = sub.add_parser("new", help=t("make a new kata: every place it touches"), epilog=places_text(),
+    new = sub.add_parser("new", help=tr("make a new kata: every place it touches"), epilog=places_text(),
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     new.add_argument("name")
     new.add_argument("--track", choices=catalogue.TRACKS, default=catalogue.DEFAULT_TRACK)
     new.add_argument("--part", choices=catalogue.PARTS, default=catalogue.PARTS[-1])
-    new.add_argument("--root", type=Path, default=ROOT, help=t("the repository (default: this one)"))
+    new.add_argument("--root", type=Path, default=ROOT, help=tr("the repository (default: this one)"))
     sub.add_parser("readme", help="draw the catalogue's tables in README.md")
     args = parser.parse_args(argv)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from checker.lang import chosen_language, speaking, t
+from checker.lang import chosen_language, speaking, tr
 
 # What pyproject.toml lists, by import name.
 DEPENDENCIES = ("torch", "numpy", "rich", "psutil", "platformdirs", "watchfiles")
@@ -41,10 +41,10 @@ def message(err: BaseException) -> str:
         command += " --index-url https://download.pytorch.org/whl/cpu"
     error = f"{type(err).__name__}: {err}".strip().rstrip(".")
     if missing:
-        return t("{package} is not installed in this Python ({python}), and kata needs it. This is your "
+        return tr("{package} is not installed in this Python ({python}), and kata needs it. This is your "
                  "environment, not a bug in kata; install it as the README's set-up says:\n  {command}",
                  package=package, python=sys.executable, command=command)
-    return t("{package} is installed but fails to import in this Python ({python}), and kata needs it: "
+    return tr("{package} is installed but fails to import in this Python ({python}), and kata needs it: "
              "{error}. This is your environment, not a bug in kata; reinstall it as the README's set-up says:\n"
              "  {command}",
              package=package, python=sys.executable, error=error, command=command)

@@ -16,7 +16,7 @@ from rich.text import Text
 from checker import catalogue
 from checker.state import workspace
 from checker.errors import EXIT_OK
-from checker.lang import language, say, speaking, t
+from checker.lang import language, say, speaking, tr
 from checker.state.progress import ProgressError, open_progress
 from checker.app.terminal import print_json, warn
 from checker.app.terminal import open_workspace
@@ -52,7 +52,7 @@ def cmd_list(args, console: Console) -> int:
             status.append(" *", style="bold cyan")  # the file changed since its last check
     runs = [duration(r["fastest_run_seconds"]) for r in rows]
     shows_runs = any(r["fastest_run_seconds"] is not None for r in rows)  # a column of dashes: dropped
-    heads = {"kata": t("kata"), "level": t("level"), "status": t("status"), "run": t("run time"), "title": t("title")}
+    heads = {"kata": tr("kata"), "level": tr("level"), "status": tr("status"), "run": tr("run time"), "title": tr("title")}
     name_w = max(len(r["name"]) for r in rows)
     level_w = max(5, cell_len(heads["level"]))
     status_w = max(cell_len(heads["status"]), *(s.cell_len for s in statuses))
@@ -87,12 +87,12 @@ def cmd_list(args, console: Console) -> int:
         console.print()
     with speaking(lang):
         passed = status_text("pass").plain
-    notes = [t("Workspace: {workspace}.", workspace=ws),
-             t("Check one with `kata check NAME`; NumPy katas are numpy/NAME."),
-             t("run time: the fastest passing run of your code.") if shows_runs else "",
-             t("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
+    notes = [tr("Workspace: {workspace}.", workspace=ws),
+             tr("Check one with `kata check NAME`; NumPy katas are numpy/NAME."),
+             tr("run time: the fastest passing run of your code.") if shows_runs else "",
+             tr("{passed} ? = passed with follow-up questions open (the check shows them; --strict fails them).",
                passed=passed),
-             t("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
+             tr("* = the file changed since its last check.") if any(r["changed_since_check"] for r in rows) else ""]
     console.print(Wrapped(("" if lang == "zh" else " ").join(n for n in notes if n), style="dim"))  # 。 needs no space
     return EXIT_OK
 

@@ -30,7 +30,7 @@ from rich.text import Text
 from checker import catalogue
 from checker.app import practice
 from checker.state import workspace
-from checker.lang import language, say, speak, t
+from checker.lang import language, say, speak, tr
 from checker.state.progress import NotRecorded, ProgressError
 from checker.app.report import diagnosis, kata_panel, screen_middle, screen_top
 from checker.errors import EXIT_INTERRUPTED, EXIT_NOT_PASSED, EXIT_OK, UsageError
@@ -247,7 +247,7 @@ class Checker:
                 self._note(str(err))
                 self.progress = None
             except ProgressError as err:
-                self._note(t("{error}; this goes on without recording", error=err))
+                self._note(tr("{error}; this goes on without recording", error=err))
                 self.progress = None
         return result
 
@@ -327,7 +327,7 @@ class Screen:
 
 
 def _scroll_keys(first: int, last: int, total: int) -> Text:
-    return Text(t("lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page",
+    return Text(tr("lines {first}–{last} of {total}: ↑↓ j k a line, PgUp PgDn space b a page",
                   first=first, last=last, total=total), style="bold")
 
 
@@ -348,12 +348,12 @@ def cmd_watch(args, console: Console) -> int:
     try:
         progress = open_progress(ws)
     except ProgressError as err:
-        warn(console, t("{error}; watching without recording", error=err))
+        warn(console, tr("{error}; watching without recording", error=err))
         progress = None
     katas = [catalogue.find(args.name)] if args.name else list(catalogue.all_katas())
     files = {workspace.kata_file(ws, k): k for k in katas if args.name or workspace.kata_file(ws, k).exists()}
     if not files:
-        raise UsageError(t("no kata files in {folder}; `kata init {folder}` puts the stubs back", folder=ws))
+        raise UsageError(tr("no kata files in {folder}; `kata init {folder}` puts the stubs back", folder=ws))
     summary = progress.summary() if progress else {}
     path = next((p for p, k in files.items() if summary.get(k.id, {}).get("status") != "pass"), next(iter(files)))
     console.print(Text(say(lang, "ready"), style="dim"))
@@ -536,8 +536,8 @@ class _Drill:
                     if not changed and any(k in pressed for k in RERUN_KEYS):
                         changed = [p for p in self.files if _content(p) != self.checked[p]]
                         names = ", ".join(self.files[p].id for p in changed)
-                        self.note = (t("r: re-checking only what changed since its last check: {files}", files=names)
-                                     if changed else t("r: no file changed since its last check, so nothing was "
+                        self.note = (tr("r: re-checking only what changed since its last check: {files}", files=names)
+                                     if changed else tr("r: no file changed since its last check, so nothing was "
                                                        "re-checked"))
                     elif changed:
                         self.note = ""
@@ -561,7 +561,7 @@ class _Drill:
             self.green.setdefault(kata.id, elapsed)
         if self.screen is None:  # no dashboard: one line per check
             self.out.print(Text.assemble((f"[{practice.clock(elapsed)}] ", "dim"), (kata.id, "bold"), " ",
-                                         status_text(result.status), " · ", t("stage {stage}", stage=(
+                                         status_text(result.status), " · ", tr("stage {stage}", stage=(
                                              say(self.lang, f"stage.{result.stage}") if result.stage else "–"))))
         else:
             self.screen.offset = 0
@@ -574,21 +574,21 @@ class _Drill:
 
     def view(self, left: float):
         countdown = say(self.lang, "drill.left", time=practice.clock(max(0.0, left)))
-        head = Text.assemble(("kata drill", "bold"), (" · " + t("{preset} · {minutes:g} min", preset=self.preset,
+        head = Text.assemble(("kata drill", "bold"), (" · " + tr("{preset} · {minutes:g} min", preset=self.preset,
                                                                  minutes=self.minutes) + " · ", "dim"),
                              (countdown, "bold red" if left < 60 else "bold cyan"))
         if self.checking:
             head.append(" · " + say(self.lang, "check.progress", kata=self.checking.id), style="dim")
         table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False)
         for column in ("kata", "status", "stage reached", "attempts", "first green"):
-            table.add_column(t(column), justify="right" if column == "attempts" else "left", no_wrap=column == "kata")
+            table.add_column(tr(column), justify="right" if column == "attempts" else "left", no_wrap=column == "kata")
         for kata in self.files.values():
             r = self.results[kata.id]
             table.add_row(Text(kata.id, style="bold"),
                           status_text(r.status if r else "not_started"),
                           say(self.lang, f"stage.{r.stage}") if r and r.stage else "–", str(self.attempts[kata.id]),
                           practice.clock(self.green.get(kata.id)))
-        top = [Wrapped(head), Wrapped(t("Your files: {folder}", folder=self.folder), style="dim"), table]
+        top = [Wrapped(head), Wrapped(tr("Your files: {folder}", folder=self.folder), style="dim"), table]
         middle, bottom = [], []
         if self.last is not None:
             top += [Text(""), *screen_top(self.last, _where(Path(self.last.file), self.folder))]
@@ -596,5 +596,5 @@ class _Drill:
         if self.note:
             bottom.append(Wrapped(self.note, style="cyan"))
         bottom += [Wrapped(note, style="yellow") for note in self.notes]
-        keys = t("saving re-checks · r re-check the changed files · q end the drill") if self.keys else None
+        keys = tr("saving re-checks · r re-check the changed files · q end the drill") if self.keys else None
         return top, middle, bottom, keys

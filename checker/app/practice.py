@@ -23,7 +23,7 @@ from checker import catalogue
 from checker.app import statement
 from checker.state import history, workspace
 from checker.catalogue import Kata
-from checker.lang import language, say, speaking, t
+from checker.lang import language, say, speaking, tr
 from checker.catalogue import KATAS, SOLUTIONS
 from checker.state.progress import NotRecorded
 from checker.errors import EXIT_OK, UsageError
@@ -60,7 +60,7 @@ MINUTES_PER_STAR = 10  # a drill of your own choice: 10 minutes per star of diff
 
 def _titled(preset: Preset, lang: str) -> str:
     with speaking(lang):
-        return t(preset.title)  # the titles' Chinese is in checker/zh.toml
+        return tr(preset.title)  # the titles' Chinese is in checker/zh.toml
 
 
 def preset_katas(preset: Preset) -> list[Kata]:
@@ -99,18 +99,18 @@ def print_presets(console: Console, lang: str, as_json: bool) -> int:
 def choose_drill(names: list[str], minutes: float | None) -> tuple[str, list[Kata], float]:
     """(preset name or 'custom', katas, minutes) from `kata drill PRESET` or `kata drill KATA...`."""
     if not names:
-        raise UsageError(t("name a preset (`kata drill --list` shows them) or the katas to drill, "
+        raise UsageError(tr("name a preset (`kata drill --list` shows them) or the katas to drill, "
                            "e.g. `kata drill attention --minutes 20`"))
     if minutes is not None and minutes <= 0:
-        raise UsageError(t("--minutes must be more than 0"))
+        raise UsageError(tr("--minutes must be more than 0"))
     if len(names) == 1 and names[0] in PRESETS:
         preset = PRESETS[names[0]]
         katas = preset_katas(preset)
         if not katas:
-            raise UsageError(t("none of the katas of '{preset}' is in the catalogue yet", preset=names[0]))
+            raise UsageError(tr("none of the katas of '{preset}' is in the catalogue yet", preset=names[0]))
         return names[0], katas, minutes or preset.minutes
     if any(n in PRESETS for n in names):
-        raise UsageError(t("give either one preset or some katas, not both"))
+        raise UsageError(tr("give either one preset or some katas, not both"))
     katas = list(dict.fromkeys(catalogue.find(n) for n in names))
     return "custom", katas, minutes or MINUTES_PER_STAR * sum(k.difficulty for k in katas)
 
@@ -125,7 +125,7 @@ def fresh_folder(parent: Path) -> Path:
             return folder
         except FileExistsError:
             continue
-    raise UsageError(t("cannot make a new folder in {parent}", parent=parent))
+    raise UsageError(tr("cannot make a new folder in {parent}", parent=parent))
 
 
 def make_drill_folder(ws: Path, katas: list[Kata]) -> Path:
@@ -181,20 +181,20 @@ def print_drill_report(console: Console, report: dict, lang: str) -> None:
     if end in history.ENDS:
         console.print(Text(say(lang, f"drill.end.{end}"), style="bold green" if end == "done" else "yellow"))
     with speaking(lang):
-        label = t("custom: {katas}", katas=", ".join(k["name"] for k in report["katas"])) \
+        label = tr("custom: {katas}", katas=", ".join(k["name"] for k in report["katas"])) \
             if report["preset"] == "custom" else report["label"]
-        title = t("{report} · {drill} · {minutes} min", report=say(lang, "drill.report"), drill=label,
+        title = tr("{report} · {drill} · {minutes} min", report=say(lang, "drill.report"), drill=label,
                   minutes=f"{report['minutes']:g}")
         cells = [{"kata": Text(k["name"], style="bold"), "status": status_text(k["status"]),
                   "stage": say(lang, f"stage.{k['stage']}") if k["stage"] else "–", "tries": str(k["attempts"]),
                   "to green": clock(k["first_green_seconds"]), "score": str(k["score"]),
-                  "hints": t("{hints} + sol.", hints=k["hints"]) if k["solution"] else str(k["hints"])}
+                  "hints": tr("{hints} + sol.", hints=k["hints"]) if k["solution"] else str(k["hints"])}
                  for k in report["katas"]]
 
         def build(columns: list[str]) -> Table:
             table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False)
             for column in columns:
-                table.add_column(t(column), justify="right" if column in ("tries", "hints", "score") else "left",
+                table.add_column(tr(column), justify="right" if column in ("tries", "hints", "score") else "left",
                                  overflow="fold")
             for row in cells:
                 table.add_row(*(row[column] for column in columns))
@@ -206,7 +206,7 @@ def print_drill_report(console: Console, report: dict, lang: str) -> None:
         earlier = report["earlier"]
         score = say(lang, "drill.score", score=report["score"])
         if earlier["count"]:
-            score = t("{score} ({change} vs last)", score=score, change=f"{report['score'] - earlier['last']:+d}")
+            score = tr("{score} ({change} vs last)", score=score, change=f"{report['score'] - earlier['last']:+d}")
         console.print(Text(score, style="bold"))
         if report.get("quiz"):
             console.print(Text(say(lang, "drill.quiz_score", **report["quiz"]), style="bold"))
@@ -332,7 +332,7 @@ def _same_as_stub(path: Path, kata) -> bool:
 def cmd_reset(args, console: Console) -> int:
     katas = list(catalogue.all_katas()) if args.all else [catalogue.find(n) for n in args.names]
     if not katas:
-        raise UsageError(t("name the kata(s) to reset (for example `kata reset attention`) or use --all"))
+        raise UsageError(tr("name the kata(s) to reset (for example `kata reset attention`) or use --all"))
     lang = language(args.lang)
     ws = open_workspace(args, console)
     writable(ws, "reset")  # refused before anything is touched, with the real cause
@@ -415,16 +415,16 @@ def cmd_stats(args, console: Console) -> int:
 
         def build(columns: list[str]) -> Table:
             # Plain aligned columns; nothing is cut: a kata name keeps its line, a low-value column goes first.
-            table = Table(title=t("Per kata"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+            table = Table(title=tr("Per kata"), title_justify="left", title_style="bold", box=None, pad_edge=False)
             for column in columns:
-                table.add_column(t(column), justify="left" if column in ("kata", "trend", "practised") else "right",
+                table.add_column(tr(column), justify="left" if column in ("kata", "trend", "practised") else "right",
                                  overflow="fold")
             for row in cells:
                 table.add_row(*(row[column] for column in columns))
             return table
 
         console.print(_fitting(console, build, STATS_COLUMNS, STATS_DROPPED))
-        console.print(Wrapped(t("to green: your shortest time from the start of a round (a drill's start, a reset, "
+        console.print(Wrapped(tr("to green: your shortest time from the start of a round (a drill's start, a reset, "
                               "or else the kata's first check) to its first pass; last: the latest round's; "
                               "tries: checks; pass: the share that passed; sol.: solutions seen."), style="dim"))
         untouched = len(catalogue.all_katas()) - len({k["name"] for k in katas} & {k.id for k in catalogue.all_katas()})
@@ -441,32 +441,32 @@ def _print_quiz(console: Console, asked: dict) -> None:
     """The quiz per topic (spoken in the language being spoken)."""
     from checker.quiz import TOPICS
 
-    table = Table(title=t("Quiz"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+    table = Table(title=tr("Quiz"), title_justify="left", title_style="bold", box=None, pad_edge=False)
     for column in ("topic", "questions", "answers", "share right", "due"):
-        table.add_column(t(column), justify="left" if column == "topic" else "right", overflow="fold")
+        table.add_column(tr(column), justify="left" if column == "topic" else "right", overflow="fold")
     for row in asked["topics"]:
-        table.add_row(Text(t(TOPICS.get(row["topic"], row["topic"]))), str(row["questions"]), str(row["answered"]),
+        table.add_row(Text(tr(TOPICS.get(row["topic"], row["topic"]))), str(row["questions"]), str(row["answered"]),
                       f"{100 * row['right'] / row['answered']:.0f}%", str(row["due"]))
     console.print(table)
-    console.print(Wrapped(t("{due} question(s) due now: `kata quiz` asks them first.", due=asked["due"]), style="dim"))
+    console.print(Wrapped(tr("{due} question(s) due now: `kata quiz` asks them first.", due=asked["due"]), style="dim"))
 
 
 def _print_drills(console: Console, drills: list[dict]) -> None:
     """The drills, oldest first, and each preset's scores so far (spoken in the language being spoken)."""
-    table = Table(title=t("Drills"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+    table = Table(title=tr("Drills"), title_justify="left", title_style="bold", box=None, pad_edge=False)
     for column in ("#", "started", "preset", "minutes", "green", "score", "end"):
-        table.add_column(t(column), justify="right" if column in ("#", "minutes", "score") else "left",
+        table.add_column(tr(column), justify="right" if column in ("#", "minutes", "score") else "left",
                          overflow="fold")
     labels = {}
     for d in drills:
         names = ", ".join(k["name"] for k in d["katas"])
-        labels[d["label"]] = t("custom: {katas}", katas=names) if d["preset"] == "custom" else d["preset"]
+        labels[d["label"]] = tr("custom: {katas}", katas=names) if d["preset"] == "custom" else d["preset"]
         table.add_row(str(d["id"]), local_time(d["started_at"]), Text(labels[d["label"]]), f"{d['minutes']:g}",
-                      f"{d['green']}/{len(d['katas'])}", str(d["score"]), t(DRILL_ENDS.get(d["end"], d["end"])))
+                      f"{d['green']}/{len(d['katas'])}", str(d["score"]), tr(DRILL_ENDS.get(d["end"], d["end"])))
     console.print(table)
     for label, shown in labels.items():
         scores = [d["score"] for d in drills if d["label"] == label]
-        console.print(Wrapped(t("{preset}: {trend}  (scores {scores})", preset=shown, trend=sparkline(scores),
+        console.print(Wrapped(tr("{preset}: {trend}  (scores {scores})", preset=shown, trend=sparkline(scores),
                               scores=" → ".join(map(str, scores[-8:])))))
 
 
@@ -486,7 +486,7 @@ def cmd_next(args, console: Console) -> int:
         for i, pick in enumerate(picks, 1):  # each line wraps CJK-aware under its own indent, never cut
             console.print(Wrapped(Text.assemble((f"{i}. ", "dim"), (pick["name"], "bold"), f"  {pick['title']}")))
             console.print(Padding(Wrapped(pick["reason"], style="cyan" if i == 1 else "dim"), (0, 0, 0, 3), expand=False))
-            console.print(Padding(Wrapped(t("run: {command}", command=pick["command"]), style="dim"),
+            console.print(Padding(Wrapped(tr("run: {command}", command=pick["command"]), style="dim"),
                                   (0, 0, 0, 3), expand=False))
     if all(p["kind"] == "review" and p.get("due_in_days") for p in picks):
         console.print(Wrapped(say(lang, "next.done"), style="green"))

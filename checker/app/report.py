@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from checker.lang import said, say, spoken, t
+from checker.lang import said, say, spoken, tr
 from checker.app.terminal import NO_BREAK, STATUS_STYLE, Wrapped, duration, marks, status_text
 from checker.results import STAGES  # noqa: F401 - the screens import it from here too
 
@@ -73,7 +73,7 @@ def heatmap(result) -> Table:
                 text.append("\n")
         return text
 
-    grid.add_row(Text(t("your weights"), style="bold"), Text(t("expected"), style="bold"))
+    grid.add_row(Text(tr("your weights"), style="bold"), Text(tr("expected"), style="bold"))
     grid.add_row(draw(maps["user"], maps["expected"]), draw(maps["expected"], None))
     return grid
 
@@ -83,7 +83,7 @@ def sentence(check) -> str:
     a follow-up's note say. The panel and the screens show the diagnosis apart, --json in a field of its own."""
     if not check.diagnosis:
         return check.message
-    return t("{message}. Diagnosis: {diagnosis}", message=check.message, diagnosis=check.diagnosis)
+    return tr("{message}. Diagnosis: {diagnosis}", message=check.message, diagnosis=check.diagnosis)
 
 
 def where(path: str, line: int) -> str:
@@ -95,7 +95,7 @@ def where(path: str, line: int) -> str:
         code = _without_comment(lines[line - 1]).strip() if 0 < line <= len(lines) else ""
     except (OSError, WorkspaceError):
         code = ""
-    return t("→ line {line}: {code}", line=line, code=code) if code else t("→ line {line}", line=line)
+    return tr("→ line {line}: {code}", line=line, code=code) if code else tr("→ line {line}", line=line)
 
 
 def _without_comment(line: str) -> str:
@@ -115,8 +115,8 @@ def _without_comment(line: str) -> str:
 
 
 def _not_started(result) -> Wrapped:
-    return Wrapped(Text.assemble((t("Not started: "), "yellow"), (
-        t("the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
+    return Wrapped(Text.assemble((tr("Not started: "), "yellow"), (
+        tr("the file still raises NotImplementedError. Write the body, then check again (`kata show {kata}` "
           "prints the task).", kata=result.name), "")))
 
 
@@ -133,7 +133,7 @@ def _checks(result, *, verbose: bool, folded: bool, unsaid: int = 0) -> list:
     grid.add_column(width=max(2, len(mark_of["fail"])), justify="right")
     grid.add_column(ratio=1)
     if folded and passed:
-        grid.add_row(Text(mark_of["pass"], style="green"), Wrapped(t("{count} check(s) passed", count=passed),
+        grid.add_row(Text(mark_of["pass"], style="green"), Wrapped(tr("{count} check(s) passed", count=passed),
                                                                    style="green"))
     for c in shown:
         if (folded and c.passed) or id(c) in hidden:
@@ -148,12 +148,12 @@ def _checks(result, *, verbose: bool, folded: bool, unsaid: int = 0) -> list:
                 grid.add_row(Text(""), Wrapped(where(result.file, c.line), style="cyan"))
     if hidden:
         grid.add_row(Text(mark_of["fail"], style="red"), Wrapped(
-            t("{count} more check(s) fail too (--verbose shows them)", count=len(hidden)), style="red"))
+            tr("{count} more check(s) fail too (--verbose shows them)", count=len(hidden)), style="red"))
     if grid.row_count:
         rows.append(grid)
     skipped = len(result.checks) - len(shown)
     if skipped:
-        rows.append(Wrapped(t(" · {count} more check(s) skipped until the ones above pass", count=skipped),
+        rows.append(Wrapped(tr(" · {count} more check(s) skipped until the ones above pass", count=skipped),
                             style="dim"))
     return rows
 
@@ -163,7 +163,7 @@ def diagnosis(result) -> list:
     result = drawn(result)
     if not result.diagnosis:
         return []
-    return [Wrapped(Text.assemble((t("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
+    return [Wrapped(Text.assemble((tr("Diagnosis: "), "bold yellow"), (result.diagnosis, "yellow")))]
 
 
 def _after(result, unsaid: int = 0) -> list:
@@ -172,24 +172,24 @@ def _after(result, unsaid: int = 0) -> list:
     rows: list = []
     notes = [c for c in result.followups() if c.passed]
     if notes:
-        rows += [Text(""), Wrapped(t("Accepted, with what an interviewer would ask next (--strict fails these):"),
+        rows += [Text(""), Wrapped(tr("Accepted, with what an interviewer would ask next (--strict fails these):"),
                                    style="bold yellow")]
         for c in notes:
-            label = t("? accepted variant: ") if c.kind == "variant" else t("? follow-up: ")
+            label = tr("? accepted variant: ") if c.kind == "variant" else tr("? follow-up: ")
             rows.append(Wrapped(Text.assemble((label, "bold yellow"), (sentence(c), "yellow"))))
     if result.weights:
-        rows += [Text(""), Wrapped(t("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight "
+        rows += [Text(""), Wrapped(tr("Attention weights, batch 0, head 0, {case} (darker = more weight; {leak} = weight "
                                      "where the expected one is 0):", case=_case_named(result, unsaid),
                                      leak=marks()["fail"]), style="bold"), heatmap(result)]
     if result.error and result.status != "not_started":
-        rows += [Text(""), Text(t("Your code raised:") if result.checks else t("Your file could not be loaded:"),
+        rows += [Text(""), Text(tr("Your code raised:") if result.checks else tr("Your file could not be loaded:"),
                                 style="bold"), Wrapped(_traceback(result.error, result.file))]
     if result.output.strip():
-        rows += [Text(""), Text(t("Your code printed:"), style="bold"), Wrapped(result.output.rstrip(), style="dim")]
+        rows += [Text(""), Text(tr("Your code printed:"), style="bold"), Wrapped(result.output.rstrip(), style="dim")]
     if result.user_seconds is not None and result.status in ("pass", "fail"):
-        ratio = (t(" ({ratio:.1f}×)", ratio=result.user_seconds / result.reference_seconds)
+        ratio = (tr(" ({ratio:.1f}×)", ratio=result.user_seconds / result.reference_seconds)
                  if result.reference_seconds else "")
-        timing = t("Time: your code {user}, the reference {reference}{ratio}; whole check {seconds:.2f} s",
+        timing = tr("Time: your code {user}, the reference {reference}{ratio}; whole check {seconds:.2f} s",
                    user=duration(result.user_seconds), reference=duration(result.reference_seconds), ratio=ratio,
                    seconds=result.seconds)  # one line at 80 columns, in both languages
         rows += [Text(""), Wrapped(timing, style="dim")]
@@ -204,7 +204,7 @@ def _case_named(result, unsaid: int = 0) -> str:
     number = re.search(r"\d+", label)
     failures = [c for c in result.checks if not c.passed and not c.skipped]
     if number and any(label in c.message for c in failures[:len(failures) - unsaid]):
-        return t("case {id}", id=int(number[0]))
+        return tr("case {id}", id=int(number[0]))
     return label
 
 
@@ -230,7 +230,7 @@ def _traceback(error: str, path: str) -> str:
     same = [re.sub(r", in .*", "", f[0]) + "\n" + "\n".join(f[1:]) for f in frames]
     frames = [f for i, f in enumerate(frames) if i == 0 or same[i] != same[i - 1]]
     if len(frames) > 4:
-        frames = [frames[0], [t("  … {count} frame(s) between them left out", count=len(frames) - 3)], *frames[-2:]]
+        frames = [frames[0], [tr("  … {count} frame(s) between them left out", count=len(frames) - 3)], *frames[-2:]]
     return "\n".join([*head, *(line for f in frames for line in f), *tail])
 
 
@@ -366,9 +366,9 @@ def _first_column(path: str, line: int) -> int:
 
 
 def summary_table(results) -> Table:
-    table = Table(title=t("Summary"), title_justify="left")
+    table = Table(title=tr("Summary"), title_justify="left")
     for column in ("kata", "status", "checks", "stage reached", "seconds"):
-        table.add_column(t(column), justify="right" if column in ("checks", "seconds") else "left")
+        table.add_column(tr(column), justify="right" if column in ("checks", "seconds") else "left")
     for r in results:
         passed = sum(c.passed for c in r.checks)
         table.add_row(r.name, status_text(r.status), f"{passed}/{len(r.checks)}" if r.checks else "–",

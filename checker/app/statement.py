@@ -17,7 +17,7 @@ from rich.console import Group
 from rich.text import Text
 
 from checker.catalogue import Kata
-from checker.lang import read_catalogue, speaking, t
+from checker.lang import read_catalogue, speaking, tr
 from checker.app.terminal import Code, Hanging, Wrapped, code_span
 
 # ----------------------------------------------------------------------------- reading
@@ -51,7 +51,7 @@ def read(kata: Kata, lang: str) -> tuple[str, str]:
             end -= 1
         if start < len(lines):
             with speaking(lang):
-                text = "\n".join(lines[:end] + [f"- {t(FLOAT32_POLICY)}"] + lines[end:]) + "\n"
+                text = "\n".join(lines[:end] + [f"- {tr(FLOAT32_POLICY)}"] + lines[end:]) + "\n"
     return text, lang
 
 
@@ -139,7 +139,7 @@ def steps(source: str, lang: str = "en", kata: Kata | None = None) -> list[str]:
         if kata is not None:
             read_catalogue(kata.checks_module)
         if not found:
-            return [f"{n.name}: {t(ast.get_docstring(n).splitlines()[0])}" for n in tree.body
+            return [f"{n.name}: {tr(ast.get_docstring(n).splitlines()[0])}" for n in tree.body
                     if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(n)]
         several = len({where for where, _, _ in found}) > 1
         lines, last = [], None
@@ -147,7 +147,7 @@ def steps(source: str, lang: str = "en", kata: Kata | None = None) -> list[str]:
             if several and where != last:
                 lines.append(f"{where}:")
                 last = where
-            lines.append(f"{'  ' if several else ''}{number}) {t(text)}")
+            lines.append(f"{'  ' if several else ''}{number}) {tr(text)}")
         return lines
 
 

@@ -19,7 +19,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from checker.errors import UsageError
-from checker.lang import t
+from checker.lang import Message, tr
 
 
 def warn(console: Console, message: str, style: str = "yellow") -> None:
@@ -80,8 +80,15 @@ def _utf(stream) -> bool:
 
 
 def print_json(document) -> None:
-    """One JSON document on stdout: characters the stream cannot encode are escaped (\\uXXXX), never lost."""
-    sys.stdout.write(json.dumps(document, ensure_ascii=not _utf(sys.stdout), indent=2) + "\n")
+    """One JSON document on stdout: characters the stream cannot encode are escaped (\\uXXXX), never lost. A
+    message in it (checker.lang.Message) is drawn here, in the language spoken."""
+    sys.stdout.write(json.dumps(document, ensure_ascii=not _utf(sys.stdout), indent=2, default=_drawn) + "\n")
+
+
+def _drawn(value) -> str:
+    if isinstance(value, Message):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is no JSON")
 
 
 def confirm(console: Console, question: str, *, yes: bool, refusal: str) -> bool:
@@ -182,8 +189,8 @@ def wrap(text: Text, width: int) -> list[Text]:
 class Wrapped:
     """A Text that wraps as Chinese should (see wrap) at whatever width it is given."""
 
-    def __init__(self, text: Text | str, style: str = ""):
-        self.text = Text(text, style=style) if isinstance(text, str) else text
+    def __init__(self, text: Text | str | Message, style: str = ""):
+        self.text = text if isinstance(text, Text) else Text(str(text), style=style)
 
     def __rich_console__(self, console, options):
         lines = wrap(self.text, options.max_width)
@@ -247,7 +254,7 @@ STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_started": "NOT STARTED", "e
 
 
 def status_text(status: str) -> Text:
-    return Text(t(STATUS_LABEL.get(status, status)), style=STATUS_STYLE.get(status, ""))
+    return Text(tr(STATUS_LABEL.get(status, status)), style=STATUS_STYLE.get(status, ""))
 
 
 def duration(seconds: float | None) -> str:

@@ -24,13 +24,17 @@ class Fail(Exception):
         self.message, self.diagnosis, self.line, self.column = message, diagnosis, line, column
         self.general = general  # a class of mistake (in place, CPU tensor, dtype): a named one wins over it
 
-    def __str__(self) -> str:
+    def sentence(self):
+        """The message with its diagnosis, as a message (or the plain text a check gave)."""
         return t("{message}. Diagnosis: {diagnosis}", message=self.message, diagnosis=self.diagnosis) \
             if self.diagnosis else self.message
 
+    def __str__(self) -> str:
+        return str(self.sentence())
+
     def said(self, lang: str) -> str:
         """As str(), in lang: a Fail given as a value of a message is drawn again with it."""
-        return said(str(self), lang)
+        return said(self.sentence(), lang)
 
 
 class FollowUp(Exception):

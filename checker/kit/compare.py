@@ -77,14 +77,14 @@ def phrase(text: str) -> str:
     """What a comparison names, or a shape's legend: a name of the code (self_weights) or notation ((B, T, D)) is
     said as it is; words (filtered logits, (same as x)) are a phrase, said in the reader's language (the kata's
     catalogue has them)."""
-    if isinstance(text, str) and not isinstance(text, Message) and re.search(r"[A-Za-z]+ [A-Za-z]+", text):
+    if isinstance(text, str) and re.search(r"[A-Za-z]+ [A-Za-z]+", text):
         return t(text)
     return text
 
 
 def _axes(legend, ndim: int) -> list | None:
     """The axis names of a legend such as (B, H, T_q, T_k), or None where it is not one name per axis."""
-    text = legend.strip() if isinstance(legend, str) and not isinstance(legend, Message) else ""
+    text = legend.strip() if isinstance(legend, str) else ""
     names = [n.strip() for n in text[1:-1].split(",") if n.strip()] if text[:1] + text[-1:] == "()" else []
     return names if len(names) == ndim and all(n.isidentifier() for n in names) else None
 

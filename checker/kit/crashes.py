@@ -79,7 +79,7 @@ def crash_diagnosis(err: UserError) -> str | None:
     """What a shape error the user's code raised means in the case's own dimension names, at their line.
 
     Only the sizes the error names are read: a size that matches several dimensions names them all."""
-    case, text = err.case, err.message or ""
+    case, text = err.case, err.text
     if "view size is not compatible with input tensor's size and stride" in text:
         return t("view() needs the tensor's memory in order, and a transpose or permute before it leaves it out of "
                  "order: call .contiguous() before .view(...), or use .reshape(...)")

@@ -274,12 +274,12 @@ def standard_checks(spec) -> list:
         try:
             layout = kit.layout(kit.inputs(c), case=c)
         except UserError as err:
-            if err.not_implemented and "meta" not in err.message.lower():  # not the meta device's own (.tolist())
+            if err.not_implemented and "meta" not in err.text.lower():  # not the meta device's own (.tolist())
                 raise
-            if not any(word in err.message for word in DEVICE_MISMATCH):
+            if not any(word in err.text for word in DEVICE_MISMATCH):
                 return  # an operation the meta device lacks (data-dependent code): no verdict either way
             message = t("{label}, inputs on another device (meta): {error}", label=c.label,
-                        error=f"{err.kind}: {err.message.splitlines()[0]}") + at_line(err)
+                        error=f"{err.kind}: {err.text.splitlines()[0]}") + at_line(err)
             advice = t("a tensor made inside (a mask, positions, a constant) is created on the CPU whatever the "
                        "inputs' device: pass device=x.device (e.g. torch.ones(T, T, dtype=torch.bool, "
                        "device=x.device)) or use x.new_ones(...)")

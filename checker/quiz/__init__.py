@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.errors import UsageError
-from checker.lang import t
+from checker.lang import tr
 
 HERE = Path(__file__).parent
 KINDS = ("choice", "order", "numeric")
@@ -35,7 +35,7 @@ TOPICS = {
     "training": "training",
     "efficiency": "efficiency",
     "post_training": "post-training (DPO, GRPO)",
-}  # said through t(): their Chinese is in checker/zh.toml
+}  # said through tr(): their Chinese is in checker/zh.toml
 # A numeric answer within this share of the computed one is right: 1.05M for 1,050,624 is within 0.1%;
 # 2% also forgives a candidate who rounds d_ff or a vocabulary, never a missing factor of 2.
 TOLERANCE = 0.02
@@ -148,10 +148,10 @@ def find(ref: str) -> tuple[Question, int | None]:
         import difflib
 
         close = difflib.get_close_matches(qid, bank(), n=3)
-        raise UsageError(t("no question '{ref}'. Did you mean: {close}?", ref=qid, close=", ".join(close))
-                         if close else t("no question '{ref}' (`kata quiz --list` lists them)", ref=qid))
+        raise UsageError(tr("no question '{ref}'. Did you mean: {close}?", ref=qid, close=", ".join(close))
+                         if close else tr("no question '{ref}' (`kata quiz --list` lists them)", ref=qid))
     if seed and not seed.isdigit():
-        raise UsageError(t("'{ref}': what follows @ is the draw's number, e.g. {example}", ref=ref,
+        raise UsageError(tr("'{ref}': what follows @ is the draw's number, e.g. {example}", ref=ref,
                            example=f"{qid}@42"))
     return bank()[qid], int(seed) if seed else None
 
@@ -199,14 +199,14 @@ def judge(d: Drawn, given: str) -> Verdict:
         notes = [f"{LETTERS[i]}: {d.why[i]}" for i in sorted(picked) if i in d.why]
         missed = [LETTERS[i] for i in d.right if i not in picked]
         if missed and not notes:
-            notes.append(t("also right: {letters}", letters=", ".join(missed)))
+            notes.append(tr("also right: {letters}", letters=", ".join(missed)))
         return Verdict(sorted(picked) == d.right, given, expected(d), d.explanation, notes)
     if d.question.kind == "order":
         typed = _sequence(given, len(d.shown))
         notes = []
         for place, (got, want) in enumerate(zip(typed, d.right), 1):
             if got != want:
-                notes.append(t("step {place} is “{want}”, not “{got}”", place=place, want=d.shown[want],
+                notes.append(tr("step {place} is “{want}”, not “{got}”", place=place, want=d.shown[want],
                                got=d.shown[got]))
                 break
         return Verdict(typed == d.right, given, expected(d), d.explanation, notes)
@@ -228,7 +228,7 @@ def _letters(given: str, count: int) -> set[int]:
     letters = re.sub(r"[\s,，、;；/]+", "", given).upper()
     valid = LETTERS[:count]
     if not letters or any(ch not in valid for ch in letters):
-        raise UsageError(t("answer with the letters of the options you choose, e.g. A or A,C (here {first} to {last})",
+        raise UsageError(tr("answer with the letters of the options you choose, e.g. A or A,C (here {first} to {last})",
                            first=valid[0], last=valid[-1]))
     return {valid.index(ch) for ch in letters}
 
@@ -239,7 +239,7 @@ def _sequence(given: str, count: int) -> list[int]:
         parts = list(parts[0])
     numbers = [int(p) - 1 for p in parts]
     if sorted(numbers) != list(range(count)):
-        raise UsageError(t("answer with the step numbers 1 to {count}, each once, in the right order (e.g. {example})",
+        raise UsageError(tr("answer with the step numbers 1 to {count}, each once, in the right order (e.g. {example})",
                            count=count, example=" ".join(str(i) for i in range(count, 0, -1))))
     return numbers
 
@@ -261,7 +261,7 @@ def quantities(given: str, unit: str) -> list[float]:
     ways); in a bytes question B is a byte, elsewhere a billion (7B). A UsageError if it is no number."""
     match = _NUMBER.match(given.replace("，", ","))
     if not match:
-        raise UsageError(t("'{given}' is not a number (write it as 1050624, 1.05M or 1.05e6)", given=given))
+        raise UsageError(tr("'{given}' is not a number (write it as 1050624, 1.05M or 1.05e6)", given=given))
     mantissa = float(re.sub(r"[,_ ]", "", match.group(1)))
     if match.group(2):
         mantissa *= 10 ** int(match.group(2))
@@ -274,7 +274,7 @@ def quantities(given: str, unit: str) -> list[float]:
                 return [mantissa * scale * b for b in _BYTES[tail.lower()]]
     if suffix in _SCALE:
         return [mantissa * _SCALE[suffix]]
-    raise UsageError(t("'{given}': unknown unit '{suffix}' (write 1.05M or 1.05e6, or bytes as 2GiB)",
+    raise UsageError(tr("'{given}': unknown unit '{suffix}' (write 1.05M or 1.05e6, or bytes as 2GiB)",
                        given=given, suffix=suffix))
 
 

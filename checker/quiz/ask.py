@@ -18,7 +18,7 @@ from checker import catalogue, quiz
 from checker.state import history
 from checker.catalogue import UnknownKata
 from checker.errors import EXIT_NOT_PASSED, EXIT_OK, UsageError
-from checker.lang import language, say, speaking, t
+from checker.lang import language, say, speaking, tr
 from checker.state.progress import ProgressError, open_progress
 from checker.app.terminal import Hanging, Wrapped, marks, print_json, warn
 from checker.app.terminal import open_workspace
@@ -46,7 +46,7 @@ def chosen(what: list[str]) -> tuple[list[quiz.Question], dict[str, int]]:
             try:
                 kata = catalogue.find(word)
             except UnknownKata:
-                raise UsageError(t("'{word}' is no topic, kata or question of the quiz; topics: {topics}",
+                raise UsageError(tr("'{word}' is no topic, kata or question of the quiz; topics: {topics}",
                                    word=word, topics=", ".join(quiz.TOPICS))) from None
             found = [q for q in questions if q.kata == kata.id]
             if not found:  # a kata without questions of its own: its topic's
@@ -74,8 +74,8 @@ def for_katas(katas: list[str]) -> list[quiz.Question]:
 
 def question_view(d: quiz.Drawn, number: int, total: int) -> Group:
     q = d.question
-    head = t("Question {number} of {total} · {topic} · {kind}", number=number, total=total,
-             topic=t(quiz.TOPICS[q.topic]), kind=say(d.lang, f"quiz.kind.{q.kind}"))
+    head = tr("Question {number} of {total} · {topic} · {kind}", number=number, total=total,
+             topic=tr(quiz.TOPICS[q.topic]), kind=say(d.lang, f"quiz.kind.{q.kind}"))
     parts = [Text(head, style="dim"), Wrapped(Text(d.text, style="bold"))]
     if q.kind == "choice":
         parts += [Hanging(f"  {quiz.LETTERS[i]}. ", Text(option)) for i, option in enumerate(d.shown)]
@@ -89,13 +89,13 @@ def question_view(d: quiz.Drawn, number: int, total: int) -> Group:
 def verdict_view(d: quiz.Drawn, v: quiz.Verdict) -> Group:
     mark = marks()
     if v.right:
-        parts = [Text(f"{mark['pass']} " + t("Right."), style="bold green")]
+        parts = [Text(f"{mark['pass']} " + tr("Right."), style="bold green")]
     else:
-        parts = [Wrapped(Text(f"{mark['fail']} " + t("Not right: the answer is {expected}.", expected=v.expected),
+        parts = [Wrapped(Text(f"{mark['fail']} " + tr("Not right: the answer is {expected}.", expected=v.expected),
                               style="bold red"))]
     parts += [Wrapped(note, style="yellow") for note in v.notes]
     parts.append(Wrapped(v.explanation))
-    parts.append(Wrapped(t("Source: {source}. Practise it: kata show {kata}", source=quiz.cited(d.question, d.lang),
+    parts.append(Wrapped(tr("Source: {source}. Practise it: kata show {kata}", source=quiz.cited(d.question, d.lang),
                            kata=d.question.kata), style="dim"))
     return Group(parts[0], *(Hanging("  ", part.text) for part in parts[1:]))
 
@@ -112,7 +112,7 @@ def cmd_quiz(args, console: Console) -> int:
             return _check_one(args, console, lang)
         questions, seeds = chosen(args.what)
         if args.count < 1:
-            raise UsageError(t("--count must be at least 1"))
+            raise UsageError(tr("--count must be at least 1"))
         progress = _progress(args, console)
         answers = progress.answers() if progress else []
         now = datetime.now(timezone.utc)
@@ -126,7 +126,7 @@ def cmd_quiz(args, console: Console) -> int:
         if args.print:
             for i, d in enumerate(drawn, 1):
                 console.print(question_view(d, i, len(drawn)))
-                console.print(Wrapped(t("answer with: kata quiz --answer {ref} ANSWER", ref=d.ref), style="dim"))
+                console.print(Wrapped(tr("answer with: kata quiz --answer {ref} ANSWER", ref=d.ref), style="dim"))
                 console.print()
             return EXIT_OK
         return ask(console, drawn, progress, lang)
@@ -150,8 +150,8 @@ def ask(console: Console, drawn: list[quiz.Drawn], progress, lang: str, drill: i
         console.print()
         progress = _record(console, progress, d, verdict, drill)
     if answered:
-        console.print(Text(t("{right} of {answered} right.", right=right, answered=answered), style="bold"))
-        console.print(Wrapped(t("A question answered wrong comes back in 10 minutes; a right one in 1 day, then "
+        console.print(Text(tr("{right} of {answered} right.", right=right, answered=answered), style="bold"))
+        console.print(Wrapped(tr("A question answered wrong comes back in 10 minutes; a right one in 1 day, then "
                               "3, 7, 21 and 60 days (`kata next` says when)."), style="dim"))
     return EXIT_OK
 
@@ -205,7 +205,7 @@ def _check_one(args, console: Console, lang: str) -> int:
     ref, given = args.answer
     q, seed = quiz.find(ref)
     if seed is None:
-        raise UsageError(t("'{ref}' needs the number of its draw, e.g. {example} (kata quiz --json shows it)",
+        raise UsageError(tr("'{ref}' needs the number of its draw, e.g. {example} (kata quiz --json shows it)",
                            ref=ref, example=f"{q.id}@42"))
     d = quiz.draw(q, seed, lang)
     verdict = quiz.judge(d, given)
@@ -222,18 +222,18 @@ def _print_topics(console: Console, lang: str, as_json: bool) -> int:
     rows = []
     for topic, names in quiz.TOPICS.items():
         kinds = [q.kind for q in quiz.bank().values() if q.topic == topic]
-        rows.append({"topic": topic, "title": str(t(names)), "questions": len(kinds),
+        rows.append({"topic": topic, "title": tr(names), "questions": len(kinds),
                      **{kind: kinds.count(kind) for kind in quiz.KINDS}})
     if as_json:
         print_json({"topics": rows})
         return EXIT_OK
-    table = Table(title=t("Quiz topics"), title_justify="left", title_style="bold", box=None, pad_edge=False)
+    table = Table(title=tr("Quiz topics"), title_justify="left", title_style="bold", box=None, pad_edge=False)
     for column in ("topic", "what", "questions"):
-        table.add_column(t(column), justify="right" if column == "questions" else "left", overflow="fold")
+        table.add_column(tr(column), justify="right" if column == "questions" else "left", overflow="fold")
     for row in rows:
         table.add_row(Text(row["topic"], style="bold"), row["title"], str(row["questions"]))
     console.print(table)
-    console.print(Wrapped(t("kata quiz TOPIC asks on one topic; kata quiz KATA on one kata's ideas."), style="dim"))
+    console.print(Wrapped(tr("kata quiz TOPIC asks on one topic; kata quiz KATA on one kata's ideas."), style="dim"))
     return EXIT_OK
 
 

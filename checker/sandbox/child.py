@@ -428,7 +428,8 @@ def _answer(conn, req: dict) -> None:
         reply = {"ok": True, **_HANDLERS[req["op"]](req)}
     except BaseException as exc:  # noqa: BLE001 - every failure of the user's code is a verdict
         # plain str: a message (checker.lang.Message) would not pass the checker's plain unpickler
-        reply = {"ok": False, "error": {k: str(v) if isinstance(v, str) else v for k, v in _describe(exc).items()}}
+        reply = {"ok": False, "error": {k: str(v) if isinstance(v, str) or hasattr(type(v), "said") else v
+                                        for k, v in _describe(exc).items()}}
     try:
         sys.stdout.flush()
         sys.stderr.flush()

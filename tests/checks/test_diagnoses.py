@@ -16,12 +16,15 @@ TORCH = (ROOT / "solutions" / "torch" / "attention.py").read_text(encoding="utf-
 NUMPY = (ROOT / "solutions" / "numpy" / "attention.py").read_text(encoding="utf-8")
 
 
-def _check(tmp_path, kata, source, old, new):
+def _check(tmp_path, kata, source, old, new, *, drawn=True):
+    """The result of source with old replaced by new, drawn in English (as --json has it) unless drawn is False,
+    and the line of the change."""
     assert old in source
     path = tmp_path / "mine.py"
     path.write_text(source.replace(old, new), encoding="utf-8")
     line = source[: source.index(old)].count("\n") + 1
-    return engine.check_file(catalogue.find(kata), path, timed=False), line
+    result = engine.check_file(catalogue.find(kata), path, timed=False)
+    return (report.drawn(result) if drawn else result), line
 
 
 def test_torch_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
@@ -39,7 +42,7 @@ def test_numpy_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
 
 def test_broadcast_crash_speaks_chinese(tmp_path):
     # checked once (in English), drawn in Chinese: the language is chosen where the result is drawn
-    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V")
+    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", drawn=False)
     assert result.status == "fail"
     with speaking("zh"):
         diagnosis = report.drawn(result).diagnosis
@@ -182,14 +185,14 @@ def test_a_wrong_shape_is_named_by_how_it_relates_to_the_contracts():
     the legend), the axes in another order, the right count of elements in another shape; nothing for the rest."""
     from checker.kit.compare import shape_relation
 
-    assert "2 more dimensions of size 1" in shape_relation((1, 1, 5, 5), (5, 5), "(T, T)")
-    assert "1 more dimension of size 1" in shape_relation((3, 1), (3,), "(B,)")
-    assert "one axis more than the contract, of size 3" in shape_relation((3, 6, 5), (6, 5), "(D_in, D_out)")
-    assert shape_relation((2, 5, 5), (2, 3, 5, 5), "(B, H, T_q, T_k)").startswith("axis H of (B, H, T_q, T_k) is missing")
-    assert "one axis fewer" in shape_relation((2, 5, 5), (2, 3, 5, 5), "(same as q)")
-    assert "another order, (B, T, H, d) for (B, H, T, d)" in shape_relation((2, 5, 3, 4), (2, 3, 5, 4), "(B, H, T, d)")
-    assert "another order" in shape_relation((3, 6, 4), (4, 3, 6), "(same as y)")
-    assert "right number of elements" in shape_relation((2, 5, 12), (2, 3, 5, 4), "(B, H, T, d)")
+    assert "2 more dimensions of size 1" in str(shape_relation((1, 1, 5, 5), (5, 5), "(T, T)"))
+    assert "1 more dimension of size 1" in str(shape_relation((3, 1), (3,), "(B,)"))
+    assert "one axis more than the contract, of size 3" in str(shape_relation((3, 6, 5), (6, 5), "(D_in, D_out)"))
+    assert str(shape_relation((2, 5, 5), (2, 3, 5, 5), "(B, H, T_q, T_k)")).startswith("axis H of (B, H, T_q, T_k) is missing")
+    assert "one axis fewer" in str(shape_relation((2, 5, 5), (2, 3, 5, 5), "(same as q)"))
+    assert "another order, (B, T, H, d) for (B, H, T, d)" in str(shape_relation((2, 5, 3, 4), (2, 3, 5, 4), "(B, H, T, d)"))
+    assert "another order" in str(shape_relation((3, 6, 4), (4, 3, 6), "(same as y)"))
+    assert "right number of elements" in str(shape_relation((2, 5, 12), (2, 3, 5, 4), "(B, H, T, d)"))
     assert shape_relation((3, 4), (3, 7), "(B, T_max)") is None
 
 
@@ -198,9 +201,9 @@ def test_a_shape_failure_gets_the_error_models_change_or_the_shapes_relation(tmp
     otherwise says how the wrong shape relates to the contract's, with the legend's axis names."""
     mha = (ROOT / "solutions" / "numpy" / "multi_head_attention.py").read_text(encoding="utf-8")
     result, _ = _check(tmp_path, "numpy/multi_head_attention", mha, "return combine_heads(out) @ Wo, weights",
-                       "return combine_heads(out) @ Wo, weights.mean(axis=1)")
+                       "return combine_heads(out) @ Wo, weights.mean(axis=1)", drawn=False)
     assert result.status == "fail"
-    assert result.diagnosis.startswith("axis H of (B, H, T_q, T_k) is missing from yours")
+    assert said(result.diagnosis, "en").startswith("axis H of (B, H, T_q, T_k) is missing from yours")
     chinese = said(result.diagnosis, "zh")
     assert "轴" in chinese and "missing" not in chinese
 

@@ -6,6 +6,7 @@ off, so the report must come from the recording alone; a residual from the wrong
 
 import pytest
 from checker import catalogue, engine
+from checker.app import report
 from checker.checks.numpy_decoder_layer import checks as numpy_decoder_layer
 from checker.checks.numpy_encoder_layer import checks as numpy_encoder_layer
 from checker.checks.numpy_transformer_block import checks as numpy_transformer_block
@@ -49,7 +50,7 @@ def test_an_encoder_ffn_residual_from_the_layer_input_is_named(tmp_path, recordi
                     "        x0 = x\n        sa_out, attn = self.self_attn(x, x, src_mask)")
     path.write_text(path.read_text().replace("x = self.norm2(x + self.dropout(self.ffn(x)))",
                                              "x = self.norm2(x0 + self.dropout(self.ffn(x)))"))
-    result = engine.check_file(catalogue.find("encoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("encoder_layer"), path))
     assert result.status == "fail"
     assert result.diagnosis == ("first divergence: norm2 (argument 1) receives the layer's input x + ffn's output; "
                                 "expected norm1's output + ffn's output")
@@ -64,7 +65,7 @@ def test_a_decoder_cross_attention_residual_from_the_layer_input_is_named(tmp_pa
                     "        y0 = y\n        sa_out, self_weights = self.self_attn(y, y, tgt_mask)")
     path.write_text(path.read_text().replace("y = self.norm2(y + self.dropout(ca_out))",
                                              "y = self.norm2(y0 + self.dropout(ca_out))"))
-    result = engine.check_file(catalogue.find("decoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("decoder_layer"), path))
     assert result.status == "fail"
     assert result.diagnosis.startswith("first divergence: norm2 (argument 1) receives the layer's input y + "
                                        "cross_attn's output; expected norm1's output + cross_attn's output")
@@ -74,7 +75,7 @@ def test_a_decoder_cross_attention_residual_from_the_layer_input_is_named(tmp_pa
 def test_a_part_called_twice_fails_and_the_reference_passes(tmp_path, recording_only):
     path = _variant(tmp_path, ENCODER, "x = self.norm2(x + self.dropout(self.ffn(x)))",
                     "h = self.ffn(x)\n        h = self.ffn(x)\n        x = self.norm2(x + self.dropout(h))")
-    result = engine.check_file(catalogue.find("encoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("encoder_layer"), path))
     failed = [c.message for c in result.checks if not c.passed]
     assert result.status == "fail" and any("ffn is called 2 times" in m for m in failed), failed
     assert engine.check_file(catalogue.find("encoder_layer"), ROOT / "solutions/torch/encoder_layer.py").status == "pass"
@@ -83,7 +84,7 @@ def test_a_part_called_twice_fails_and_the_reference_passes(tmp_path, recording_
 def test_a_numpy_encoder_ffn_residual_from_the_layer_input_is_named(tmp_path, recording_only):
     path = _variant(tmp_path, NP_ENCODER, "return add_and_norm(out1, ffn, gamma2_ln, beta2_ln)",
                     "return add_and_norm(x, ffn, gamma2_ln, beta2_ln)")
-    result = engine.check_file(catalogue.find("numpy/encoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("numpy/encoder_layer"), path))
     assert result.status == "fail"
     assert result.diagnosis.startswith("first divergence: add_and_norm call 2 (its argument x) receives the layer's "
                                        "input x; expected add_and_norm call 1's output; ")  # where, then what:
@@ -96,7 +97,7 @@ def test_a_numpy_encoder_ffn_residual_from_the_layer_input_is_named(tmp_path, re
 def test_a_numpy_decoder_cross_attention_residual_from_the_layer_input_is_named(tmp_path, recording_only):
     path = _variant(tmp_path, NP_DECODER, "out2 = add_and_norm(out1, a2, gamma2_ln, beta2_ln)",
                     "out2 = add_and_norm(x, a2, gamma2_ln, beta2_ln)")
-    result = engine.check_file(catalogue.find("numpy/decoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("numpy/decoder_layer"), path))
     assert result.status == "fail"
     assert result.diagnosis.startswith("first divergence: add_and_norm call 2 (its argument x) receives the layer's "
                                        "input x; expected add_and_norm call 1's output; ")  # where, then what:
@@ -107,7 +108,7 @@ def test_a_numpy_decoder_cross_attention_residual_from_the_layer_input_is_named(
 def test_a_numpy_decoder_cross_attention_fed_the_wrong_memory_is_named(tmp_path, recording_only):
     path = _variant(tmp_path, NP_DECODER, "a2, _ = multi_head_attention(out1, encoder_output, encoder_output,",
                     "a2, _ = multi_head_attention(out1, out1, out1,")
-    result = engine.check_file(catalogue.find("numpy/decoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("numpy/decoder_layer"), path))
     assert result.status == "fail"
     assert "first divergence: multi_head_attention call 2 (its argument k) receives add_and_norm call 1's output; " \
            "expected the encoder memory encoder_output" in result.diagnosis, result.diagnosis
@@ -116,7 +117,7 @@ def test_a_numpy_decoder_cross_attention_fed_the_wrong_memory_is_named(tmp_path,
 def test_a_numpy_block_ffn_residual_from_the_attention_output_is_named(tmp_path, recording_only):
     path = _variant(tmp_path, NP_BLOCK, "return self.norm2.forward(x + ff_output)",
                     "return self.norm2.forward(attn_output + ff_output)")
-    result = engine.check_file(catalogue.find("numpy/transformer_block"), path)
+    result = report.drawn(engine.check_file(catalogue.find("numpy/transformer_block"), path))
     assert result.status == "fail"
     assert result.diagnosis == ("first divergence: norm2 (its argument x) receives attention's output + ff's output; "
                                 "expected norm1's output + ff's output")
@@ -127,7 +128,7 @@ def test_a_numpy_part_called_twice_fails_and_the_reference_passes(tmp_path):
     path = _variant(tmp_path, NP_ENCODER, "    ffn = feed_forward_network(out1, W1_ffn, b1_ffn, W2_ffn, b2_ffn)",
                     "    ffn = feed_forward_network(out1, W1_ffn, b1_ffn, W2_ffn, b2_ffn)\n"
                     "    ffn = feed_forward_network(out1, W1_ffn, b1_ffn, W2_ffn, b2_ffn)")
-    result = engine.check_file(catalogue.find("numpy/encoder_layer"), path)
+    result = report.drawn(engine.check_file(catalogue.find("numpy/encoder_layer"), path))
     failed = [c.message for c in result.checks if not c.passed]
     assert result.status == "fail" and any("feed_forward_network is called 2 times" in m for m in failed), failed
     assert engine.check_file(catalogue.find("numpy/encoder_layer"), ROOT / "solutions/numpy/encoder_layer.py").status \

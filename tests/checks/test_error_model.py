@@ -158,10 +158,10 @@ def test_the_one_rewrite_that_reproduces_the_outputs_is_found_and_said(reference
     cases[0].extra["args"][0][1, 2] = 2.5  # a constant row: 1e-12 there gives 0, no eps at all gives 0 / 0
     fits = _search(reference, user, cases)
     assert [[(r.rule, r.anchor[0]) for r in change] for change in fits] == [[("written_in", ("value", 1e-12))]]
-    said = errormodel.explain(fits)
+    said = str(errormodel.explain(fits))
     assert said.startswith("your outputs equal the reference's with one change, an argument replaced by a value")
     with speaking("zh"):
-        chinese = errormodel.explain(fits)
+        chinese = str(errormodel.explain(fits))
     assert "你的输出等于参考实现改动一处后的结果" in chinese and "写死" in chinese
 
 

@@ -120,7 +120,8 @@ def test_t_speaks_the_language_of_the_block_and_falls_back_to_english(monkeypatc
 def test_english_counts_take_their_plural_and_chinese_has_none():
     assert t("{count} check(s) passed", count=1) == "1 check passed"
     assert t("{count} check(s) passed", count=0) == "0 checks passed"
-    assert t(" · {count} more check(s) skipped until the ones above pass", count=1).startswith(" · 1 more check skipped")
+    assert str(t(" · {count} more check(s) skipped until the ones above pass", count=1)).startswith(
+        " · 1 more check skipped")
     assert t("{part} is called {actual} time(s); the reference calls it {expected} time(s): {why}", part="ffn",
              actual=2, expected=1, why="x") == "ffn is called 2 times; the reference calls it 1 time: x"
     assert t("{days} day(s) ago", days="a few") == "a few day(s) ago", "not a count: left as written"
@@ -235,3 +236,20 @@ def test_a_usage_error_speaks_chinese_and_keeps_its_command_whole():
     assert proc.returncode == 2 and "没有名为“attentoin”的练习" in proc.stderr.replace("\n", ""), proc.stderr
     assert "`kata list`" in proc.stderr and "attention" in proc.stderr
     assert "no kata named" in run_kata("check", "attentoin", "--lang", "en").stderr
+
+
+def test_a_message_is_a_record_drawn_where_it_is_shown():
+    """A message is no str (issue 37): it holds its template and values, str() draws it in the language spoken at
+    that moment, said() in any, and a search, slice or join of it as text fails at once instead of freezing one
+    language into a result."""
+    message = t("{count} check(s) passed", count=2)
+    assert not isinstance(message, str)
+    assert (message.english, message.values) == ("{count} check(s) passed", {"count": 2})
+    with speaking("zh"):
+        made_in_chinese = t("{count} check(s) passed", count=2)
+        assert str(made_in_chinese) == message.said("zh") != message.said("en")
+    assert str(made_in_chinese) == "2 checks passed", "drawn where it is shown, in the language spoken there"
+    for text_operation in (lambda: "passed" in message, lambda: message.startswith("2"), lambda: ", ".join([message])):
+        with pytest.raises((TypeError, AttributeError)):
+            text_operation()
+    assert str(message + " · " + t("no table has this")) == "2 checks passed · no table has this"

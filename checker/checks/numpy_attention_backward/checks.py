@@ -175,7 +175,7 @@ def any_rank(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            product = re.search(r"matmul|not aligned|cannot be multiplied", err.message or "")  # the user's error
+            product = re.search(r"matmul|not aligned|cannot be multiplied", err.text)  # the user's error
             raise Fail(t("{label}, {rank}-D inputs: your code raised {err}", label=c.label, rank=rank, err=err),
                        t(_TRANSPOSES) if product else crash_diagnosis(err) or t(_TRANSPOSES)) from None
         except Fail as fail:

@@ -152,7 +152,7 @@ def lengths_differ(kit):
         try:
             _output(kit, kit.inputs(c), c)
         except UserError as err:
-            if err.not_implemented or "broadcast" not in err.message:
+            if err.not_implemented or "broadcast" not in err.text:
                 raise
             raise Fail(t("{label}: your code raised {err}. With T_t = {T_t} and T_s = {T_s}, the self-attention's scores "
                          "are (B, H, T_t, T_t) and take lookahead_mask; the cross-attention's scores are "

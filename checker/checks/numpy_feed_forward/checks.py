@@ -148,7 +148,7 @@ def weight_layout(kit):
         try:
             got = kit.user(args)
         except UserError as err:
-            if err.not_implemented or not re.search(r"mismatch|not aligned|broadcast", err.message):
+            if err.not_implemented or not re.search(r"mismatch|not aligned|broadcast", err.text):
                 raise
             expected = kit.reference(args)
             layout = t("W1 is (d_model, d_ff) = {w1} and W2 is (d_ff, d_model) = {w2}, stored (in, out) as in the NumPy tutorial",

@@ -107,7 +107,7 @@ def ranks(kit):
         try:
             got = kit.user(args)
         except UserError as err:
-            if err.not_implemented or "broadcast" not in err.message:
+            if err.not_implemented or "broadcast" not in err.text:
                 raise
             raise raised(c.label, err, crash_diagnosis(err)) from None  # keepdims when the shapes show a lost axis
         if not isinstance(got, np.ndarray) or got.shape != args[0].shape:

@@ -149,7 +149,7 @@ def _verify(kit, args, what, expected) -> None:
     try:
         got = kit.user(args)
     except UserError as err:
-        if err.not_implemented or not re.search(r"mismatch in its core dimension|not aligned|broadcast together", err.message):
+        if err.not_implemented or not re.search(r"mismatch in its core dimension|not aligned|broadcast together", err.text):
             raise
         raise _explain_error(err, what) from None
     if not isinstance(got, (tuple, list)) or len(got) != 3:
@@ -176,7 +176,7 @@ def products_fit(kit):
     try:
         kit.user(inputs(c, "float64"))
     except UserError as err:
-        if err.not_implemented or not re.search(r"mismatch in its core dimension|not aligned|broadcast together", err.message):
+        if err.not_implemented or not re.search(r"mismatch in its core dimension|not aligned|broadcast together", err.text):
             raise
         raise _explain_error(err, c.label) from None
 

@@ -174,7 +174,7 @@ def keepdims(kit):
         try:
             _verify(kit, args, t("x of shape {shape}, axis={axis}", shape=shape, axis=axis))
         except UserError as err:
-            if err.not_implemented or "broadcast" not in err.message:
+            if err.not_implemented or "broadcast" not in err.text:
                 raise
             raise Fail(t("x of shape {shape}, axis={axis}: your code raised {err}", shape=shape, axis=axis, err=err),
                        t(_KEEPDIMS)) from None

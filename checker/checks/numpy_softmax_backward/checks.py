@@ -145,7 +145,7 @@ def _call(kit, args, what):
     try:
         return kit.user(args)
     except UserError as err:
-        if err.not_implemented or "broadcast" not in err.message:
+        if err.not_implemented or "broadcast" not in err.text:
             raise
         raise Fail(t("{what}: your code raised {err}", what=what, err=err), t(_KEEPDIMS)) from None
 

@@ -16,7 +16,7 @@ def split(value, c, names: tuple[str, ...], kind: type = torch.Tensor, **shapes)
     checked, in the order of names: "weights should have shape (B, H, T_q, T_k) = (3, 2, 6, 5), got ...".
     """
     if not (isinstance(value, (tuple, list)) and len(value) == len(names) and all(isinstance(v, kind) for v in value)):
-        label, shown = c if isinstance(c, str) else c.label, ", ".join(names)
+        label, shown = getattr(c, "label", c), ", ".join(names)
         if kind is np.ndarray:
             raise Fail(t("{label}: should return a tuple ({names}) of NumPy arrays", label=label, names=shown))
         raise Fail(t("{label}: forward should return a tuple ({names}) of tensors", label=label, names=shown))
@@ -24,6 +24,6 @@ def split(value, c, names: tuple[str, ...], kind: type = torch.Tensor, **shapes)
         if name in shapes and tuple(got.shape) != shapes[name][0]:
             want, legend = shapes[name]
             raise Fail(t("{label}: {name} should have shape {legend} = {want}, got {got}",
-                         label=c if isinstance(c, str) else c.label, name=name, legend=legend, want=want,
+                         label=getattr(c, "label", c), name=name, legend=legend, want=want,
                          got=tuple(got.shape)), shape_relation(tuple(got.shape), tuple(want), legend), general=True)
     return tuple(value)

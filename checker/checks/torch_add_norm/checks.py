@@ -103,11 +103,11 @@ def structure(kit):
         expect_structure(kit, TARGET, module=True, params=["d_model", "pre_norm", "dropout", "eps"],
                          forward=["x", "sublayer"], init=init(CASES[1]))
     except Fail as fail:
-        text = str(fail)
-        if text.startswith(f"{TARGET}.forward "):  # forward's parameters, in either language
-            text += t(". sublayer is a callable (a module such as the attention or the FFN), not its output as in "
-                      "the interview tutorial's ResidualLayerNorm(x, sublayer_out): AddNorm calls it itself, on x or on norm(x)")
-        raise Fail(text) from None
+        if getattr(fail.message, "values", {}).get("where") == f"{TARGET}.forward":  # forward's parameters are off
+            raise Fail(fail.sentence() + t(
+                ". sublayer is a callable (a module such as the attention or the FFN), not its output as in the interview "
+                "tutorial's ResidualLayerNorm(x, sublayer_out): AddNorm calls it itself, on x or on norm(x)")) from None
+        raise
 
 
 @check("shapes", "forward calls sublayer (a callable) and returns a tensor shaped like x")
@@ -116,7 +116,7 @@ def calls_sublayer(kit):
     try:
         value = kit.user(kit.inputs(c), case=c)
     except UserError as err:
-        if err.kind == "TypeError" and ("TanhMLP" in err.message or "Module" in err.message):
+        if err.kind == "TypeError" and ("TanhMLP" in err.text or "Module" in err.text):
             raise Fail(t("{label}: your code raised {err}", label=c.label, err=err),
                        t("sublayer is a callable, not a tensor (the interview tutorial's ResidualLayerNorm takes the sublayer's "
                          "OUTPUT; this AddNorm takes the sublayer itself and calls it: sublayer(x) or "

@@ -139,7 +139,7 @@ def half_precision(kit):
     try:
         out, weights = _pair(kit.user((Q.half(), K.half(), V.half(), mask), init=kit.init(c), dtype="float16"), c)
     except UserError as err:
-        if "without overflow" not in err.message:
+        if "without overflow" not in err.text:
             raise
         raise Fail(t("{label}, in float16: your code raised {error}{where}", label=c.label, error=err,
                      where=at_line(err)), t(_HALF_WHY), line=user_line(err)) from None

@@ -252,7 +252,7 @@ def ignored_logits_unused(kit):
             before = kit.user((logits, target, ignore_index, eps))
             after = kit.user((changed, target, ignore_index, eps))
         except UserError as err:
-            if f"index {ignore_index} is out of bounds" not in err.message:
+            if f"index {ignore_index} is out of bounds" not in err.text:
                 raise
             raise raised(c.label, err, t("you index the logits with ignore_index ({ignore_index}), which is no class: replace the "
                          "ignored targets with a valid class first, target.masked_fill(target == ignore_index, 0), "

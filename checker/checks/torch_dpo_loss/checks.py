@@ -272,7 +272,7 @@ def gradients(kit):
             got = kit.gradients(c, [torch.tensor(1.0, dtype=torch.float64), torch.zeros(c.B, dtype=torch.float64),
                                     torch.zeros(c.B, dtype=torch.float64)], user=True)
         except UserError as err:
-            if err.not_implemented or "does not require grad" not in err.message:
+            if err.not_implemented or "does not require grad" not in err.text:
                 raise
             raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\")", label=c.label,
                          error=err.message),

@@ -318,10 +318,10 @@ def device(kit):
     try:
         layout = kit.layout((x, c.p, True, None))
     except UserError as err:
-        if err.not_implemented or "device" not in err.message:
+        if err.not_implemented or "device" not in err.text:
             raise
         raise Fail(t("{label}, x on the meta device: {error}{where}", label=c.label,
-                     error=f"{err.kind}: {err.message.splitlines()[0]}", where=at_line(err)),
+                     error=f"{err.kind}: {err.text.splitlines()[0]}", where=at_line(err)),
                    t("the mask was made on the CPU: use torch.rand_like(x) / torch.full_like(x, 1 - p), or pass "
                      "device=x.device"), line=user_line(err)) from None
     stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]

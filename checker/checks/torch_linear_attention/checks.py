@@ -153,7 +153,7 @@ def feature(kit):
     try:
         compare(got, F.elu(x) + 1, "feature_map(x)", "(...)")
     except Fail as fail:
-        raise Fail(str(fail), kit.name_mistake((x,), got, _FMAP_MISTAKES, run=lambda m: m.impl(x))) from None
+        raise Fail(fail.message, kit.name_mistake((x,), got, _FMAP_MISTAKES, run=lambda m: m.impl(x))) from None
 
 
 def _quadratic(q, k, v, causal):

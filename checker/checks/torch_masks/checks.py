@@ -272,10 +272,10 @@ def mask_devices(kit):
         except UserError as err:
             if err.not_implemented:
                 raise
-            if not any(word in err.message for word in DEVICE_MISMATCH):
+            if not any(word in err.text for word in DEVICE_MISMATCH):
                 continue  # an operation the meta device lacks (.item() in a loop): no verdict either way
             raise Fail(t("{target} with the tokens on the meta device raised: {error}", target=target,
-                         error=err.message.splitlines()[0]), t(_DEVICE_WHY)) from None
+                         error=err.text.splitlines()[0]), t(_DEVICE_WHY)) from None
         stray = [entry["device"] for entry in layout if entry and entry["device"] != "meta"]
         if stray:
             raise Fail(t("{target}{args} on the meta device returned a mask on {device}", target=target,

@@ -175,7 +175,7 @@ def gradients(kit):
         try:
             got = kit.gradients(c, [one, zero, zero, zero], user=True)["args"]
         except UserError as err:
-            if err.not_implemented or "does not require grad" not in err.message:
+            if err.not_implemented or "does not require grad" not in err.text:
                 raise
             raise Fail(t("{label}: your loss has no gradient at all (backward raised \"{error}\")", label=c.label,
                          error=err.message),
