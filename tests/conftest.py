@@ -136,6 +136,8 @@ SLOW = {
         "spawn (Windows' start method)",
     "tests/sandbox/test_boundary.py::test_a_child_that_ends_itself_ends_the_daemon_its_user_started":
         "spawn (Windows' start method)",
+    "tests/sandbox/test_platforms.py::test_a_child_started_ahead_of_time_outlives_the_moment_it_was_started":
+        "spawn (Windows' start method), and a starting thread held back for 6 s",
     # The workspace's resident checker: each of these starts a server of its own (torch imported again).
     "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata":
         "every kata checked warm and cold, its reference and a wrong file",

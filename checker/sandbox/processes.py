@@ -119,19 +119,46 @@ def launch():
     return proc, ours
 
 
-class _Starting(threading.Thread):
-    """launch() in the background: under forkserver it waits until the server has imported torch."""
+class _Starting:
+    """launch() in the background (under forkserver it waits until the server has imported torch), on the one thread
+    that starts children ahead of time. That thread lives as long as the checker: Linux's parent-death signal, which a
+    child sets for itself (die_with), follows the thread that started it, not the process, so a starting thread that
+    ended after its child had set the signal killed the child (under spawn, a check whose user's code never ran)."""
 
     def __init__(self):
-        super().__init__(name="kata-prestart", daemon=True)
         self.child = None
-        self.start()
+        self._done = threading.Event()
+        _launcher().put(self)
 
-    def run(self):
+    def run(self) -> None:
         try:
             self.child = launch()
         except Exception:  # noqa: BLE001 - a fork server that cannot start (torch missing) or a process at its
             self.child = None  # exit: take() launches in the caller's thread, where the error is said as a verdict
+        finally:
+            self._done.set()
+
+    def join(self) -> None:
+        self._done.wait()
+
+
+_requests = None  # (pid, queue): the launching thread's queue, in the process that started that thread
+
+
+def _launcher():
+    """The queue of the thread that starts children ahead of time, started on first use (again in a forked copy)."""
+    global _requests
+    if _requests is None or _requests[0] != os.getpid():
+        import queue
+
+        _requests = (os.getpid(), queue.SimpleQueue())
+        threading.Thread(target=_launch_forever, args=(_requests[1],), name="kata-prestart", daemon=True).start()
+    return _requests[1]
+
+
+def _launch_forever(requests) -> None:
+    while True:
+        requests.get().run()
 
 
 def prestart(keep: bool = False) -> None:

@@ -178,6 +178,38 @@ def test_the_users_code_dies_with_a_killed_checker(workspace, tmp_path, method):
     assert not any(_running(pid) for pid in pids), "the user's code still runs"
 
 
+LATE_STARTER = """
+import time
+from checker.sandbox import processes
+
+if __name__ == "__main__":
+    started = processes.launch
+    def late():  # the starting thread goes on well past the moment the child sets its death signal
+        child = started()
+        time.sleep(6)
+        return child
+    processes.launch = late
+    processes.prestart()
+    processes._spare.join()
+    time.sleep(2)  # a thread that ended with its work would have taken the child with it by now
+    proc, _ = processes._spare.child
+    print("alive" if proc.is_alive() else f"killed ({proc.exitcode})")
+    processes.kill_tree(proc.pid)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_child_started_ahead_of_time_outlives_the_moment_it_was_started(tmp_path):
+    """Linux's parent-death signal follows the thread that started a child, not the process. A spare started on a
+    thread that ended once its child had set that signal was killed: under load, a check whose user's code never
+    ran. Spares start on one thread that lives as long as the checker."""
+    script = tmp_path / "late_starter.py"
+    script.write_text(LATE_STARTER, encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "KATA_SANDBOX": "spawn"})
+    assert run.stdout.strip() == "alive", run.stdout + run.stderr
+
+
 def _running(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
