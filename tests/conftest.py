@@ -167,8 +167,8 @@ def _slow(item) -> bool:
 def pytest_xdist_auto_num_workers(config) -> int:
     """`-n auto`: one worker more than the cores this process may use. The slow tier waits a good part of its time on
     other processes (a server starting, a screen redrawn, a child killed and reaped), and a third worker fills two
-    cores there: CI's pytest took 15 min 26 s with three workers against 16 min 37 s with two (the fast tier, which
-    waits little, 3 min 20 s either way)."""
+    cores there: the whole suite took 15 min 26 s with three workers against 16 min 37 s with two, in one checkout on
+    an idle 2-core machine (the fast tier, which waits little, 3 min 20 s either way)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows

@@ -143,8 +143,7 @@ def test_a_daemon_started_past_the_boundary_dies_with_the_check_and_holds_no_pip
 
 
 RELEASED = """
-import sys, time, psutil
-from checker.sandbox import processes
+import sys, psutil
 from checker.sandbox.parent import Sandbox
 
 with Sandbox(sys.argv[1], 60) as sandbox:
