@@ -127,7 +127,7 @@ def cmd_check(args, console: Console) -> int:
             warn(console, str(err))
     results = []
     shows_progress = args.format == "text" and not args.json and len(katas) > 1 and console.is_terminal  # pipes: no
-    with closing(_checked(targets, args, jobs, session, ws)) as checked:
+    with closing(_checked(targets, args, jobs, session, ws, lambda said: warn(console, str(said)))) as checked:
         for target in targets:
             if shows_progress:
                 console.print(Text(say(lang, "check.progress", kata=target.kata.id), style="dim"), end="\r")
@@ -181,16 +181,18 @@ def _session(args, ws: Path | None, targets):
     return session
 
 
-def _checked(targets, args, jobs: int, session=None, ws: Path | None = None):
+def _checked(targets, args, jobs: int, session=None, ws: Path | None = None, notice=None):
     """Each target's result, in the order of targets: one after the other by the workspace's server (session), or
     in this process (-j 1, or one kata), else on `jobs` processes at once (checker.warm.parallel), the verdicts the
-    same. What the server does not answer (it was stopped or killed midway) is checked here."""
+    same. What the server does not answer (it was stopped or killed midway) is checked here. notice: told what
+    went wrong on the way (a parallel worker that ended), to say on stderr."""
     options = check_options(args)
     paths = [SOLUTIONS / target.kata.file if args.solution else target.path for target in targets]
     if jobs > 1 and len(targets) > 1:
         from checker.warm import parallel
 
-        yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options)
+        yield from parallel.check_all([(target.kata.id, path) for target, path in zip(targets, paths)], jobs, options,
+                                      notice)
         return
     work = list(zip(targets, paths))
     if session is not None:  # asked already (_session)

@@ -21,15 +21,11 @@ import traceback
 from pathlib import Path
 
 from checker.sandbox import processes
-from checker.lang import speak, spoken, t
+from checker.lang import Message, speak, spoken, t
 
 # A worker needs about this much free memory (torch in it and in its sandbox child, and the check's tensors):
 # the default number of jobs stays under what the machine has free.
 MEMORY_PER_JOB = 2**30
-
-
-class WorkerDied(Exception):
-    """A worker ended without answering (killed, out of memory): an internal error of kata's, said as such."""
 
 
 def default_jobs() -> int:
@@ -47,9 +43,13 @@ def default_jobs() -> int:
     return max(1, cores)
 
 
-def check_all(work: list[tuple[str, Path]], jobs: int, options: dict):
+def check_all(work: list[tuple[str, Path]], jobs: int, options: dict, notice=None):
     """Check each (kata id, path) of work on up to `jobs` workers; yield the KataResults in work's order,
-    each as soon as it and every one before it are done. options: check_file's keywords."""
+    each as soon as it and every one before it are done. options: check_file's keywords.
+
+    A worker that ends without its result (killed, out of memory, a fault of kata's own in it) costs nothing
+    but time: the kata it was checking, and any left when no worker is, are checked in this process as -j 1
+    checks them, and notice (a callable, if given) is told which, and why where the worker could say."""
     import multiprocessing
     from multiprocessing.connection import wait
 
@@ -73,26 +73,51 @@ def check_all(work: list[tuple[str, Path]], jobs: int, options: dict):
         for proc, pipe in workers:
             _give(pipe, proc, next(pending, None), busy)
         done: dict = {}  # index -> result, until every kata before it is done
+        here: set = set()  # indices of katas to check in this process: their worker ended without a result
         shown = 0
         while shown < len(work):
             if shown in done:
                 yield done.pop(shown)
                 shown += 1
                 continue
+            if not busy:  # no worker left: what none took is checked here too
+                here.update(index for index, _ in pending)
+            if shown in here:
+                done[shown] = _check_here(*work[shown], options)
+                continue
             for pipe in wait(list(busy)):
                 proc, index = busy.pop(pipe)
                 try:
                     outcome, value = pickle.loads(pipe.recv_bytes())
                 except (EOFError, OSError):
-                    raise WorkerDied(t("a process of kata's that checks katas in parallel ended while checking {kata} "
-                                       "(exit status {code}); run again with -j 1", kata=work[index][0],
-                                       code=_exit_code(proc))) from None
+                    outcome, value = "ended", None
                 if outcome == "error":  # a bug of kata's own in that worker: as it would be with -j 1
                     raise RuntimeError(value)
+                if outcome == "ended":
+                    here.add(index)
+                    if notice is not None:
+                        notice(_ended(work[index][0], proc, value))
+                    continue
                 done[index] = value
                 _give(pipe, proc, next(pending, None), busy)
     finally:
         _end(workers)
+
+
+def _check_here(kata_id: str, path, options: dict):
+    from checker import catalogue, engine
+
+    return engine.check_file(catalogue.find(kata_id), Path(path), **options)
+
+
+def _ended(kata_id: str, proc, why) -> Message:
+    """What to say of a worker that ended without its result: the kata and the worker's exit status, and the last
+    line of what ended it where the worker could send that (why)."""
+    if why:
+        return t("a process of kata's that checks katas in parallel stopped while checking {kata} ({why}); kata "
+                 "checked it itself", kata=kata_id, why=why.strip().splitlines()[-1])
+    return t("a process of kata's that checks katas in parallel ended while checking {kata} (exit status {code}); "
+             "kata checked it itself", kata=kata_id, code=_exit_code(proc))
 
 
 def _give(pipe, proc, job, busy: dict) -> None:
@@ -146,8 +171,13 @@ def run_worker(conn, inherited, checker_pid: int, lang: str, options: dict) -> N
             except Exception:  # noqa: BLE001 - a bug of kata's: the checker reports it as an internal error
                 reply = ("error", traceback.format_exc())
             conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-    except (KeyboardInterrupt, EOFError, OSError):  # Ctrl-C, or the checker gone: it says so, not each worker
+    except EOFError:  # the checker gone
         pass
+    except BaseException:  # noqa: BLE001 - Ctrl-C, a fault: the checker is told, checks that kata itself, says why
+        try:
+            conn.send_bytes(pickle.dumps(("ended", traceback.format_exc())))
+        except Exception:  # noqa: BLE001 - the checker gone too
+            pass
     finally:
         _flush_and_exit()
 

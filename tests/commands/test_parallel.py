@@ -125,3 +125,38 @@ def _runs_user_code(p: psutil.Process) -> bool:
         return any("kata-output-" in f.path for f in p.open_files())
     except psutil.Error:
         return False
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the workers are forked from this test's process")
+@pytest.mark.parametrize("how", ["killed", "raised"])
+def test_a_worker_that_ends_without_its_result_costs_its_kata_nothing(workspace, monkeypatch, how):
+    """A worker that dies (status 0 or a signal: out of memory, a fault) or stops on an error of kata's own that its
+    loop did not expect: the kata it held is checked in kata's own process, the verdicts and their order are those
+    of -j 1, and kata says which process ended and why; no internal error, no exit status 3."""
+    from checker import catalogue, engine
+    from checker.lang import speaking
+    from checker.warm import parallel
+
+    names = _mixed(workspace)
+    work = [(catalogue.find(name).id, workspace / catalogue.find(name).file) for name in names]
+    options = {"timeout": 30.0}
+    expected = [engine.check_file(catalogue.find(kata_id), path, **options) for kata_id, path in work]
+    checker_pid, real = os.getpid(), engine.check_file
+
+    def ends_in_a_worker(kata, path, **kw):
+        if os.getpid() != checker_pid and kata.id in ("numpy/attention", "numpy/softmax"):
+            if how == "killed":
+                os._exit(0)
+            raise SystemExit("stopped")  # past the worker's `except Exception`
+        return real(kata, path, **kw)
+
+    monkeypatch.setattr(engine, "check_file", ends_in_a_worker)
+    monkeypatch.setenv("KATA_SANDBOX", "fork")
+    said = []
+    with speaking("en"):
+        got = list(parallel.check_all(work, 2, options, said.append))
+        said = [str(s) for s in said]
+    assert [(r.track, r.name, r.status) for r in got] == [(r.track, r.name, r.status) for r in expected]
+    assert [[c.passed for c in r.checks] for r in got] == [[c.passed for c in r.checks] for r in expected]
+    assert len(said) == 2 and all("kata checked it itself" in s for s in said), said
+    assert all(("exit status 0" if how == "killed" else "SystemExit: stopped") in s for s in said), said
