@@ -172,9 +172,11 @@ def find(name: str) -> Kata:
 
 
 def load_solution(kata: Kata):
-    """Import the reference answer from solutions/ (never from the user's workspace)."""
+    """Import the reference answer from solutions/ (never from the user's workspace). Its __stub__: the path of
+    the kata's stub, which tells the error model what the user was given and what they wrote."""
     path = SOLUTIONS / kata.file
     spec = importlib.util.spec_from_file_location(f"kata_solution_{kata.track}_{kata.name}", path)
     module = importlib.util.module_from_spec(spec)
+    module.__stub__ = str(KATAS / kata.file)
     spec.loader.exec_module(module)
     return module

@@ -579,9 +579,14 @@ def _written_in(tree: ast.Module, numeric: dict):
 
 
 class Rewrites:
-    """The single rewrites of one module's source: compiled one at a time, the tree restored after each."""
+    """The single rewrites of one module's source: compiled one at a time, the tree restored after each.
 
-    def __init__(self, source: str, filename: str):
+    stub: the source the user starts from (the kata's stub), where there is one. A class or function it already
+    holds word for word is given, not written by the user (the layers a model kata composes), so no slip of the
+    user's can be in it, and none is tried there: in a composite most of the reference is given, and its rewrites
+    would cost most of the search's time and fit only by coincidence."""
+
+    def __init__(self, source: str, filename: str, stub: str | None = None):
         self.tree = ast.parse(source)
         self.filename = filename
         self._codes = None
@@ -601,6 +606,8 @@ class Rewrites:
                 if isinstance(a, (ast.Assign, ast.AugAssign, ast.Expr)) and isinstance(b, (ast.Assign, ast.AugAssign, ast.Expr)) \
                         and not _protected(a) and not _protected(b):
                     self.items.append((_Site(body, "order", i, a, top), "order", b))
+        given = _given(self.tree, source, stub)
+        self.items = [item for item in self.items if not all(site.top in given for site in _each(item[0]))]
 
         # The likeliest slips first, so that a search the budget ends early has tried them: rewrites inside
         # __init__ last (the weights are loaded afterwards, so few of them change anything).
@@ -834,7 +841,7 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     first = cases[0]
     if not path or not _evidence(got[first.id]) or sum(_evidence(got[c.id]) for c in cases if c.id in got) < EVIDENCE:
         return []
-    rewrites = _parsed(path)
+    rewrites = _parsed(path, getattr(solution, "__stub__", None))
     start, fits, near = time.process_time(), [], []  # CPU time: a busy machine slows the search, not what it finds
     others = [c for c in cases[1:] if c.id in got and c.id != first.id]
     name = f"{solution.__name__}_rewrite"
@@ -969,11 +976,32 @@ def _distance(a, b) -> float | None:
 _PARSED: dict = {}
 
 
-def _parsed(path: str) -> Rewrites:
+def _parsed(path: str, stub: str | None = None) -> Rewrites:
+    """The rewrites of the reference at path; stub: the path of the kata's stub, where it has one."""
     if path not in _PARSED:
         with open(path, encoding="utf-8") as f:
-            _PARSED[path] = Rewrites(f.read(), path)
+            source = f.read()
+        given = None
+        if stub:
+            try:
+                with open(stub, encoding="utf-8") as f:
+                    given = f.read()
+            except OSError:
+                pass
+        _PARSED[path] = Rewrites(source, path, given)
     return _PARSED[path]
+
+
+def _given(tree: ast.Module, source: str, stub: str | None) -> set[int]:
+    """The indices of the module's classes and functions that the stub holds word for word."""
+    if not stub:
+        return set()
+    try:
+        held = {ast.get_source_segment(stub, node) for node in ast.parse(stub).body}
+    except SyntaxError:
+        return set()
+    return {i for i, node in enumerate(tree.body)
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and ast.get_source_segment(source, node) in held}
 
 
 def _distinct(fits: list[list[Rewrite]]) -> list[list[Rewrite]]:

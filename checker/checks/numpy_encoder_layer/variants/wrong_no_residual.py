@@ -1,4 +1,4 @@
-# expect: a term dropped from a sum, or a factor from a product
+# expect: receives multi_head_attention's output; expected the layer's input x + multi_head_attention's output
 """Normalises the sublayer outputs alone: no residual connection."""
 
 import math

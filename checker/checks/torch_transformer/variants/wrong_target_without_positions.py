@@ -1,4 +1,4 @@
-# expect: a term dropped from a sum, or a factor from a product
+# expect: receives tgt_embed's output; expected pos_enc call 2's output
 """Forgets the positional encoding on the target side."""
 import math
 
