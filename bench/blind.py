@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "checks")]
 
 from checker import catalogue, engine  # noqa: E402
+from checker.app import report  # noqa: E402
 from checker.kit import errormodel, proxy  # noqa: E402
 
 _SAID: set = set()  # every sentence the error model said in this run
@@ -73,16 +74,18 @@ def main() -> int:
         kind = "right" if path.name.startswith(("right_", "ok_")) else "wrong"
         head = _header(path)
         try:
-            result = engine.check_file(_kata(path.parent), path, timed=False)
+            checked = engine.check_file(_kata(path.parent), path, timed=False)
         except LookupError:
             print(f"skipped, no such kata: {path.parent.name}", file=sys.stderr)
             continue
+        from_model = checked.diagnosis is not None and checked.diagnosis in _SAID  # messages, before they are drawn
+        result = report.drawn(checked)
         followups = "; ".join(c.message for c in result.followups())
         rows.append({
             "file": f"{path.parent.name}/{path.name}", "kind": kind, "class": head.get("class", ""),
             "mistake": head.get("mistake", ""), "status": result.status,
             "diagnosed": int(kind == "wrong" and result.status != "pass" and bool(result.diagnosis)),
-            "error_model": int(kind == "wrong" and result.status != "pass" and result.diagnosis in _SAID),
+            "error_model": int(kind == "wrong" and result.status != "pass" and from_model),
             "pointed": int(kind == "wrong" and result.status != "pass" and is_pointed(result)),
             "diagnosis": (result.diagnosis or "").replace("\n", " ")[:400],
             "followups": followups.replace("\n", " ")[:400],
