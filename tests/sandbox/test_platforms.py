@@ -162,14 +162,16 @@ def test_the_users_code_dies_with_a_killed_checker(workspace, tmp_path, method):
            f"start({grandchild!r})\n"
            f"pathlib.Path({str(marks / 'child.pid')!r}).write_text(str(os.getpid()))\n"
            "while True:\n    pass\n")
-    kata = subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--timeout", "120",
-                             "--workspace", str(workspace)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "KATA_SANDBOX": method})
+    said = tmp_path / "kata.txt"
+    with open(said, "w", encoding="utf-8") as out:
+        kata = subprocess.Popen([sys.executable, "-m", "checker", "check", "attention", "--timeout", "120",
+                                 "--workspace", str(workspace)], stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "KATA_SANDBOX": method})
     deadline = time.monotonic() + 120
-    while len(_user_code_pids(marks)) < 2 and time.monotonic() < deadline:
+    while len(_user_code_pids(marks)) < 2 and time.monotonic() < deadline and kata.poll() is None:
         time.sleep(0.1)
     pids = _user_code_pids(marks)
-    assert len(pids) == 2, "the user's code never started"
+    assert len(pids) == 2, f"the user's code never started (kata: {kata.poll()}): {said.read_text(encoding='utf-8')}"
     kata.send_signal(signal.SIGKILL)
     kata.wait()
     deadline = time.monotonic() + 10
