@@ -100,8 +100,6 @@ SLOW = {
         "every named mistake of every kata, on every case",
     "tests/checks/test_catalogue.py::test_the_scaffold_makes_a_kata_that_runs_and_names_only_what_a_person_must_write":
         "dev new in a copy of the repository, then four checks there",
-    "tests/commands/test_parallel.py::test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing":
-        "every kata's reference checked twice, on one core and on two (each also runs alone in the fast tier)",
     "tests/commands/test_parallel.py::test_the_history_of_a_parallel_check_is_the_history_of_one_check_at_a_time":
         "a dozen katas checked twice, in parallel and one at a time",
     "tests/checks/test_edges.py::test_every_edge_value_a_contract_allows_is_drawn_by_some_check":
@@ -109,7 +107,7 @@ SLOW = {
     "tests/checks/test_rules.py::test_every_file_that_makes_no_tensor_passes_the_device_check_when_run":
         "the device check on every solution and variant that makes no tensor",
     # The long screens and sessions.
-    "tests/commands/test_chinese_reports.py": "kata check --all in Chinese, on two wrong files of every kata",
+    "tests/commands/test_chinese_reports.py": "kata check --all in Chinese, on a wrong file of every kata",
     "tests/commands/test_report_length.py::test_the_report_of_one_mistake_fits_in_40_lines_at_80_columns":
         "a third wrong variant of every kata, drawn in both languages",
     "tests/commands/test_live.py": "watch and drill sessions, each minutes of a real session compressed",
@@ -140,7 +138,7 @@ SLOW = {
         "spawn (Windows' start method), and a starting thread held back for 6 s",
     # The workspace's resident checker: each of these starts a server of its own (torch imported again).
     "tests/commands/test_server.py::test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata":
-        "every kata checked warm and cold, its reference and a wrong file",
+        "every kata checked warm and cold, its reference (then on two cores too) and a wrong file",
     "tests/commands/test_server.py::test_a_server_killed_during_a_check_leaves_a_cold_verdict_and_a_complete_history":
         _SERVER,
     "tests/commands/test_server.py::test_the_server_restarts_when_a_file_of_the_package_changes": _SERVER,
@@ -179,7 +177,6 @@ def pytest_xdist_auto_num_workers(config) -> int:
 # The tests that check the whole catalogue through the CLI, 30 s to 2½ minutes each (CI's --durations=30), longest
 # first
 WHOLE_CATALOGUE = ("test_warm_and_cold_verdicts_agree_on_every_reference_and_a_wrong_file_of_every_kata",
-                   "test_all_on_two_cores_is_all_on_one_in_catalogue_order_with_every_reference_passing",
                    "test_a_chinese_report_holds_no_english_word_outside_code_names_and_numbers")
 
 

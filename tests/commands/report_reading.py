@@ -277,3 +277,21 @@ def panels(output: str) -> dict[str, str]:
         if line.startswith("╰"):
             name = ""
     return {k: "\n".join(v) for k, v in found.items()}
+
+
+def held_to_chinese(shown: dict[str, str], chosen: dict) -> None:
+    """shown: each kata's panel of a report in Chinese at 80 columns, and the summary under '' (panels());
+    chosen: kata id -> (kata, the file checked). Each fails, fits MOST_LINES, and holds no English word outside
+    code, names and numbers."""
+    from checker.app.report import MOST_LINES
+
+    assert set(shown) - {""} == set(chosen), "every kata has its report"
+    leaks = []
+    for name, text in shown.items():
+        kata, path = chosen.get(name, (None, None))
+        source = path.read_text(encoding="utf-8") if path else ""
+        assert name == "" or "未通过" in text.splitlines()[0], f"{path.name} does not fail:\n{text}"
+        assert name == "" or len(text.splitlines()) <= MOST_LINES, f"{path.name}: over {MOST_LINES} lines:\n{text}"
+        leaks += [f"{name} ({path.name if path else 'summary'}): {word!r} in: {said}"
+                  for word, said in english_in(text, kata, source)]
+    assert not leaks, f"{len(leaks)} English word(s) in Chinese reports:\n" + "\n".join(leaks)

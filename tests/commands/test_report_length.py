@@ -1,8 +1,8 @@
 """A report for one mistake fits in 40 lines at 80 columns, in Chinese and in English (issue 26).
 
 Each wrong variant holds one mistake. Of each kata, the variant in the middle of its wrong variants by name (a fixed
-rule; tests/commands/test_chinese_reports.py holds the first and the last, through the command line) is checked
-once and its report drawn as `kata check` draws it at 80 columns, in both languages: about 35 s under -n 2.
+rule; tests/commands/test_chinese_reports.py holds the last through the command line, test_server.py the first) is
+checked once and its report drawn as `kata check` draws it at 80 columns, in both languages: about 35 s under -n 2.
 bench/reports.py measures every wrong variant (806: none over 40 lines; 84 were before, the longest 79).
 
 How a report stays short without hiding the mistake: a crash is shown once and the checks it stops say so; a
