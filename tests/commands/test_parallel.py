@@ -87,9 +87,11 @@ def test_ctrl_c_ends_every_process_a_parallel_check_started(workspace, method, t
     for name in ("attention", "softmax"):
         (workspace / "numpy" / f"{name}.py").write_text(loop, encoding="utf-8")
     env = {**os.environ, "NO_COLOR": "1", "XDG_DATA_HOME": _DATA_HOME, "KATA_WORKSPACE": "", "KATA_SANDBOX": method}
+    # As at a terminal: a test run started in the background by a script inherits SIGINT ignored, and Python keeps it so
     proc = subprocess.Popen([sys.executable, "-m", "checker", "check", "numpy/attention", "numpy/softmax", "-j", "2",
                              "--timeout", "120", "--workspace", str(workspace)], env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # two workers, each with a sandbox child running the loop
@@ -115,20 +117,23 @@ def test_ctrl_c_ends_every_process_a_parallel_check_started(workspace, method, t
 
 
 def _described(processes) -> list:
-    """Each process's pid, state, what the kernel waits on in it, and command line: what a failure should show."""
+    """Each process's pid, state, what the kernel waits on in it, the signals it ignores and catches (masks), and its
+    command line: what a failure should show."""
     described = []
     for p in processes:
         try:
-            described.append((p.pid, p.status(), _wchan(p.pid), " ".join(p.cmdline())[:120]))
+            described.append((p.pid, p.status(), _proc(p.pid), " ".join(p.cmdline())[:120]))
         except psutil.Error:
             described.append((p.pid, "gone"))
     return described
 
 
-def _wchan(pid: int) -> str:
+def _proc(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/wchan", encoding="ascii") as f:
-            return f.read()
+            waits = f.read()
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            return " ".join([waits, *(line.split()[1] for line in f if line.startswith(("SigIgn", "SigCgt")))])
     except OSError:
         return "?"
 
