@@ -5,7 +5,7 @@ in Chinese and in English, and which ASCII words a Chinese report holds that are
 
 Each wrong variant (checker/checks/TRACK_NAME/variants/wrong_*.py) is checked once, while Chinese is spoken, and
 its report drawn as `kata check` draws it, in both languages. Printed: the reports over 40 lines (the bound of
-tests/commands/test_report_length.py), the longest, and every English word of a Chinese report with the file it
+tests/checks/test_variants.py, report_reading.held_to_40_lines), the longest, and every English word of a Chinese report with the file it
 came from (the rule is tests/commands/test_chinese_reports.py's). --out keeps every report as text, to read.
 All 806 variants take about 8 minutes on one core; --shard splits them over several processes (two: 4 to 5
 minutes on two cores).
@@ -17,10 +17,13 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "commands")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from conftest import variant_files  # noqa: E402
 from report_reading import english_in, kata_of, rendered  # noqa: E402  # one rule for the tests and this script
+
+from checker import engine  # noqa: E402
+from checker.lang import speaking  # noqa: E402
 
 BOUND = 40
 
@@ -37,7 +40,9 @@ def main() -> int:
     lengths, words = [], Counter()
     for path in files:
         name = f"{path.parent.parent.name}/{path.stem}"
-        texts = rendered(path, width=args.width)
+        with speaking("zh"):
+            result = engine.check_file(kata_of(path), path)
+        texts = rendered(result, width=args.width)
         for lang, text in texts.items():
             lengths.append((len(text.splitlines()), lang, name))
             if args.out:

@@ -108,8 +108,6 @@ SLOW = {
         "the device check on every solution and variant that makes no tensor",
     # The long screens and sessions.
     "tests/commands/test_chinese_reports.py": "kata check --all in Chinese, on a wrong file of every kata",
-    "tests/commands/test_report_length.py::test_the_report_of_one_mistake_fits_in_40_lines_at_80_columns":
-        "a third wrong variant of every kata, drawn in both languages",
     "tests/commands/test_live.py": "watch and drill sessions, each minutes of a real session compressed",
     "tests/commands/test_notebook.py::test_a_result_in_ipythons_terminal_shows_as_the_report": "a real IPython",
     "tests/commands/test_notebook.py::test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone":

@@ -7,7 +7,8 @@ and fails under --strict.
 
 Each is checked while Chinese is spoken and its report drawn in English: the language is chosen where a
 result is drawn, so the English report holds no Chinese (a sentence glued as text, not kept as a message,
-would stay in the language of the check).
+would stay in the language of the check). Of each kata, the wrong variant in the middle by name is drawn at 80
+columns in both languages too, and held to 40 lines (tests/commands/test_report_length.py says why).
 """
 
 import json
@@ -19,6 +20,7 @@ from checker import catalogue, engine, results
 from checker.app import report
 from checker.lang import speaking
 from conftest import variant_files
+from report_reading import held_to_40_lines, wrong_variants
 
 pytestmark = pytest.mark.usefixtures("meta_kernels")  # each check's child inherits them (tests/conftest.py)
 
@@ -27,11 +29,14 @@ pytestmark = pytest.mark.usefixtures("meta_kernels")  # each check's child inher
 _CHINESE = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 
 
-def _checked(path: Path, **options):
+def _checked(path: Path, seen=None, **options):
     """path's result, checked in Chinese and drawn in English (where every sentence of it must be English), and
-    read back from its --json document into the same objects (repr: a NaN of the weights equals itself)."""
+    read back from its --json document into the same objects (repr: a NaN of the weights equals itself).
+    seen(result): called with the result before it is drawn, its sentences still messages."""
     with speaking("zh"):
         result = engine.check_file(_kata(path), path, timed=False, **options)
+    if seen is not None:
+        seen(result)
     result = report.drawn(result)
     document = json.dumps({"katas": [report.as_json(result)]}, ensure_ascii=False)
     assert [repr(back) for back in results.from_json(document)] == [repr(result)], "--json lost or changed a field"
@@ -83,7 +88,8 @@ def test_wrong_implementation_is_rejected_with_a_pointed_message(path, record_pr
     them per kata, and holds the whole catalogue to its bounds once every wrong variant has run."""
     expect = path.read_text(encoding="utf-8").splitlines()[0]
     assert expect.startswith("# expect: "), f"{path} must start with '# expect: TEXT'"
-    result = _checked(path)
+    variants = wrong_variants(_kata(path))
+    result = _checked(path, seen=held_to_40_lines if path == variants[len(variants) // 2] else None)
     record_property("variant", (path.parent.parent.name, int(bool(result.diagnosis)), int(is_pointed(result))))
     assert result.status in ("fail", "error"), f"{path.name} was not rejected: {result.status}"
     assert expect.removeprefix("# expect: ") in _report_text(result), _report_text(result)

@@ -1,6 +1,6 @@
 """Every word of a Chinese report is Chinese (issue 26): a wrong file of every kata, checked with `--lang zh` at
 80 columns as a learner runs it, gives a report whose ASCII words are all code, names or numbers. What counts as
-code, a name or a number is tests/commands/report_reading.py's (english_words): code spans, tracebacks, quoted
+code, a name or a number is tests/report_reading.py's (english_words): code spans, tracebacks, quoted
 data, expressions, identifiers of the kata's stub, reference and the user's file, shape notation, dtypes, the
 names of torch's and NumPy's functions, and short lists of names and of terms the Chinese tutorials write in
 English (softmax, dropout, token), each with its reason. bench/reports.py applies the same rule to every wrong

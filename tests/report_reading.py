@@ -1,6 +1,6 @@
 """Reading a report as a learner does (issue 26): which ASCII words a Chinese report holds that are not code, a
-name or a number, and how many lines a report takes at 80 columns. tests/commands/test_chinese_reports.py,
-tests/commands/test_report_length.py and bench/reports.py share these rules.
+name or a number, and how many lines a report takes at 80 columns. tests/commands/test_chinese_reports.py and
+test_server.py, tests/checks/test_variants.py and bench/reports.py share these rules.
 
 A word of a Chinese report is allowed when it is
 - code: inside `a code span`, in a traceback or what the user's code printed, in quoted data ('...', "...") or in
@@ -237,17 +237,14 @@ def kata_of(path: Path):
     return catalogue.find(name if track == catalogue.DEFAULT_TRACK else f"{track}/{name}")
 
 
-def rendered(path: Path, width: int = 80) -> dict[str, str]:
-    """path's report as `kata check` prints it at width columns without colour, in Chinese and in English (checked
-    once, in Chinese)."""
+def rendered(result, width: int = 80) -> dict[str, str]:
+    """A result's report as `kata check` prints it at width columns without colour, in Chinese and in English (the
+    result as the engine gives it, its sentences still messages)."""
     from rich.console import Console
 
-    from checker import engine
     from checker.app import report
     from checker.lang import speaking
 
-    with speaking("zh"):
-        result = engine.check_file(kata_of(path), path)
     texts = {}
     for lang in ("zh", "en"):
         out = io.StringIO()
@@ -256,6 +253,15 @@ def rendered(path: Path, width: int = 80) -> dict[str, str]:
             report.print_results(console, [result])
         texts[lang] = out.getvalue()
     return texts
+
+
+def held_to_40_lines(result) -> None:
+    """A failing result's report, in both languages at 80 columns, fits in MOST_LINES (40) lines."""
+    from checker.app.report import MOST_LINES
+
+    for lang, text in rendered(result, width=80).items():
+        assert "FAIL" in text.splitlines()[0] or "未通过" in text.splitlines()[0], text
+        assert len(text.splitlines()) <= MOST_LINES, f"{result.file} ({lang}): {len(text.splitlines())} lines\n{text}"
 
 
 def wrong_variants(kata) -> list[Path]:
