@@ -126,6 +126,12 @@ SLOW = {
         _ROBUST,
     "tests/sandbox/test_platforms.py::test_no_sandbox_is_forked_from_a_process_that_ran_backward_with_an_accelerator_visible":
         "a simulated accelerator",
+    "tests/sandbox/test_meta_kernels.py::test_the_meta_kernels_say_the_same_without_importing_torch_dynamo":
+        "a Python of its own in which torch._dynamo cannot be imported",
+    "tests/sandbox/test_meta_kernels.py::test_without_sympy_the_same_kernels_say_the_same_and_the_helpers_answer_as_torchs_own":
+        "a Python of its own without sympy",
+    "tests/checks/test_diagnoses.py::test_a_change_that_fits_one_case_only_by_its_sizes_is_not_said":
+        "a search given ten times its budget, to show what it does not say",
     "tests/sandbox/test_platforms.py::test_a_check_runs_under_spawn_without_resource_termios_fcntl_and_tty":
         "spawn (Windows' start method)",
     "tests/sandbox/test_platforms.py::test_under_spawn_a_clean_child_serves_the_next_kata_and_a_changed_one_does_not":
