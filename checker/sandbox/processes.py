@@ -151,9 +151,22 @@ def _launcher():
     if _requests is None or _requests[0] != os.getpid():
         import queue
 
+        _imported_for_launch()
         _requests = (os.getpid(), queue.SimpleQueue())
         threading.Thread(target=_launch_forever, args=(_requests[1],), name="kata-prestart", daemon=True).start()
     return _requests[1]
+
+
+def _imported_for_launch() -> None:
+    """Import here, in the caller's thread, what starting a child imports, so that the thread that starts children
+    imports nothing while this one imports torch. Two threads importing at once can cross: Python then hands one of
+    them a module half imported, and the thread fails (seen as a parallel worker that stopped with "partially
+    initialized module 'typing' has no attribute 'ClassVar'")."""
+    method = start_method()
+    popen = {"fork": ["popen_fork"], "forkserver": ["popen_forkserver", "forkserver"],
+             "spawn": ["popen_spawn_win32" if sys.platform == "win32" else "popen_spawn_posix"]}[method]
+    for name in ["connection", "spawn", "util", *popen] + ([] if sys.platform == "win32" else ["resource_tracker"]):
+        importlib.import_module(f"multiprocessing.{name}")
 
 
 def _launch_forever(requests) -> None:
@@ -308,9 +321,9 @@ def die_with(checker_pid: int) -> None:
         except psutil.Error:
             return False
 
-    def watch():
-        from checker.sandbox import boundary
+    from checker.sandbox import boundary  # here, not in the thread: see _imported_for_launch
 
+    def watch():
         boundary.trust_this_thread()
         while alive():
             threading.Event().wait(PARENT_CHECK_SECONDS)

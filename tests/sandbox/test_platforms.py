@@ -212,6 +212,36 @@ def test_a_child_started_ahead_of_time_outlives_the_moment_it_was_started(tmp_pa
     assert run.stdout.strip() == "alive", run.stdout + run.stderr
 
 
+QUIET_THREADS = """
+import os, sys, time
+from checker.sandbox import processes
+
+if __name__ == "__main__":
+    processes.die_with(os.getppid())  # its watch thread starts
+    processes.prestart()  # spawn, forkserver: the thread that starts children starts, and starts one
+    before = set(sys.modules)
+    if processes._spare is not None:
+        processes._spare.join()
+    time.sleep(0.5)  # the watch has looked a few times
+    print(sorted(set(sys.modules) - before))
+    if processes._spare is not None:
+        processes.kill_tree(processes._spare.child[0].pid)
+"""
+
+
+@pytest.mark.parametrize("method", START_METHODS)
+def test_the_threads_kata_starts_import_nothing_while_it_imports_torch(tmp_path, method):
+    """A parallel worker under spawn stopped, now and then under load, with "partially initialized module 'typing'
+    has no attribute 'ClassVar'": its parent watch imported the boundary (and typing) in its thread while the
+    worker imported torch in its own, and two threads importing at once can cross. What a background thread of
+    kata's needs is imported before it starts, so that it imports nothing."""
+    script = tmp_path / "quiet_threads.py"
+    script.write_text(QUIET_THREADS, encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "KATA_SANDBOX": method})
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
+
+
 def _running(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
