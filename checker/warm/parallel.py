@@ -89,7 +89,7 @@ def check_all(work: list[tuple[str, Path]], jobs: int, options: dict, notice=Non
                 proc, index = busy.pop(pipe)
                 try:
                     outcome, value = pickle.loads(pipe.recv_bytes())
-                except (EOFError, OSError):
+                except (EOFError, OSError, pickle.UnpicklingError):  # gone, or gone while it sent its result
                     outcome, value = "ended", None
                 if outcome == "error":  # a bug of kata's own in that worker: as it would be with -j 1
                     raise RuntimeError(value)
