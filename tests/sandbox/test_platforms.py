@@ -174,10 +174,11 @@ def test_the_users_code_dies_with_a_killed_checker(workspace, tmp_path, method):
     assert len(pids) == 2, f"the user's code never started (kata: {kata.poll()}): {said.read_text(encoding='utf-8')}"
     kata.send_signal(signal.SIGKILL)
     kata.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # under a loaded CI, the guard that ends the group may wait for a core
     while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_running(pid) for pid in pids), "the user's code still runs"
+    left = {p.name: _state(int(p.read_text())) for p in marks.glob("*.pid") if _running(int(p.read_text()))}
+    assert not left, f"the user's code still runs 30 s after kata was killed: {left}"
 
 
 LATE_STARTER = """
@@ -240,6 +241,15 @@ def test_the_threads_kata_starts_import_nothing_while_it_imports_torch(tmp_path,
     run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
                          env={**os.environ, "KATA_SANDBOX": method})
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
+
+
+def _state(pid: int) -> tuple:
+    """A process's state, parent and process group: what a failure should show."""
+    try:
+        p = psutil.Process(pid)
+        return p.status(), p.ppid(), os.getpgid(pid)
+    except (psutil.Error, OSError):
+        return ("gone",)
 
 
 def _running(pid: int) -> bool:
