@@ -25,7 +25,7 @@ from checker.kit.compare import (  # noqa: F401
     as_outputs, float_tensor, floating, shape_relation,
 )
 from checker.kit.crashes import (  # noqa: F401
-    DEVICE_MISMATCH, user_line, at_line, raised, crash_diagnosis,
+    DEVICE_MISMATCH, user_line, at_line, raised, crash_diagnosis, loses_an_axis,
 )
 from checker.kit.diagnosis import (  # noqa: F401
     Mistake, MEMORY_NAMES, identify, unused_argument,

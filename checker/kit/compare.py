@@ -106,8 +106,9 @@ def shape_relation(got: tuple, want: tuple, legend="") -> Message | None:
     if len(got) == len(want) + 1:
         extra = sorted({got[i] for i in range(len(got)) if without(got, i) == want})
         if len(extra) == 1:
-            return t("yours has one axis more than the contract, of size {size} ({got} for {want}): a sum or mean "
-                     "over it, or the reshape that merges it, is missing", size=extra[0], got=got, want=want)
+            return t("yours has one axis more than the contract, of size {size} ({got} for {want}): an axis your code "
+                     "added (unsqueeze, [:, None], or broadcasting against a tensor of more axes), or a sum, mean or "
+                     "reshape that would take it away, left out", size=extra[0], got=got, want=want)
     if len(got) == len(want) - 1:
         gone = [i for i in range(len(want)) if without(want, i) == got]
         if gone:

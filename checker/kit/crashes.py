@@ -39,6 +39,8 @@ def _size_names(size: int, dims: dict) -> str:
     if not names:
         keys = list(dims)
         names = [f"{a} × {b}" for i, a in enumerate(keys) for b in keys[i + 1:] if dims[a] * dims[b] == size]
+        if any(dims[a] + dims[b] == size for i, a in enumerate(keys) for b in keys[i + 1:]):
+            names = []  # a length plus another (a cache's past and new tokens) as well: the size says neither
     return f"{size} ({', '.join(names)})" if names and len(names) <= 3 else str(size)
 
 
@@ -68,6 +70,13 @@ def _lost_axis(shapes: list[tuple]) -> tuple | None:
         if len(full) >= 2 and tuple(full[:-1]) == tuple(reduced):
             return full, reduced
     return None
+
+
+def loses_an_axis(err: UserError) -> bool:
+    """Whether err is a broadcast between two shapes of which one is the other without its last axis (a reduction
+    that dropped it): the premise of a kata's own sentence about keepdims."""
+    m = re.search(r"could not be broadcast together with (?:remapped )?shapes(.*)", err.text)
+    return bool(m and _lost_axis(_shapes_in(m[1])))
 
 
 def _where(err: UserError) -> str:

@@ -117,6 +117,10 @@ def expect_raises(attempts, why: str, error: str = "ValueError") -> None:
             "a bound or a comparison computed otherwise)", error=error, other=raised_for) if raised_for else \
         t("{why}: raise {error}(...) for it", why=why, error=error)
     if err is not None:
+        # why says what a call that passes silently does; this one stopped, with another error than the contract's
+        why = why if raised_for else t(
+            "a caller that catches the {error} the contract promises does not catch your {kind}: test the input "
+            "yourself and raise {error}(...)", error=error, kind=err.kind)
         raise Fail(t("{call} raised {err}, where the contract says it raises {error}", call=call, err=err, error=error),
                    why, line=user_line(err))
     raise Fail(t("{call} raised no error, where the contract says it raises {error}", call=call, error=error), why)

@@ -40,6 +40,36 @@ def test_numpy_crash_names_the_sizes_after_the_case_dimensions(tmp_path):
     assert f"line {line}" in result.diagnosis and "(d_k)" in result.diagnosis and "(T_k)" in result.diagnosis
 
 
+def test_a_size_is_named_as_a_product_of_two_dimensions_only_when_no_sum_of_two_gives_it_too():
+    """A cache's length is the past plus the new tokens: 6 where T_past = 5 and T_new = 1, which B × H = 3 × 2 gives
+    as well; the legend then names neither (a kv-cache mask built from the heads axis was told "6 (B × H)")."""
+    from checker.kit.crashes import _size_names
+
+    assert _size_names(6, {"B": 3, "H": 2, "T_past": 5, "T_new": 1}) == "6"
+    assert _size_names(6, {"B": 3, "H": 2, "T": 7}) == "6 (B × H)"
+    assert _size_names(5, {"B": 3, "H": 2, "T_past": 5, "T_new": 1}) == "5 (T_past)"
+
+
+def test_a_raise_of_another_error_is_told_what_its_caller_cannot_catch_not_what_a_silent_pass_does():
+    """The contract promises ValueError; code that stops with another error did not pass silently, so the sentence for a
+    silent pass (a typo picks an activation) would state what did not happen."""
+    from checker.errors import UserError
+    from checker.kit import Fail
+    from checker.kit.standard import expect_raises
+
+    def lookup():
+        raise UserError("KeyError", "'swish'", "")
+
+    with pytest.raises(Fail) as failed:
+        expect_raises([("f(activation='swish')", lookup)], "a typo would silently pick an activation")
+    assert "raised KeyError" in str(failed.value.message)
+    assert "does not catch your KeyError" in str(failed.value.diagnosis)
+    assert "silently" not in str(failed.value.diagnosis)
+    with pytest.raises(Fail) as failed:
+        expect_raises([("f(activation='swish')", lambda: None)], "a typo would silently pick an activation")
+    assert "silently pick" in str(failed.value.diagnosis)
+
+
 def test_broadcast_crash_speaks_chinese(tmp_path):
     # checked once (in English), drawn in Chinese: the language is chosen where the result is drawn
     result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", drawn=False)

@@ -258,8 +258,9 @@ def large_scores(kit):
     args = (dout, q * 30.0, k * 30.0, v, mask)
     got = _triple(kit.user(args, case=c), c)
     if not all(np.isfinite(g).all() for g in got):
-        raise Fail(t("{label}, q and k times 30: your gradients have NaN or inf: exp of a score above 709 overflows; "
-                     "subtract each row's max before np.exp", label=c.label))
+        raise Fail(t("{label}, q and k times 30: your gradients have NaN or inf: exp of a score above 709 overflows, "
+                     "and a row whose scores all lie far below the max subtracted underflows to 0 / 0; subtract each "
+                     "row's own max before np.exp", label=c.label))
     _compare_all(kit, args, got, kit.reference(args), t("{label}, q and k times 30", label=c.label))
 
 

@@ -366,7 +366,8 @@ def large_scores(kit):
     want = block.forward(x, mask)
     if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
         raise Fail(t("{label}, W_q and W_k scaled by 40: the output holds NaN or inf. exp() of scores in the thousands "
-                     "overflows: softmax must subtract each row's max first (the given softmax does)", label=c.label))
+                     "overflows, and a row far below the max subtracted underflows to 0 / 0: softmax must subtract each "
+                     "row's own max first (the given softmax does)", label=c.label))
     try:
         compare(got, want, t("output"), "(B, T, D)", tol=kit.tolerance("float64"))
     except Fail as fail:

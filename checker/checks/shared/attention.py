@@ -177,9 +177,10 @@ def large_scores_stay_finite(kit, c, args, pair, scaled: str) -> None:
     """
     out, weights = pair(kit.user(args, case=c), c)
     if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        why = t("exp of a score above 709 overflows, and a row whose scores all lie far below the max subtracted "
+                "underflows to 0 / 0: subtract each row's own max before np.exp (the numpy/softmax kata)")
         raise Fail(t("{label}, {scaled}: your result has NaN or inf", label=c.label, scaled=t(scaled)),
-                   t("exp of a score above 709 overflows: subtract each row's max before np.exp (the numpy/softmax "
-                     "kata)") if args[-1] is None or not _finite(kit, args[:-1] + (None,), c, pair) else None)
+                   why if args[-1] is None or not _finite(kit, args[:-1] + (None,), c, pair) else None)
     for name, got, want in zip(NAMES, (out, weights), kit.reference(args, case=c)):
         try:
             compare(got, want, name)
@@ -228,7 +229,8 @@ def layer_survives_large_scores(kit, c, args, at: tuple, names: str, legend: str
     got = kit.user(args)
     if isinstance(got, np.ndarray) and not np.all(np.isfinite(got)):
         raise Fail(t("{label}, {names} scaled by 40: the output holds NaN or inf. exp() of scores in the thousands "
-                     "overflows: softmax must subtract each row's max first (the given softmax does)", label=c.label,
+                     "overflows, and a row far below the max subtracted underflows to 0 / 0: softmax must subtract each "
+                     "row's own max first (the given softmax does)", label=c.label,
                      names=t(names)))
     try:
         compare(got, kit.reference(args), "output", legend, tol=kit.tolerance("float64"))

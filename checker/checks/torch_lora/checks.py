@@ -239,7 +239,10 @@ def fresh_equals_base(kit):
         raise Fail(t("a fresh lora_A is all zeros"),
                    t("with A = 0 and B = 0 both gradients are zero (dB = g (x Aᵀ)ᵀ = 0, dA = Bᵀ g x = 0) and the "
                      "adapter never learns. A starts at random (nn.init.kaiming_uniform_(self.lora_A, "
-                     "a=math.sqrt(5))), only B at zero"))
+                     "a=math.sqrt(5))), only B at zero") if bool((B == 0).all()) else
+                   t("yours starts A at zero and B at random, the two initialisations swapped: PEFT draws A "
+                     "(nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))) and zeroes B, so that B A = 0 at the "
+                     "start and dB = g (x Aᵀ)ᵀ is not zero"))
     again = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED)["A"]
     other = kit.drive(lora_fresh, _base(c), c.r, c.alpha, x, _SEED + 1)["A"]
     if not torch.equal(A, again) or torch.equal(A, other):

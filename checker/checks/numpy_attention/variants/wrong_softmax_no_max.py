@@ -1,4 +1,4 @@
-# expect: subtract each row's max
+# expect: subtract each row's own max
 """A softmax without the max subtraction."""
 
 import math
