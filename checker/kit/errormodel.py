@@ -183,6 +183,9 @@ def _with_keyword(call: ast.Call, name: str, value) -> ast.Call:
                                  if value is not None or k.arg != name])
 
 
+_EXTREMA = ("max", "min", "maximum", "minimum", "fmax", "fmin")  # of two values: one of them left out is a slip
+
+
 def _call_options(call: ast.Call):
     name, function_form = _name(call), _is_function_form(call)
     kw = {k.arg: k for k in call.keywords if k.arg}
@@ -295,6 +298,9 @@ def _call_options(call: ast.Call):
     for k in call.keywords:
         if k.arg and k.arg not in ("dim", "axis", "keepdim", "keepdims", "unbiased", "dtype", "device"):
             yield "argument", _with_keyword(call, k.arg, None)
+    if name in _EXTREMA and len(call.args) == 2 and not call.keywords:  # max(seq_len, L) written max-less: seq_len
+        for kept in call.args:
+            yield "argument", kept
     if len(call.args) >= 2 and name not in ("view", "reshape", "permute", "transpose", "swapaxes"):
         yield "argument", _call(call, args=call.args[:-1])
         for i in range(len(call.args) - 1):
@@ -1010,6 +1016,11 @@ def _distinct(fits: list[list[Rewrite]]) -> list[list[Rewrite]]:
     change: the first found is said, the use (rewrites inside __init__ are tried last)."""
     kinds: dict = {}
     written: set = set()  # the rewritten statements said already: two rules that write the same are one change
+    # one variable read for another, where leaving an argument of that statement out gives the same outputs: the
+    # simpler change is said (max(seq_len, head_dim) fits wherever seq_len alone does, while seq_len >= head_dim)
+    left_out = {change[0].line for change in fits if len(change) == 1 and change[0].rule == "argument"}
+    fits = [change for change in fits if not (len(change) == 1 and change[0].rule == "variable"
+                                              and change[0].line in left_out)]
     for change in fits:
         # two values at one site that give the same outputs (dim=1 and dim=-2 on a tensor of rank 3) are one change;
         # two numbers are not (1e-12 and 0 differ on a constant row, even where the cases cannot tell them apart)
