@@ -107,6 +107,12 @@ _SEED000_CAST = ("your table is float32, the float64 table rounded once (the Num
                  "float32 table to its float64 embeddings)")
 
 
+_FLOAT32_THROUGHOUT = ("your float32 table is further from the float64 table than one rounding: it was computed in "
+                       "float32 (positions, rates or angles), and an angle of ~2000 rad keeps only about 1e-4 of a "
+                       "radian there. Compute the table in float64 (this kata's contract), and cast it at the end if a "
+                       "model needs float32")
+
+
 def call(kit, c, args=None):
     """The user's table for case c; a crash that only an odd d_model causes gets a pointed message."""
     args = inputs(c) if args is None else args
@@ -188,8 +194,9 @@ def numerics(kit):
                 compare(got, rounded, t("positional encoding (float32, against the float64 table rounded to float32)"),
                         _LEGEND, tol=_FLOAT32_CAST)
             except Fail as fail:
-                raise Fail(t("{label}: {fail}", label=c.label, fail=fail), kit.name_mistake(inputs(c), got.astype(np.float64),
-                                                                  tol=(1e-4, 1e-5))) from None
+                raise Fail(t("{label}: {fail}", label=c.label, fail=fail),
+                           kit.name_mistake(inputs(c), got.astype(np.float64), tol=(1e-4, 1e-5))
+                           or t(_FLOAT32_THROUGHOUT)) from None
             cast = True
             continue
         compare_case(kit, c, got)
