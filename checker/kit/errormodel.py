@@ -833,7 +833,8 @@ def _deadline(seconds: float):
         sys.unraisablehook = hook
 
 
-def search(solution, run, cases: list, got: dict, same, budget: float, key=None) -> list[list[Rewrite]]:
+def search(solution, run, cases: list, got: dict, same, budget: float, key=None,
+           found: list | None = None) -> list[list[Rewrite]]:
     """The changes to the reference (one rewrite, or else two) whose outputs equal the user's on every case where
     the user's are wrong and the reference's where the user's are right.
 
@@ -842,7 +843,9 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     the failing one first. Single rewrites first; then pairs of the singles that came closest to the user's
     outputs on the failing case, while the budget (seconds of CPU) lasts. key: what run computes, where that depends
     on the rewrite and the case alone (a check module's own numerics): its outputs are then kept (OUTPUTS) for the
-    next file of the same kata, a re-check in watch or the server, and the next search of this one."""
+    next file of the same kata, a re-check in watch or the server, and the next search of this one. found: the changes (a rewrite's index, or a pair of them) that
+    earlier searches of the same file found; those that fit here are said without a search (one file's failing
+    checks mostly show one mistake), and what this search finds is added to it."""
     path = getattr(solution, "__file__", None)
     first = cases[0]
     if not path or not _evidence(got[first.id]) or sum(_evidence(got[c.id]) for c in cases if c.id in got) < EVIDENCE:
@@ -867,17 +870,28 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
     def fits_everywhere(ks) -> bool:
         return all(_fits(outputs(ks, c), c, got, same)[0] for c in [first, *others])
 
+    def said(changes: list) -> list[list[Rewrite]]:
+        """What changes say (none where they do not single one out), kept in found when said."""
+        result = _distinct([[rewrites.describe(ks)] if isinstance(ks, int) else rewrites.describe_pair(*ks)
+                            for ks in changes])
+        if result and found is not None:
+            found.extend(ks for ks in changes if ks not in found)
+        return result
+
+    known = said([ks for ks in found or () if fits_everywhere(ks)])
+    if known:
+        return known
     budget *= 0.9  # checked between rewrites: the last one may run past it
     for k in range(len(rewrites)):
         if time.process_time() - start > budget:
-            return _distinct([[rewrites.describe(k)] for k in fits])
+            return said(fits)
         ok, distance = _fits(outputs(k, first), first, got, same)
         if ok and all(_fits(outputs(k, c), c, got, same)[0] for c in others):
             fits.append(k)
         elif distance is not None:
             near.append((distance, k))
     if fits:
-        return _distinct([[rewrites.describe(k)] for k in fits])
+        return said(fits)
     # Pairs leave out a variable read for another: with two changes it fits by coincidence too often (V.size(-2) for
     # K.size(-2)); and a pair is said only when it is the one pair that fits.
     near = [k for _, k in sorted(near) if rewrites.items[k][1] != "variable"][:PAIRED]
@@ -890,9 +904,8 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None)
             return []  # the pairs not all tried: what fits so far may not be the only fit
         if _each(rewrites.items[a][0])[0].node is not _each(rewrites.items[b][0])[0].node \
                 and fits_everywhere((a, b)):
-            pairs.append(rewrites.describe_pair(a, b))
-    pairs = _distinct(pairs)
-    return pairs if len(pairs) == 1 else []
+            pairs.append((a, b))
+    return said(pairs) if len(_distinct([rewrites.describe_pair(*ks) for ks in pairs])) == 1 else []
 
 
 _FORMULA = {"term", "off_by_one", "operands", "operator", "division"}  # the rules of one formula's slips

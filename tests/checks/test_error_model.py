@@ -128,7 +128,7 @@ def test_the_distance_of_infinite_outputs_warns_no_one():
         assert errormodel._distance((inf,), (inf,)) > 0
 
 
-def _search(reference, user, cases, target="norm", budget=5.0):
+def _search(reference, user, cases, target="norm", budget=5.0, found=None):
     got = {c.id: user(*c.extra["args"]) for c in cases}
 
     def run(module, c):
@@ -137,7 +137,7 @@ def _search(reference, user, cases, target="norm", budget=5.0):
     def same(a, b):
         return a.shape == b.shape and torch.allclose(a, b, rtol=1e-7, atol=1e-9, equal_nan=True)
 
-    return errormodel.search(reference, run, cases, got, same, budget)
+    return errormodel.search(reference, run, cases, got, same, budget, found=found)
 
 
 def _cases(*shapes, eps=None):
@@ -163,6 +163,27 @@ def test_the_one_rewrite_that_reproduces_the_outputs_is_found_and_said(reference
     with speaking("zh"):
         chinese = str(errormodel.explain(fits))
     assert "你的输出等于参考实现改动一处后的结果" in chinese and "写死" in chinese
+
+
+def test_a_change_an_earlier_search_of_the_file_found_is_tried_first_and_said_where_it_fits(reference):
+    """A file's failing checks mostly show one mistake: the second search starts from the first's fit, and says it
+    without a search of its own (here no budget at all) where it gives this check's outputs too; where it does not,
+    the search runs as before."""
+    def user(x, eps=1e-5):
+        m = x.mean(-1, keepdim=True)
+        return (x - m) / torch.sqrt(((x - m) ** 2).mean(-1, keepdim=True) + 1e-12)
+
+    cases = _cases((2, 5, 6), (4, 3), eps=[1e-5, 1e-2])
+    cases[0].extra["args"][0][1, 2] = 2.5
+    found = []
+    first = _search(reference, user, cases, found=found)
+    assert len(found) == 1 and first
+    again = _search(reference, user, _cases((3, 4), (2, 2, 5), eps=[1e-3, 1e-5]), budget=0.0, found=found)
+    assert [[r.rule for r in change] for change in again] == [["written_in"]]
+
+    def other(x, eps=1e-5):  # an eps of 1e-12 no more: the first search's fit does not give these outputs
+        return torch.nn.functional.layer_norm(x, x.shape[-1:], eps=eps) * 2
+    assert _search(reference, other, cases, budget=0.0, found=found) == []
 
 
 def test_a_rewrite_that_is_right_where_the_user_is_wrong_is_not_said(reference):
