@@ -67,41 +67,43 @@ def _is_super(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
-class _Mutator(ast.NodeTransformer):
-    def __init__(self, target: int):
-        self.target, self.count, self.applied = target, 0, None
-        self.in_function = 0
+def _sites(tree: ast.Module) -> list[tuple[ast.AST, str, int | None, ast.AST, str, ast.AST]]:
+    """(parent, field, index, node, what, replacement) of every mutation, in the order mutants are numbered: each
+    node after its children, inside function bodies (a docstring left alone)."""
+    sites = []
 
-    def visit_FunctionDef(self, node):
-        self.in_function += 1
-        body = node.body
-        start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
-        new_body = body[:start]
-        for stmt in body[start:]:
-            stmt = self.visit(stmt)
-            new_body.append(stmt)
-        node.body = new_body
-        self.in_function -= 1
-        return node
-
-    def visit(self, node):
+    def visit(node, parent, field, index, in_function):
         if isinstance(node, ast.FunctionDef):
-            return self.visit_FunctionDef(node)
-        node = self.generic_visit(node)
-        if not self.in_function or self.applied:
-            return node
+            body = node.body
+            start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+            for i, stmt in enumerate(body[start:], start):
+                visit(stmt, node, "body", i, in_function + 1)
+            return
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        visit(item, node, name, i, in_function)
+            elif isinstance(value, ast.AST):
+                visit(value, node, name, None, in_function)
+        if not in_function:
+            return
         options = list(_options(node))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr)) and not _is_docstring(node) \
                 and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _is_super(
                     getattr(node.value.func, "value", None))):
             options.append((f"delete statement: {ast.unparse(node).splitlines()[0]}", ast.Pass()))
-        for what, replacement in options:
-            if self.count == self.target:
-                self.applied = (getattr(node, "lineno", 0), what)
-                self.count += 1
-                return ast.copy_location(replacement, node) if hasattr(node, "lineno") else replacement
-            self.count += 1
-        return node
+        sites.extend((parent, field, index, node, what, replacement) for what, replacement in options)
+
+    visit(tree, None, "", None, 0)
+    return sites
+
+
+def _put(parent, field: str, index: int | None, node: ast.AST) -> None:
+    if index is None:
+        setattr(parent, field, node)
+    else:
+        getattr(parent, field)[index] = node
 
 
 def _is_docstring(node) -> bool:
@@ -109,20 +111,21 @@ def _is_docstring(node) -> bool:
 
 
 def mutants(source: str):
-    """Every mutant of source that still compiles and differs from it."""
-    original = ast.unparse(ast.parse(source))
-    index = 0
-    while True:
-        mutator = _Mutator(index)
-        tree = mutator.visit(ast.parse(source))
-        if mutator.applied is None:
-            return
-        line, what = mutator.applied
+    """Every mutant of source that still compiles and differs from it. The source is parsed once; each mutation is
+    put in its place, the tree written out, and the node put back."""
+    tree = ast.parse(source)
+    original = ast.unparse(tree)
+    for index, (parent, field, at, node, what, replacement) in enumerate(_sites(tree)):
+        line = getattr(node, "lineno", 0)
+        if hasattr(node, "lineno"):
+            replacement = ast.copy_location(copy.copy(replacement), node)
+        _put(parent, field, at, replacement)
         try:
-            text = ast.unparse(ast.fix_missing_locations(tree))
+            text = ast.unparse(tree)
             compile(text, "<mutant>", "exec")
         except (SyntaxError, ValueError, TypeError):
             text = None
+        finally:
+            _put(parent, field, at, node)
         if text is not None and text != original:
             yield Mutant(index, line, what, text)
-        index += 1
