@@ -16,6 +16,12 @@ def dropout_backward(user, x, p, seed, cotangent):
 
 
 def two_draws_without_generator(user, x, p, seed):
-    """Two calls of dropout(x, p, True) with no generator, one after the other, from the global state seeded once."""
+    """Two calls of dropout(x, p, True) with no generator, one after the other, from the global state seeded once;
+    each result copied as it comes back (code that writes into x and returns it returns one tensor twice: not one
+    mask repeated, which is what two equal results say here)."""
     torch.manual_seed(seed)
-    return [user.dropout(x, p, True, None), user.dropout(x, p, True, None)]
+    return [_kept(user.dropout(x, p, True, None)), _kept(user.dropout(x, p, True, None))]
+
+
+def _kept(result):
+    return result.clone() if isinstance(result, torch.Tensor) else result
