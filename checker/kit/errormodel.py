@@ -843,9 +843,9 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None,
     the failing one first. Single rewrites first; then pairs of the singles that came closest to the user's
     outputs on the failing case, while the budget (seconds of CPU) lasts. key: what run computes, where that depends
     on the rewrite and the case alone (a check module's own numerics): its outputs are then kept (OUTPUTS) for the
-    next file of the same kata, a re-check in watch or the server, and the next search of this one. found: the changes (a rewrite's index, or a pair of them) that
-    earlier searches of the same file found; those that fit here are said without a search (one file's failing
-    checks mostly show one mistake), and what this search finds is added to it."""
+    next file of the same kata, a re-check in watch or the server, and the next search of this one. found: the
+    changes (a rewrite's index, or a pair of them) that earlier searches of the same file said; those that fit here
+    are said without a search (one file's failing checks mostly show one mistake), and what this one says is added."""
     path = getattr(solution, "__file__", None)
     first = cases[0]
     if not path or not _evidence(got[first.id]) or sum(_evidence(got[c.id]) for c in cases if c.id in got) < EVIDENCE:
@@ -870,10 +870,11 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None,
     def fits_everywhere(ks) -> bool:
         return all(_fits(outputs(ks, c), c, got, same)[0] for c in [first, *others])
 
-    def said(changes: list) -> list[list[Rewrite]]:
-        """What changes say (none where they do not single one out), kept in found when said."""
+    def said(changes: list, only_one: bool = False) -> list[list[Rewrite]]:
+        """What changes say (none where they do not single one out, or, only_one, are not one), kept in found."""
         result = _distinct([[rewrites.describe(ks)] if isinstance(ks, int) else rewrites.describe_pair(*ks)
                             for ks in changes])
+        result = [] if only_one and len(result) != 1 else result
         if result and found is not None:
             found.extend(ks for ks in changes if ks not in found)
         return result
@@ -905,7 +906,7 @@ def search(solution, run, cases: list, got: dict, same, budget: float, key=None,
         if _each(rewrites.items[a][0])[0].node is not _each(rewrites.items[b][0])[0].node \
                 and fits_everywhere((a, b)):
             pairs.append((a, b))
-    return said(pairs) if len(_distinct([rewrites.describe_pair(*ks) for ks in pairs])) == 1 else []
+    return said(pairs, only_one=True)
 
 
 _FORMULA = {"term", "off_by_one", "operands", "operator", "division"}  # the rules of one formula's slips
