@@ -41,7 +41,7 @@ _ours: set[int] = set()  # threads kata started in this process (besides the mai
 
 
 def trust_this_thread() -> None:
-    """Called by a thread of kata's (the parent watch, the meta-kernel import) as it starts."""
+    """Called by a thread of kata's (the parent watch) as it starts."""
     _ours.add(threading.get_ident())
 
 

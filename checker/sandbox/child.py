@@ -165,8 +165,6 @@ def _called(req, fn, args, kwargs, device, module):
     if req.get("cotangents") is not None:
         return _backward(fn, args, kwargs, req["cotangents"], module)
     seconds = []
-    if int(req.get("repeat", 1)) > 1:
-        _settled()
     for _ in range(max(1, int(req.get("repeat", 1)))):  # repeat > 1: timing, report the fastest run
         start = time.perf_counter()
         value = fn(*args, **kwargs)
@@ -270,7 +268,6 @@ _HANDLERS = {"load": _load, "inspect": _inspect, "call": _call, "drive": _drive,
 
 
 _warm = False  # torch's meta kernels imported in this process (a forked child inherits it)
-_warming = None  # the child's thread importing them while the checks run (a single check)
 
 
 def warm() -> None:
@@ -289,29 +286,12 @@ def warm() -> None:
 
 
 def _warm_quietly() -> None:
-    boundary.trust_this_thread()
+    """Before the file is served, in the child's one thread: the import takes 0.03 s. It once ran on a thread beside
+    the user's module being loaded, and two imports at once failed the check ("bad argument to internal function")."""
     try:
         warm()
     except Exception:  # noqa: BLE001 - then the device check imports them itself
         pass
-
-
-def _warm_in_background() -> None:
-    """A single check's child imports the meta kernels in a thread: it mostly waits for the checker
-    (computing the reference) meanwhile, so on two cores the import costs little wall time. The
-    user's first meta call waits for the import (Python's module lock) and finds it done."""
-    global _warming
-    if not _warm and _warming is None:
-        import threading
-
-        _warming = threading.Thread(target=_warm_quietly, name="kata-warm", daemon=True)
-        _warming.start()
-
-
-def _settled() -> None:
-    """Before the user's code is timed: no import running beside it."""
-    if _warming is not None:
-        _warming.join()
 
 
 PARENT_ONLY: set[int] = set()  # descriptors of the checker's process no forked child may keep (a server's lock)
@@ -372,7 +352,7 @@ def _child(conn, inherited, checker_pid: int, warm_up: bool = False) -> None:
         _memory_gb = setup["memory_gb"]
         speak(setup["lang"])  # what the child says itself (a refusal, a memory limit) is in the user's language
         if setup.get("warm"):
-            _warm_in_background()
+            _warm_quietly()
         _streams(setup["capture"])
         _serve(conn, setup, capped)
         if guard is None:  # before any of the user's code runs; after the reply, while the checker works
@@ -456,7 +436,7 @@ def _state() -> tuple:
     settings = (tuple(sys.path), os.getcwd(), torch.get_default_dtype(), torch.is_grad_enabled(),
                 torch.get_num_threads(), tuple(sorted(np.geterr().items())), sys.getrecursionlimit(),
                 torch.are_deterministic_algorithms_enabled())
-    threads = frozenset(t.ident for t in threading.enumerate() if t.name != "kata-warm")
+    threads = frozenset(t.ident for t in threading.enumerate())
     return spaces, names, settings, threads
 
 
@@ -471,7 +451,6 @@ def _release(pristine: tuple, guard: int) -> bool:
     rules.remove_traps()
     sys.modules.pop("kata_user_module", None)
     _user = None
-    _settled()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

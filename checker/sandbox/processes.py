@@ -244,15 +244,16 @@ def serve(conn, inherited, checker_pid: int, warm_up: bool) -> None:
     boundary.install(str(catalogue.PACKAGE), [str(catalogue.SOLUTIONS)], serve.__code__)  # before any code of the user's
     die_with(checker_pid)  # first: importing torch (spawn) takes seconds
     adopt_orphans()
-    _let_go_of_the_console()
+    let_go_of_the_console()
     signal.signal(signal.SIGINT, interrupt)
     module, _, function = CHILD_WORK.partition(":")
     getattr(importlib.import_module(module), function)(conn, inherited, checker_pid, warm_up)
 
 
-def _let_go_of_the_console() -> None:
-    """The child holds no end of kata's own output (a spawned or fork-server child inherits it): `kata check
-    | cat` ends when kata does. The child's output goes to its capture file once it serves a file."""
+def let_go_of_the_console() -> None:
+    """This process holds no end of kata's own output, which a spawned or fork-server process inherits: `kata check
+    | cat` ends when kata does, and nothing it prints lands beside kata's verdict. A sandbox child's output goes to
+    its capture file once it serves a file; a parallel worker and the fork server write nothing themselves."""
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):

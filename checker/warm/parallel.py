@@ -192,13 +192,7 @@ def _on_its_own() -> None:
             os.setsid()
         except OSError:
             pass
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.close(devnull)
-    except OSError:
-        pass
+    processes.let_go_of_the_console()
 
 
 def _flush_and_exit() -> None:

@@ -243,6 +243,34 @@ def test_the_threads_kata_starts_import_nothing_while_it_imports_torch(tmp_path,
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
 
 
+CUT_LAUNCH = """
+import multiprocessing, os, time
+from multiprocessing import forkserver
+
+if __name__ == "__main__":
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["checker.sandbox.preload"])
+    r, w = forkserver.connect_to_new_process([])
+    os.close(w)  # kata gone before it sent the new child what to run
+    pid = forkserver.read_signed(r)
+    while os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.05)
+    print("done")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the script waits on /proc")
+def test_a_child_the_fork_server_starts_for_a_kata_that_exits_meanwhile_prints_nothing_beside_its_message(tmp_path):
+    """kata exited with status 2 (a broken NumPy) while its thread that starts children ahead of time was launching one
+    under the fork server. The new child found nothing to run and printed multiprocessing's traceback ("EOFError: Ran
+    out of input") to the stderr it got from the server, kata's own, beside kata's message. The server lets go of the
+    console as its children do."""
+    script = tmp_path / "cut_launch.py"
+    script.write_text(CUT_LAUNCH, encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.stdout.strip() == "done" and run.stderr == "", run.stdout + run.stderr
+
+
 def _state(pid: int) -> tuple:
     """A process's state, parent and process group: what a failure should show."""
     try:
