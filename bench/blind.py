@@ -29,8 +29,8 @@ _SAID: set = set()  # every sentence the error model said in this run
 _explain = errormodel.explain
 
 
-def _recorded(fits):
-    said = _explain(fits)
+def _recorded(fits, **how):
+    said = _explain(fits, **how)
     if said:
         _SAID.add(said)
     return said

@@ -317,6 +317,11 @@ def _judged(checks, kit, result: KataResult, fail_fast: bool, strict: bool, bare
             add("fail", text + where, line=kitmod.user_line(err))
             bare.add(len(result.checks) - 1)
             if not err.not_implemented:
+                if kit.diagnosis is None:
+                    try:
+                        kit.rewrite_crash(err)  # the change to the reference that raises the same error, if one does
+                    except (Timeout, Crashed):
+                        pass  # the case again ran out of time or memory: the crash is said as it is
                 kit.general_diagnosis = kit.general_diagnosis or kitmod.crash_diagnosis(err)
             if not err.not_implemented and not result.error:
                 result.error = err.traceback

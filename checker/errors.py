@@ -44,6 +44,7 @@ class UserError(Exception):
     traceback: str
     not_implemented: bool = False
     case: object = None  # the kit's Case the call ran on, when the kit knows it (for the diagnosis)
+    call: object = None  # (arguments, how): the kit's call that raised, where the reference can be called alike
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}" if self.message else self.kind

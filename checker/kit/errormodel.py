@@ -918,7 +918,10 @@ EVIDENCE = 3
 
 
 def _evidence(value) -> int:
-    """How many finite numbers the outputs hold (tensors, arrays and Python numbers, in tuples and lists)."""
+    """How many finite numbers the outputs hold (tensors, arrays and Python numbers, in tuples and lists), or the
+    numbers an error's text holds (sizes, an index)."""
+    if isinstance(value, Raised):
+        return sum(part.isdigit() for part in value[1].replace("(", " ").replace(")", " ").replace(",", " ").split())
     if isinstance(value, (tuple, list)):
         return sum(_evidence(v) for v in value)
     if isinstance(value, bool):
@@ -938,13 +941,24 @@ MAX_KEPT = 50_000
 _FAILED = object()  # a rewrite that does not compile or cannot run on the case
 
 
+class Raised(tuple):
+    """An error as an output: (its type's name, its text). A rewrite fits a case where the user's code raised when it
+    raises the same error, word for word (torch's and NumPy's texts hold the sizes: "The size of tensor a (6) must
+    match the size of tensor b (2) at non-singleton dimension 3")."""
+
+    def __new__(cls, kind: str, text: str):
+        return super().__new__(cls, (kind, text))
+
+
 def _ran(run, module, case):
-    """The rewritten reference's outputs on case, or _FAILED."""
+    """The rewritten reference's outputs on case, the error it raised (Raised), or _FAILED (stopped for its time)."""
     try:
         with quietly(MUTANT_SECONDS):
             return run(module, case)
-    except Exception:  # noqa: BLE001 - a rewrite that cannot run where the user's code did is not it
+    except TimeoutError:
         return _FAILED
+    except Exception as exc:  # noqa: BLE001 - a rewrite that raises fits only where the user's code raised the same
+        return Raised(type(exc).__name__, str(exc))
 
 
 @contextlib.contextmanager
@@ -969,6 +983,8 @@ def _fits(value, case, got, same) -> tuple[bool, float | None]:
     """(whether the rewritten reference's value on case is the user's outputs, how far it is from them)."""
     if value is _FAILED:
         return False, None
+    if isinstance(value, Raised) or isinstance(got[case.id], Raised):
+        return isinstance(value, Raised) and isinstance(got[case.id], Raised) and value == got[case.id], None
     try:
         if same(got[case.id], value):
             return True, 0.0
@@ -1056,13 +1072,18 @@ def sentence(rewrite: Rewrite) -> str:
              concept=CONCEPTS[rewrite.rule](), before=rewrite.before, after=rewrite.after)
 
 
-def explain(fits: list[list[Rewrite]]) -> str | None:
-    """'your outputs equal the reference's with one change, ...', or with two; several fits joined by 'or'."""
+def explain(fits: list[list[Rewrite]], raised: bool = False) -> str | None:
+    """'your outputs equal the reference's with one change, ...', or with two; several fits joined by 'or'.
+    raised: the user's code raised, and the changed reference raises the same error."""
     said = []
     for change in fits:
         parts = t("; and ").join(sentence(r) for r in change)
-        said.append(t("your outputs equal the reference's with one change, {change}", change=parts)
-                    if len(change) == 1 and change[0].changes == 1
+        one = len(change) == 1 and change[0].changes == 1
+        if raised:
+            said.append(t("the reference raises your error too with one change, {change}", change=parts) if one
+                        else t("the reference raises your error too with two changes, {changes}", changes=parts))
+            continue
+        said.append(t("your outputs equal the reference's with one change, {change}", change=parts) if one
                     else t("your outputs equal the reference's with two changes, {changes}", changes=parts))
     return t("; or ").join(said) if said else None
 

@@ -21,6 +21,9 @@ from checker.kit.diagnosis import MEMORY_NAMES, identify
 
 SEARCHES_PER_FILE = 2  # a file's searches together take at most this many times one search's budget
 MIN_SEARCH_SECONDS = 0.05  # less left of a file's search budget than this: no search starts
+# The errors a slip in tensor code raises (a size, an axis, an index, a dtype): the error model looks for the change to
+# the reference that raises the same. A NameError or an AttributeError comes from a name the reference does not hold.
+CRASHES = {"RuntimeError", "ValueError", "IndexError", "TypeError"}
 
 
 class Kit:
@@ -87,6 +90,9 @@ class Kit:
 
     def _user_reply(self, args, *, case=None, dtype="float64", target=None, init=None, state=None,
                     return_args=False, train=False, method=None, repeat=1, cotangents=None, kwargs=None):
+        # a call the reference can make alike, where the error model may look for the change that raises the same
+        alike = not (return_args or train or method or cotangents or kwargs)
+        given = {k: v for k, v in (("init", init), ("state", state), ("target", target)) if v is not None}
         if case is not None:
             init = self.init(case) if init is None else init
             state = self.state(case, dtype) if state is None else state
@@ -97,6 +103,9 @@ class Kit:
                 repeat=repeat, cotangents=cotangents)
         except UserError as err:
             err.case = err.case or case  # the sizes in a shape error are named after this case's dimensions
+            if alike and err.call is None:
+                how = {"case": case} if case is not None else {}
+                err.call = (tuple(args), {**how, "dtype": dtype, **given} if case or given else how)
             raise
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]
@@ -337,11 +346,11 @@ class Kit:
         finally:
             self._search_left -= time.process_time() - start
 
-    def _said(self, fits: list) -> str | None:
+    def _said(self, fits: list, raised: bool = False) -> str | None:
         """The error model's sentence for what fits, kept as the diagnosis with the user's line that holds it."""
         import checker.kit.errormodel as errormodel
 
-        found = errormodel.explain(fits)
+        found = errormodel.explain(fits, raised=raised)
         if found:
             self.diagnosis = self.diagnosis or found
             self.divergence_line = errormodel.locate(self.source, fits)
@@ -485,12 +494,25 @@ class Kit:
             return self._rewrite_once(args, got, tol=tol, outputs=outputs, same=same, run=run, others=others, **how)
         return None
 
-    def _rewrite_once(self, args, got, *, tol, outputs, same, run, others=(), **how) -> str | None:
+    def rewrite_crash(self, err: UserError) -> str | None:
+        """The error model on the user's code raising: the one change to the reference that raises the same error,
+        word for word, on the call that raised (and on the kata's other cases, their outputs or errors)."""
+        import checker.kit.errormodel as errormodel
+
+        if err.not_implemented or err.kind not in CRASHES or not err.text or err.call is None:
+            return None  # (a convention the user's code follows, settle(), changes no error: none is looked for)
+        args, how = err.call
+        return self._rewrite_once(args, errormodel.Raised(err.kind, err.text), tol=None, outputs=None, same=None,
+                                  run=None, crashes=True, **how)
+
+    def _rewrite_once(self, args, got, *, tol, outputs, same, run, others=(), crashes=False, **how) -> str | None:
         """The error model where a check judges its own calls with its own comparison: a rewrite is said only when it
         is the one change that gives the user's result on args, and on each of others the user's code runs on. A call
         of one of the kata's cases (how: case=, dtype=) is joined by the kata's other cases, called the same way: a
         change that fits one case by a coincidence of its sizes (-2 // 4 equals -2 / 2 at d_rope = 4) is refuted
-        on a case of other sizes."""
+        on a case of other sizes. crashes: got is the error the user's code raised (errormodel.Raised), and an input
+        where it raises counts with its error."""
+        import checker.kit.errormodel as errormodel
         from checker.kit.diagnosis import Mistake
 
         if not self._may_search():
@@ -510,7 +532,10 @@ class Kit:
             inputs, _, called = calls[c.id]
             try:
                 seen[c.id] = split(self.user(inputs, target=target, **called))
-            except (UserError, Fail, ValueError, TypeError):
+            except UserError as err:
+                if crashes and not err.not_implemented and err.text:
+                    seen[c.id] = errormodel.Raised(err.kind, err.text)
+            except (Fail, ValueError, TypeError):
                 pass  # an input the user's code cannot run predicts nothing
 
         def call(module, c):
@@ -524,7 +549,11 @@ class Kit:
             return bool(same(mine, theirs)) if same is not None else _all_match(mine, theirs, tol)
 
         fits = self._search(call, cases, seen, alike)
-        return self._said(fits) if len(fits) == 1 else None
+        # An error's text holds sizes only: any variable of the same shape read for another raises it as well, and a
+        # change that fits beside such a read is no more likely than the read itself.
+        if crashes and fits and any(r.rule == "variable" for change in fits for r in change):
+            return None
+        return self._said(fits, raised=crashes) if len(fits) == 1 else None
 
     def _reproduces(self, mistake, seen: Case, dtype: str, tol, outputs) -> bool:
         """A named mistake is a fact only where it gives the user's outputs on every case where they are wrong,

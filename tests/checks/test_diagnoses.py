@@ -72,11 +72,23 @@ def test_a_raise_of_another_error_is_told_what_its_caller_cannot_catch_not_what_
 
 def test_broadcast_crash_speaks_chinese(tmp_path):
     # checked once (in English), drawn in Chinese: the language is chosen where the result is drawn
-    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", drawn=False)
+    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights @ V.transpose(-2, -1)",
+                          drawn=False)
     assert result.status == "fail"
     with speaking("zh"):
         diagnosis = report.drawn(result).diagnosis
     assert diagnosis.startswith(f"第 {line} 行") and "(T_k)" in diagnosis
+
+
+def test_a_crash_the_reference_raises_too_with_one_change_is_named_by_that_change(tmp_path):
+    """The error model reads an error as an output: `weights * V` raises what the reference raises with its `@`
+    written as `*`, word for word, on every case, and no other single change does. The change is said, not the sizes."""
+    result, line = _check(tmp_path, "attention", TORCH, "out = weights @ V", "out = weights * V", drawn=False)
+    assert result.status == "fail"
+    assert str(result.diagnosis).startswith("the reference raises your error too with one change, one arithmetic")
+    assert "`out = weights * V`" in str(result.diagnosis)
+    with speaking("zh"):
+        assert report.drawn(result).diagnosis.startswith("参考实现改动一处后也会抛出你的这个错误")
 
 
 def test_a_reduction_that_lost_its_axis_is_named_where_it_cannot_broadcast_on_either_track(tmp_path):

@@ -211,6 +211,43 @@ def test_the_same_slip_at_every_reduction_of_a_function_is_one_change(reference)
         ("axis", "mean = x.mean(dim=1, keepdim=True); var = (x - mean).pow(2).mean(dim=1, keepdim=True)")]
 
 
+def _outcome(user, *args):
+    try:
+        return user(*args)
+    except Exception as exc:  # noqa: BLE001 - the user's error is what the search must reproduce
+        return errormodel.Raised(type(exc).__name__, str(exc))
+
+
+def test_an_error_is_an_output_a_rewrite_fits_when_it_raises_the_same_word_for_word(reference):
+    """keepdim dropped: a statistic (B, T) meets x (B, T, D), and torch says so with the sizes. The rewrites of the
+    reference that raise the same text on every case are the changes; a text worded otherwise fits none."""
+    def user(x, eps=1e-5):
+        mean = x.mean(dim=-1)
+        var = (x - mean[..., None]).pow(2).mean(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + eps)
+
+    cases = _cases((2, 5, 6), (3, 4, 7))
+
+    def run(module, c):
+        return module.norm(*c.extra["args"])
+
+    def same(a, b):
+        return a.shape == b.shape and torch.allclose(a, b)
+
+    got = {c.id: _outcome(user, *c.extra["args"]) for c in cases}
+    assert all(isinstance(v, errormodel.Raised) and "(6)" in got[1][1] for v in got.values())
+    fits = errormodel.search(reference, run, cases, got, same, 5.0)
+    # either statistic without its axis raises this text first: two changes fit, and both are said
+    assert [[(r.rule, r.after) for r in change] for change in fits] == [
+        [("keepdim", "mean = x.mean(dim=-1)")], [("keepdim", "(x - mean).pow(2).mean(dim=-1)")]]
+    assert str(errormodel.explain(fits, raised=True)).startswith("the reference raises your error too with one change")
+    with speaking("zh"):
+        assert "参考实现改动一处后也会抛出你的这个错误" in str(errormodel.explain(fits, raised=True))
+    reworded = {k: errormodel.Raised(v[0], v[1].replace("must match", "has to match")) for k, v in got.items()}
+    assert errormodel.search(reference, run, cases, reworded, same, 5.0) == []
+    assert errormodel._evidence(got[1]) == 3  # the sizes and the axis in its text: enough to search on
+
+
 def test_nothing_is_said_when_no_rewrite_fits(reference):
     def user(x, eps=1e-5):
         return torch.tanh(x)

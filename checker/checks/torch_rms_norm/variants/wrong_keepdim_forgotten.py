@@ -1,4 +1,4 @@
-# expect: must match the size of tensor b
+# expect: the reference raises your error too with one change, keepdim dropped
 """mean without keepdim: (..., ) does not broadcast against (..., D)."""
 
 import torch
