@@ -109,6 +109,13 @@ SLOW = {
     # The long screens and sessions.
     "tests/commands/test_chinese_reports.py": "kata check --all in Chinese, on a wrong file of every kata",
     "tests/commands/test_live.py": "watch and drill sessions, each minutes of a real session compressed",
+    "tests/commands/test_practice.py::test_stats_next_hint_and_list_fit_80_columns_in_both_languages_and_best_means_one_thing":
+        "every practice screen at 80 columns, in both languages",
+    "tests/commands/test_messages.py::test_stats_and_init_speak_chinese_and_stats_cuts_nothing_at_80_columns":
+        "the practice screens in Chinese at 80 columns",
+    "tests/commands/test_messages.py::test_a_chinese_report_at_80_columns_wraps_and_cuts_nothing":
+        "a report at 80 columns",
+    "tests/commands/test_cli.py::test_progress_lines_only_on_a_terminal": "a check in a pseudo-terminal",
     "tests/commands/test_notebook.py::test_a_result_in_ipythons_terminal_shows_as_the_report": "a real IPython",
     "tests/commands/test_notebook.py::test_check_takes_a_class_or_source_and_leaves_the_callers_torch_alone":
         "the notebook's checks in this process, one per way of handing code",
@@ -119,6 +126,25 @@ SLOW = {
     "tests/sandbox/test_boundary.py::test_a_reader_that_leaves_early_gets_the_verdicts_status": _ROBUST,
     "tests/sandbox/test_boundary.py::test_a_closed_or_full_stdout_is_no_internal_error": _ROBUST,
     "tests/sandbox/test_hostile.py::test_concurrent_checks_lose_no_record": _ROBUST,
+    # (the fast tier keeps one of each: a crash of the child and an endless loop, tests/commands/test_cli.py)
+    "tests/sandbox/test_hostile.py::test_broken_call_is_a_clear_verdict_not_a_pass": "a dozen ways a call can break",
+    "tests/sandbox/test_hostile.py::test_broken_import_is_a_clear_verdict": "half a dozen ways an import can break",
+    "tests/sandbox/test_hostile.py::test_megabytes_of_output_are_captured_and_cut": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_non_utf8_file_is_reported": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_deleted_file_is_reported_and_init_restores_it": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_corrupt_progress_database_is_reported_and_kept": _ROBUST,
+    "tests/sandbox/test_hostile.py::test_read_only_workspace_still_gives_a_verdict": _ROBUST,
+    "tests/sandbox/test_platforms.py::test_a_read_only_workspace_is_read_and_every_refusal_says_why": _ROBUST,
+    "tests/sandbox/test_platforms.py::test_a_gbk_console_shows_distinct_marks_in_chinese": _ROBUST,
+    "tests/sandbox/test_platforms.py::test_no_argument_list_is_an_internal_error": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_daemon_started_past_the_boundary_dies_with_the_check_and_holds_no_pipe":
+        _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_file_where_kata_keeps_a_folder_is_said": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_device_a_fifo_or_a_huge_kata_file_is_never_read": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_finished_check_leaves_no_write_ahead_files": _ROBUST,
+    "tests/sandbox/test_boundary.py::test_a_symlink_loop_as_workspace_is_said": _ROBUST,
+    "tests/commands/test_parallel.py::test_ctrl_c_ends_every_process_a_parallel_check_started": _ROBUST,
+    "tests/commands/test_parallel.py::test_a_worker_that_ends_without_its_result_costs_its_kata_nothing": _ROBUST,
     "tests/sandbox/test_hostile.py::test_a_check_killed_midway_leaves_the_database_readable": _ROBUST,
     "tests/sandbox/test_hostile.py::test_locked_database_waits_then_records": _ROBUST,
     "tests/sandbox/test_platforms.py::test_a_console_that_cannot_encode_gets_replacements_not_a_crash": _ROBUST,
@@ -149,6 +175,9 @@ SLOW = {
     "tests/commands/test_server.py::test_the_server_exits_when_its_workspace_is_deleted": _SERVER,
     "tests/commands/test_server.py::test_under_spawn_windows_start_method_a_warm_check_gives_the_cold_verdict":
         _SERVER,
+    "tests/commands/test_server.py::test_eight_clients_at_once_on_one_server_lose_nothing": _SERVER,
+    "tests/commands/test_server.py::test_the_notebooks_check_and_cell_go_to_the_server_with_the_cold_verdict_and_history":
+        _SERVER,
 }
 
 
@@ -167,15 +196,17 @@ def _slow(item) -> bool:
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """`-n auto`: one worker more than the cores this process may use. The slow tier waits a good part of its time on
-    other processes (a server starting, a screen redrawn, a child killed and reaped), and a third worker fills two
-    cores there: the whole suite took 15 min 26 s with three workers against 16 min 37 s with two, in one checkout on
-    an idle 2-core machine (the fast tier, which waits little, 3 min 20 s either way)."""
+    """`-n auto`: one worker more than the cores this process may use, for the whole suite; one per core for the fast
+    tier (`-m "not slow"`). The slow tier waits a good part of its time on other processes (a server starting, a
+    screen redrawn, a child killed and reaped), and a third worker fills two cores there: the whole suite took 15 min
+    26 s with three workers against 16 min 37 s with two, in one checkout on an idle 2-core machine. The fast tier
+    waits little, and a third worker only adds its own start and the switching: 2 min 58 s with two against 3 min
+    20 s with three, one after the other on an idle 2-core machine."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         cores = os.cpu_count() or 1
-    return cores + 1
+    return cores if (config.getoption("markexpr", "") or "").replace(" ", "") == "notslow" else cores + 1
 
 
 # The tests that check the whole catalogue through the CLI, 30 s to 2½ minutes each (CI's --durations=30), longest
