@@ -11,6 +11,7 @@ import torch
 from checker.lang import t
 from checker.errors import UserError
 from checker.sandbox.child import CHILD_PACKAGE, driver_allowed
+from checker.sandbox.parent import Kept
 from checker.sandbox.world import World, handed_modules, world_key
 from checker.kit.authoring import FLOAT32_INTERNALS, Case, Convention, Fail, options
 from checker.kit.compare import DTYPES, float_tensor, as_outputs, compare, matches
@@ -58,13 +59,14 @@ class Kit:
         make = getattr(self.spec, "init", None)
         return make(case) if make else None
 
-    def state(self, case: Case, dtype: str):
-        """The reference's weights for this case (seeded), loaded into the user's module by name."""
+    def state(self, case: Case, dtype: str, copy: bool = True):
+        """The reference's weights for this case (seeded), loaded into the user's module by name; copy=False: the
+        kit's own, which nothing may edit."""
         key = (case.id, dtype)
         if key not in self._states:
             self._states[key] = self._make_state(case, dtype)
         cached = self._states[key]  # a fresh copy each time: a check may edit the weights it gets
-        return None if cached is None else {k: v.clone() for k, v in cached.items()}
+        return cached if cached is None or not copy else {k: v.clone() for k, v in cached.items()}
 
     def _make_state(self, case: Case, dtype: str):
         torch.manual_seed(7919 * case.id)  # before init(case), which may build a module of its own
@@ -95,7 +97,8 @@ class Kit:
         given = {k: v for k, v in (("init", init), ("state", state), ("target", target)) if v is not None}
         if case is not None:
             init = self.init(case) if init is None else init
-            state = self.state(case, dtype) if state is None else state
+            if state is None and self.state(case, dtype, copy=False) is not None:  # the case's own weights: sent once
+                state = Kept((case.id, dtype), self.state(case, dtype, copy=False))
         try:
             reply = self.sandbox.request(
                 "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,

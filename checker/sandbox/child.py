@@ -115,6 +115,20 @@ def _inspect(req):
     return info
 
 
+_kept: dict = {}  # key -> the weights the checker sent once for this file (parent.Sandbox._kept_state)
+
+
+def _kept_state(sent):
+    """The weights of a call: sent as they are, or ("kept", key, weights) the first time and ("kept", key, None)
+    after, for the same weights again."""
+    if not isinstance(sent, tuple):
+        return sent
+    _, key, weights = sent
+    if weights is not None:
+        _kept[key] = weights
+    return _kept[key]
+
+
 def _call(req):
     obj = getattr(_user, req["target"])
     dtype = getattr(torch, req["dtype"]) if req.get("dtype") else None
@@ -126,7 +140,7 @@ def _call(req):
         if dtype is not None:
             module = module.to(dtype)
         if req.get("state") is not None:
-            load_state(module, req["state"])
+            load_state(module, _kept_state(req["state"]))  # copied into the module's own tensors
         if device:
             module = module.to(device)
         module.train(bool(req.get("train")))
@@ -398,6 +412,7 @@ def _streams(capture_path: str) -> None:
 def _serve(conn, setup: dict, capped: bool) -> None:
     global _user_path
     _user_path = setup["path"]
+    _kept.clear()  # the weights of the file served before (a recycled child)
     _world.clear()
     torch.manual_seed(0)
     conn.send_bytes(pickle.dumps({"capped": capped, "baseline": processes.memory_used(os.getpid())}))

@@ -8,6 +8,7 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from checker.errors import Crashed, ReturnedOther, Timeout, UserError
 from checker.lang import spoken, t
@@ -62,6 +63,14 @@ def _sweep_captures() -> None:
             pass
 
 
+class Kept(NamedTuple):
+    """Weights the checker sends a child once and then names by key: a case's reference weights, which never change
+    (checker.kit.proxy.Kit.state)."""
+
+    key: tuple
+    weights: dict
+
+
 class Sandbox:
     """One child process serving one user file. Use as a context manager."""
 
@@ -79,6 +88,7 @@ class Sandbox:
         self._memory_limit = None  # bytes, where the checker itself watches the child's memory
         self._ended = ""  # why the child was stopped, for every later request
         self._settled = []  # the requests that set the child up (traps, the import): replayed in a new one
+        self._kept: dict = {}  # the keys of the Kept weights this child holds (_kept_state)
 
     def __enter__(self):
         return self
@@ -108,6 +118,7 @@ class Sandbox:
     def _setup(self) -> None:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""
         self._ready = True
+        self._kept = {}  # a new child, or one serving a new file, holds no weights yet
         self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
                     "warm": self.warm, "lang": spoken(), "recycle": processes.recycles()})
         if not self._conn.poll(READY_SECONDS):
@@ -116,6 +127,17 @@ class Sandbox:
         reply = self._receive()
         if not reply["capped"]:
             self._memory_limit = reply["baseline"] + int(self.memory_gb * 2**30)
+
+    def _kept_state(self, state):
+        """A Kept state is sent as ("kept", key, weights) the first time this child gets it, and as ("kept", key, None)
+        after: a check calls the user's module with one case's weights dozens of times, and pickling them each time
+        was a tenth of a layer's check. Any other state (a check's own edited weights) is sent as it is."""
+        if not isinstance(state, Kept):
+            return state
+        if state.key in self._kept:
+            return ("kept", state.key, None)
+        self._kept[state.key] = True
+        return ("kept", state.key, state.weights)
 
     def _send(self, req: dict) -> None:
         try:
@@ -165,6 +187,8 @@ class Sandbox:
                     self.close()
                     self._ended = t("the process that runs your code did not start")
                     raise Crashed(self._ended)
+        if req.get("state") is not None:
+            req = {**req, "state": self._kept_state(req["state"])}
         self._send({"op": op, **req})
         if not self._answered():
             self.close()

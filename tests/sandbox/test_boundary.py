@@ -354,3 +354,26 @@ def test_a_thousand_odd_command_lines_never_end_in_an_internal_error(workspace, 
         if code == 3 or "Traceback" in err.getvalue() or "internal error" in err.getvalue():
             failures.append((line, code, err.getvalue()[-300:]))
     assert not failures, failures[:5]
+
+
+def test_a_cases_weights_cross_to_the_child_once_and_no_call_can_edit_them_for_the_next(tmp_path):
+    """The kit sends a case's reference weights the first time a child needs them and names them by key after
+    (parent.Kept): pickling them for every call was a tenth of a layer's check. Each call loads a copy into the
+    module it builds, so a module that scales its own weight in place while it runs gets the same weights again."""
+    import torch
+
+    from checker.sandbox.parent import Kept, Sandbox
+
+    user = tmp_path / "rms_norm.py"
+    user.write_text((ROOT / "solutions" / "torch" / "rms_norm.py").read_text(encoding="utf-8").replace(
+        "        return h.to(x.dtype) * self.weight",
+        "        self.weight.data.mul_(3.0)\n        return h.to(x.dtype) * self.weight"), encoding="utf-8")
+    x = torch.randn(2, 3, 4, dtype=torch.float64)
+    weights = Kept((1, "float64"), {"weight": torch.linspace(0.5, 2.0, 4, dtype=torch.float64)})
+    with Sandbox(user, 60) as sandbox:
+        sandbox.request("load")
+        calls = [sandbox.request("call", target="RMSNorm", init={"d_model": 4}, state=weights, dtype="float64",
+                                 args=(x,))["value"] for _ in range(3)]
+        assert sandbox._kept_state(weights) == ("kept", (1, "float64"), None), "sent once, then named"
+        assert sandbox._kept_state(dict(weights.weights)) == weights.weights, "a check's own weights go as they are"
+    assert torch.equal(calls[0], calls[1]) and torch.equal(calls[1], calls[2])
