@@ -19,6 +19,7 @@ import copy
 import io
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -26,6 +27,7 @@ import time
 import types
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -921,7 +923,7 @@ def _evidence(value) -> int:
     """How many finite numbers the outputs hold (tensors, arrays and Python numbers, in tuples and lists), or the
     numbers an error's text holds (sizes, an index)."""
     if isinstance(value, Raised):
-        return sum(part.isdigit() for part in value[1].replace("(", " ").replace(")", " ").replace(",", " ").split())
+        return len(re.findall(r"\d+", value.text))
     if isinstance(value, (tuple, list)):
         return sum(_evidence(v) for v in value)
     if isinstance(value, bool):
@@ -941,13 +943,13 @@ MAX_KEPT = 50_000
 _FAILED = object()  # a rewrite that does not compile or cannot run on the case
 
 
-class Raised(tuple):
-    """An error as an output: (its type's name, its text). A rewrite fits a case where the user's code raised when it
-    raises the same error, word for word (torch's and NumPy's texts hold the sizes: "The size of tensor a (6) must
-    match the size of tensor b (2) at non-singleton dimension 3")."""
+class Raised(NamedTuple):
+    """An error as an output. A rewrite fits a case where the user's code raised when it raises the same error, word
+    for word (torch's and NumPy's texts hold the sizes: "The size of tensor a (6) must match the size of tensor b (2)
+    at non-singleton dimension 3")."""
 
-    def __new__(cls, kind: str, text: str):
-        return super().__new__(cls, (kind, text))
+    kind: str  # the error's type's name
+    text: str
 
 
 def _ran(run, module, case):

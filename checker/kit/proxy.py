@@ -97,8 +97,9 @@ class Kit:
         given = {k: v for k, v in (("init", init), ("state", state), ("target", target)) if v is not None}
         if case is not None:
             init = self.init(case) if init is None else init
-            if state is None and self.state(case, dtype, copy=False) is not None:  # the case's own weights: sent once
-                state = Kept((case.id, dtype), self.state(case, dtype, copy=False))
+            weights = self.state(case, dtype, copy=False) if state is None else None
+            if weights is not None:  # the case's own weights: sent once
+                state = Kept((case.id, dtype), weights)
         try:
             reply = self.sandbox.request(
                 "call", target=target or self.spec.TARGET, init=init, state=state, dtype=dtype,
@@ -107,8 +108,7 @@ class Kit:
         except UserError as err:
             err.case = err.case or case  # the sizes in a shape error are named after this case's dimensions
             if alike and err.call is None:
-                how = {"case": case} if case is not None else {}
-                err.call = (tuple(args), {**how, "dtype": dtype, **given} if case or given else how)
+                err.call = (tuple(args), {"dtype": dtype, **given, **({"case": case} if case is not None else {})})
             raise
         value = (reply["value"], reply["args_after"]) if return_args else reply["value"]
         return value, reply["seconds"]

@@ -88,7 +88,7 @@ class Sandbox:
         self._memory_limit = None  # bytes, where the checker itself watches the child's memory
         self._ended = ""  # why the child was stopped, for every later request
         self._settled = []  # the requests that set the child up (traps, the import): replayed in a new one
-        self._kept: dict = {}  # the keys of the Kept weights this child holds (_kept_state)
+        self._kept: set = set()  # the keys of the Kept weights this child holds (_kept_state)
 
     def __enter__(self):
         return self
@@ -118,7 +118,7 @@ class Sandbox:
     def _setup(self) -> None:
         """Tell the child which file it serves; it may still be importing torch (spawn)."""
         self._ready = True
-        self._kept = {}  # a new child, or one serving a new file, holds no weights yet
+        self._kept = set()  # a new child, or one serving a new file, holds no weights yet
         self._send({"op": "setup", "path": str(self.path), "capture": self._capture_path, "memory_gb": self.memory_gb,
                     "warm": self.warm, "lang": spoken(), "recycle": processes.recycles()})
         if not self._conn.poll(READY_SECONDS):
@@ -136,7 +136,7 @@ class Sandbox:
             return state
         if state.key in self._kept:
             return ("kept", state.key, None)
-        self._kept[state.key] = True
+        self._kept.add(state.key)
         return ("kept", state.key, state.weights)
 
     def _send(self, req: dict) -> None:
